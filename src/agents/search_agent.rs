@@ -1,0 +1,32 @@
+use std::time::Duration;
+
+use super::{Agent, Decision, GameRng, Ties};
+use crate::eval::Evaluator;
+use crate::game::{Position, Rules};
+use crate::search::AlphaBeta;
+
+/// Alpha-beta minimax with any evaluator: `minimax` (store difference) and `heuristic`
+/// (weighted features) are both this agent.
+pub struct SearchAgent<E: Evaluator> {
+    pub eval: E,
+    pub rules: Rules,
+    pub depth: u32,
+    /// When set, iterative deepening within this budget per move, up to `depth`.
+    pub time: Option<Duration>,
+    pub ties: Ties,
+}
+
+impl<E: Evaluator> Agent for SearchAgent<E> {
+    fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
+        let mut search = AlphaBeta::new(&self.eval, self.rules);
+        let result = match self.time {
+            Some(budget) => search.search_time(pos, budget, self.depth),
+            None => search.search_depth(pos, self.depth),
+        };
+        Decision {
+            mv: self.ties.pick(&result.best_moves, rng),
+            nodes: result.nodes,
+            value: Some(result.value),
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! Agent specs: the one description of an agent used by the CLI, the API, tournaments and the
+//! GA. JSON (`{"kind":"heuristic","features":"hunter10","weights":"published","depth":4}`) and
+//! short strings (`heuristic:hunter10:published:4`) describe the same thing.
+//!
+//! Short strings, one per kind:
+//!
+//! | string | meaning |
+//! |---|---|
+//! | `random` | uniform over legal moves |
+//! | `greedy` | most seeds into the store this turn |
+//! | `minimax[:D]` | alpha-beta, store difference, D turns (default 4) |
+//! | `heuristic[:FEATURES[:WEIGHTS]][:D]` | FEATURES a set (`hunter10`) or `a+b+c`; WEIGHTS a preset (`published`) or numbers joined by `,` or `/` |
+//! | `pekar` | Pekar et al.'s rule list |
+//! | `pekar-minimax[:D]` | Pekar et al.'s modified minimax with cost function (4) |
+//! | `perfect[:S]` | exact play with at most S seeds in the pits (default 30) |
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
+use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
+use crate::game::Rules;
+
+/// Largest search depth an agent spec may ask for.
+pub const MAX_DEPTH: u32 = 20;
+/// Largest time budget per move, in milliseconds.
+pub const MAX_TIME_MS: u64 = 60_000;
+
+/// A spec that cannot be parsed or built, with the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid agent spec {spec:?}: {field}: {reason}")]
+pub struct SpecError {
+    pub spec: String,
+    pub field: String,
+    pub reason: String,
+}
+
+fn err(spec: &str, field: &str, reason: impl Into<String>) -> SpecError {
+    SpecError {
+        spec: spec.to_string(),
+        field: field.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Features of a heuristic: a named set or an explicit list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FeatureChoice {
+    Set(String),
+    List(Vec<Feature>),
+}
+
+/// Weights of a heuristic: a preset name of its feature set or explicit numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WeightChoice {
+    Preset(String),
+    Values(Vec<f64>),
+}
+
+fn default_depth() -> u32 {
+    4
+}
+fn default_features() -> FeatureChoice {
+    FeatureChoice::Set("hunter10".into())
+}
+fn default_weights() -> WeightChoice {
+    WeightChoice::Preset("published".into())
+}
+fn default_max_seeds() -> u32 {
+    30
+}
+fn default_fallback_depth() -> u32 {
+    8
+}
+
+/// Describes an agent; [`AgentSpec::build`] makes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum AgentSpec {
+    Random,
+    Greedy {
+        #[serde(default)]
+        ties: Ties,
+    },
+    Minimax {
+        #[serde(default = "default_depth")]
+        depth: u32,
+        /// Iterative deepening within this many milliseconds per move, up to `depth`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        time_ms: Option<u64>,
+        #[serde(default)]
+        ties: Ties,
+    },
+    Heuristic {
+        #[serde(default = "default_features")]
+        features: FeatureChoice,
+        #[serde(default = "default_weights")]
+        weights: WeightChoice,
+        #[serde(default = "default_depth")]
+        depth: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        time_ms: Option<u64>,
+        #[serde(default)]
+        ties: Ties,
+    },
+    Pekar {
+        #[serde(default)]
+        ties: Ties,
+    },
+    PekarMinimax {
+        #[serde(default = "default_depth")]
+        depth: u32,
+        #[serde(default)]
+        ties: Ties,
+    },
+    Perfect {
+        /// Solve exactly when at most this many seeds are in the pits.
+        #[serde(default = "default_max_seeds")]
+        max_seeds: u32,
+        /// Depth of the store-difference search used with more seeds than that.
+        #[serde(default = "default_fallback_depth")]
+        fallback_depth: u32,
+        #[serde(default)]
+        ties: Ties,
+    },
+}
+
+impl AgentSpec {
+    /// Parses a short string or, when the text starts with `{`, JSON.
+    pub fn parse(text: &str) -> Result<AgentSpec, SpecError> {
+        let text = text.trim();
+        let spec = if text.starts_with('{') {
+            serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?
+        } else {
+            parse_short(text)?
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Parses JSON (a spec object or a short string in a JSON string).
+    pub fn from_json(value: &serde_json::Value) -> Result<AgentSpec, SpecError> {
+        let spec = match value {
+            serde_json::Value::String(s) => return AgentSpec::parse(s),
+            other => serde_json::from_value::<AgentSpec>(other.clone())
+                .map_err(|e| err(&other.to_string(), "json", e.to_string()))?,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentSpec::Random => "random",
+            AgentSpec::Greedy { .. } => "greedy",
+            AgentSpec::Minimax { .. } => "minimax",
+            AgentSpec::Heuristic { .. } => "heuristic",
+            AgentSpec::Pekar { .. } => "pekar",
+            AgentSpec::PekarMinimax { .. } => "pekar-minimax",
+            AgentSpec::Perfect { .. } => "perfect",
+        }
+    }
+
+    /// Checks ranges and names without building.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let me = self.to_string();
+        let check_depth = |depth: u32| {
+            if depth == 0 || depth > MAX_DEPTH {
+                Err(err(
+                    &me,
+                    "depth",
+                    format!("must be 1 to {MAX_DEPTH}, got {depth}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let check_time = |time_ms: Option<u64>| match time_ms {
+            Some(t) if t == 0 || t > MAX_TIME_MS => Err(err(
+                &me,
+                "time_ms",
+                format!("must be 1 to {MAX_TIME_MS}, got {t}"),
+            )),
+            _ => Ok(()),
+        };
+        match self {
+            AgentSpec::Minimax { depth, time_ms, .. } => {
+                check_depth(*depth)?;
+                check_time(*time_ms)?;
+            }
+            AgentSpec::Heuristic { depth, time_ms, .. } => {
+                check_depth(*depth)?;
+                check_time(*time_ms)?;
+                self.heuristic_terms()?;
+            }
+            AgentSpec::PekarMinimax { depth, .. } => check_depth(*depth)?,
+            AgentSpec::Perfect {
+                max_seeds,
+                fallback_depth,
+                ..
+            } => {
+                check_depth(*fallback_depth)?;
+                if *max_seeds > 40 {
+                    return Err(err(
+                        &me,
+                        "max_seeds",
+                        format!("must be at most 40 (an exact solve beyond that can take hours), got {max_seeds}"),
+                    ));
+                }
+            }
+            AgentSpec::Random | AgentSpec::Greedy { .. } | AgentSpec::Pekar { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// The features and weights of a `heuristic` spec, resolved and checked.
+    pub fn heuristic_terms(&self) -> Result<(Vec<Feature>, Vec<f64>), SpecError> {
+        let AgentSpec::Heuristic {
+            features, weights, ..
+        } = self
+        else {
+            return Err(err(&self.to_string(), "kind", "not a heuristic agent"));
+        };
+        resolve_terms(features, weights)
+            .map_err(|(field, reason)| err(&self.to_string(), field, reason))
+    }
+
+    /// Builds the agent for `rules`.
+    pub fn build(&self, rules: Rules) -> Result<Box<dyn Agent>, SpecError> {
+        self.validate()?;
+        Ok(match self {
+            AgentSpec::Random => Box::new(RandomAgent),
+            AgentSpec::Greedy { ties } => Box::new(Greedy { rules, ties: *ties }),
+            AgentSpec::Minimax {
+                depth,
+                time_ms,
+                ties,
+            } => Box::new(SearchAgent {
+                eval: StoreDiff,
+                rules,
+                depth: *depth,
+                time: time_ms.map(Duration::from_millis),
+                ties: *ties,
+            }),
+            AgentSpec::Heuristic {
+                depth,
+                time_ms,
+                ties,
+                ..
+            } => {
+                let (features, weights) = self.heuristic_terms()?;
+                let eval = WeightedEval::new(&features, &weights, rules)
+                    .map_err(|reason| err(&self.to_string(), "weights", reason))?;
+                Box::new(SearchAgent {
+                    eval,
+                    rules,
+                    depth: *depth,
+                    time: time_ms.map(Duration::from_millis),
+                    ties: *ties,
+                })
+            }
+            AgentSpec::Pekar { ties } => Box::new(Pekar { rules, ties: *ties }),
+            AgentSpec::PekarMinimax { depth, ties } => Box::new(PekarMinimax {
+                rules,
+                depth: *depth,
+                ties: *ties,
+            }),
+            AgentSpec::Perfect {
+                max_seeds,
+                fallback_depth,
+                ties,
+            } => Box::new(Perfect::new(rules, *max_seeds, *fallback_depth, *ties)),
+        })
+    }
+}
+
+/// Resolved features and their weights.
+type Terms = (Vec<Feature>, Vec<f64>);
+
+fn resolve_terms(
+    features: &FeatureChoice,
+    weights: &WeightChoice,
+) -> Result<Terms, (&'static str, String)> {
+    let (list, set) = match features {
+        FeatureChoice::Set(name) => (
+            parse_features(name).map_err(|e| ("features", e))?,
+            feature_set(name),
+        ),
+        FeatureChoice::List(list) => {
+            if list.is_empty() {
+                return Err(("features", "the feature list is empty".into()));
+            }
+            (list.clone(), None)
+        }
+    };
+    let values = match weights {
+        WeightChoice::Values(values) => values.clone(),
+        WeightChoice::Preset(name) => {
+            let Some(set) = set else {
+                return Err((
+                    "weights",
+                    format!(
+                        "preset {name:?} needs a named feature set ({}); give explicit weights for a feature list",
+                        FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            };
+            set.presets
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, w)| w.to_vec())
+                .ok_or_else(|| {
+                    (
+                        "weights",
+                        format!(
+                            "{} has no preset {name:?}; presets: {}",
+                            set.name,
+                            set.presets
+                                .iter()
+                                .map(|(n, _)| *n)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?
+        }
+    };
+    if values.len() != list.len() {
+        return Err((
+            "weights",
+            format!(
+                "{} features need {} weights, got {}",
+                list.len(),
+                list.len(),
+                values.len()
+            ),
+        ));
+    }
+    if let Some(w) = values
+        .iter()
+        .find(|w| !w.is_finite() || w.abs() > crate::eval::MAX_WEIGHT)
+    {
+        return Err((
+            "weights",
+            format!(
+                "{w} is out of range: weights must be finite and within +-{}",
+                crate::eval::MAX_WEIGHT
+            ),
+        ));
+    }
+    Ok((list, values))
+}
+
+fn parse_depth(spec: &str, text: &str) -> Result<u32, SpecError> {
+    text.parse::<u32>().map_err(|_| {
+        err(
+            spec,
+            "depth",
+            format!("expected a whole number, got {text:?}"),
+        )
+    })
+}
+
+fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
+    let mut parts = text.split(':');
+    let kind = parts.next().unwrap_or_default();
+    let args: Vec<&str> = parts.collect();
+    let too_many = |max: usize| {
+        if args.len() > max {
+            Err(err(
+                text,
+                "spec",
+                format!(
+                    "{kind} takes at most {max} ':'-separated argument(s), got {}",
+                    args.len()
+                ),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let spec = match kind {
+        "random" => {
+            too_many(0)?;
+            AgentSpec::Random
+        }
+        "greedy" => {
+            too_many(0)?;
+            AgentSpec::Greedy { ties: Ties::Random }
+        }
+        "minimax" => {
+            too_many(1)?;
+            AgentSpec::Minimax {
+                depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(4),
+                time_ms: None,
+                ties: Ties::Random,
+            }
+        }
+        "pekar" => {
+            too_many(0)?;
+            AgentSpec::Pekar { ties: Ties::Random }
+        }
+        "pekar-minimax" => {
+            too_many(1)?;
+            AgentSpec::PekarMinimax {
+                depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(4),
+                ties: Ties::Random,
+            }
+        }
+        "perfect" => {
+            too_many(1)?;
+            AgentSpec::Perfect {
+                max_seeds: match args.first() {
+                    Some(s) => s.parse().map_err(|_| {
+                        err(text, "max_seeds", format!("expected a whole number, got {s:?}"))
+                    })?,
+                    None => default_max_seeds(),
+                },
+                fallback_depth: default_fallback_depth(),
+                ties: Ties::Random,
+            }
+        }
+        "heuristic" => {
+            too_many(3)?;
+            let features = FeatureChoice::Set(args.first().copied().unwrap_or("hunter10").to_string());
+            let mut weights = default_weights();
+            let mut depth = default_depth();
+            match args.len() {
+                0 | 1 => {}
+                2 => {
+                    // One more argument: depth if it is a plain whole number, else weights.
+                    if args[1].bytes().all(|b| b.is_ascii_digit()) && !args[1].is_empty() {
+                        depth = parse_depth(text, args[1])?;
+                    } else {
+                        weights = parse_weights(text, args[1])?;
+                    }
+                }
+                _ => {
+                    weights = parse_weights(text, args[1])?;
+                    depth = parse_depth(text, args[2])?;
+                }
+            }
+            AgentSpec::Heuristic {
+                features,
+                weights,
+                depth,
+                time_ms: None,
+                ties: Ties::Random,
+            }
+        }
+        "" => return Err(err(text, "kind", "empty agent spec")),
+        other => {
+            return Err(err(
+                text,
+                "kind",
+                format!(
+                    "unknown agent {other:?}; known: random, greedy, minimax, heuristic, pekar, pekar-minimax, perfect"
+                ),
+            ))
+        }
+    };
+    Ok(spec)
+}
+
+fn parse_weights(spec: &str, text: &str) -> Result<WeightChoice, SpecError> {
+    if text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return Ok(WeightChoice::Preset(text.to_string()));
+    }
+    text.split([',', '/'])
+        .map(|w| {
+            w.trim()
+                .parse::<f64>()
+                .map_err(|_| err(spec, "weights", format!("{w:?} is not a number")))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(WeightChoice::Values)
+}
+
+impl FromStr for AgentSpec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        AgentSpec::parse(s)
+    }
+}
+
+/// The short string of a spec (parameters the short form cannot carry, such as `time_ms`, are
+/// left out: use JSON for those).
+impl fmt::Display for AgentSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentSpec::Random => write!(f, "random"),
+            AgentSpec::Greedy { .. } => write!(f, "greedy"),
+            AgentSpec::Minimax { depth, .. } => write!(f, "minimax:{depth}"),
+            AgentSpec::Pekar { .. } => write!(f, "pekar"),
+            AgentSpec::PekarMinimax { depth, .. } => write!(f, "pekar-minimax:{depth}"),
+            AgentSpec::Perfect { max_seeds, .. } => write!(f, "perfect:{max_seeds}"),
+            AgentSpec::Heuristic {
+                features,
+                weights,
+                depth,
+                ..
+            } => {
+                let features = match features {
+                    FeatureChoice::Set(s) => s.clone(),
+                    FeatureChoice::List(l) => {
+                        l.iter().map(|f| f.name()).collect::<Vec<_>>().join("+")
+                    }
+                };
+                let weights = match weights {
+                    WeightChoice::Preset(p) => p.clone(),
+                    WeightChoice::Values(v) => v
+                        .iter()
+                        .map(|w| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                };
+                write!(f, "heuristic:{features}:{weights}:{depth}")
+            }
+        }
+    }
+}
+
+/// Splits a comma-separated list of agent specs, keeping commas that belong to a weight list
+/// (`heuristic:abrams3:0.5,0.4,0.3:7,minimax:4` is two agents: pieces that do not start with a
+/// letter continue the previous spec). A list that starts with `[` is read as a JSON array.
+pub fn parse_spec_list(text: &str) -> Result<Vec<AgentSpec>, SpecError> {
+    let text = text.trim();
+    if text.starts_with('[') {
+        let values: Vec<serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?;
+        return values.iter().map(AgentSpec::from_json).collect();
+    }
+    let mut pieces: Vec<String> = Vec::new();
+    for piece in text.split(',') {
+        match pieces.last_mut() {
+            Some(last) if !piece.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => pieces.push(piece.to_string()),
+        }
+    }
+    pieces.iter().map(|p| AgentSpec::parse(p)).collect()
+}

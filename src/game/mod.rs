@@ -1,0 +1,48 @@
+//! The game of Kalah(m, n): board, rules, notation and perft. Knows nothing of search.
+//!
+//! - [`Position`]: pits, stores and side to move, with a checked [`Position::play`] and the
+//!   unchecked fast path [`Position::play_unchecked`].
+//! - [`Rules`]: `standard` or `empty-capture`.
+//! - [`notation`]: KPN, the one-line position notation of DESIGN.md section 2.
+//! - [`perft`]: move-path counts, for testing move generation against shared vectors.
+
+pub mod notation;
+pub mod perft;
+mod position;
+
+pub use notation::{parse_kpn, to_kpn};
+pub use perft::perft;
+pub use position::{
+    MoveIter, MoveOutcome, MoveSet, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
+};
+
+/// Everything that can be wrong with a board, a position or a move given by a user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    #[error("invalid KPN {text:?}: {reason}")]
+    BadKpn { text: String, reason: String },
+    #[error("impossible board: {0}")]
+    BadBoard(String),
+    #[error("unknown rules {0:?}: expected standard or empty-capture")]
+    UnknownRules(String),
+    #[error("illegal move {mv}: {reason}")]
+    IllegalMove { mv: usize, reason: String },
+}
+
+/// Parses a board size written `m,n` (pits per side, seeds per pit).
+pub fn parse_board(text: &str) -> Result<(usize, u32), GameError> {
+    let bad = |reason: &str| GameError::BadBoard(format!("{text:?}: {reason}"));
+    let (m, n) = text
+        .split_once(',')
+        .ok_or_else(|| bad("expected m,n (pits per side, seeds per pit), e.g. 6,4"))?;
+    let m: usize = m
+        .trim()
+        .parse()
+        .map_err(|_| bad("pits per side must be a whole number"))?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .map_err(|_| bad("seeds per pit must be a whole number"))?;
+    Position::start(m, n)?;
+    Ok((m, n))
+}

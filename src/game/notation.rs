@@ -1,0 +1,95 @@
+//! KPN, the Kalah position notation:
+//! `<South pits>/<South store>/<North pits>/<North store>/<S|N>`, pits comma-separated in
+//! sowing order. The start of Kalah(6,4) is `4,4,4,4,4,4/0/4,4,4,4,4,4/0/S`.
+
+use super::{GameError, Position, Side};
+
+/// Parses KPN. Every malformed input gives an error naming what is wrong; nothing panics.
+pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
+    let bad = |reason: String| GameError::BadKpn {
+        text: text.to_string(),
+        reason,
+    };
+    let fields: Vec<&str> = text.trim().split('/').collect();
+    if fields.len() != 5 {
+        return Err(bad(format!(
+            "expected 5 fields separated by '/' (south pits/south store/north pits/north store/side), found {}",
+            fields.len()
+        )));
+    }
+    let south = parse_pits(fields[0], "South pits").map_err(&bad)?;
+    let south_store = parse_count(fields[1], "South store").map_err(&bad)?;
+    let north = parse_pits(fields[2], "North pits").map_err(&bad)?;
+    let north_store = parse_count(fields[3], "North store").map_err(&bad)?;
+    let side = match fields[4] {
+        "S" | "s" => Side::South,
+        "N" | "n" => Side::North,
+        other => return Err(bad(format!("side to move must be S or N, found {other:?}"))),
+    };
+    if south.len() != north.len() {
+        return Err(bad(format!(
+            "South has {} pits but North has {}",
+            south.len(),
+            north.len()
+        )));
+    }
+    Position::new(&south, south_store, &north, north_store, side).map_err(|e| match e {
+        GameError::BadBoard(reason) => bad(reason),
+        other => other,
+    })
+}
+
+fn parse_pits(field: &str, what: &str) -> Result<Vec<u32>, String> {
+    if field.is_empty() {
+        return Err(format!("{what} are empty: give at least one pit"));
+    }
+    let pits = field
+        .split(',')
+        .enumerate()
+        .map(|(i, s)| parse_count(s, &format!("{what}, pit {}", i + 1)))
+        .collect::<Result<Vec<u32>, String>>()?;
+    if pits.len() > super::MAX_PITS {
+        return Err(format!(
+            "{what}: {} pits, at most {} are supported",
+            pits.len(),
+            super::MAX_PITS
+        ));
+    }
+    Ok(pits)
+}
+
+fn parse_count(s: &str, what: &str) -> Result<u32, String> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{what} must be a non-negative whole number, found {s:?}"
+        ));
+    }
+    s.parse::<u32>()
+        .ok()
+        .filter(|&n| n <= super::MAX_SEEDS)
+        .ok_or_else(|| {
+            format!(
+                "{what}: {s} seeds is more than the {} supported",
+                super::MAX_SEEDS
+            )
+        })
+}
+
+/// Formats a position as KPN.
+pub fn to_kpn(pos: &Position) -> String {
+    let join = |side: Side| {
+        pos.side_pits(side)
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "{}/{}/{}/{}/{}",
+        join(Side::South),
+        pos.store(Side::South),
+        join(Side::North),
+        pos.store(Side::North),
+        pos.side_to_move().letter()
+    )
+}

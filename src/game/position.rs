@@ -1,0 +1,493 @@
+//! The board of Kalah(m, n) and the rules that change it.
+//!
+//! [`Position`] is validated at the edges ([`Position::new`], [`Position::start`], the KPN
+//! parser) and then trusted: [`Position::play_unchecked`] is the fast path the searches use,
+//! while [`Position::play`] checks the move first.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::GameError;
+
+/// Largest number of pits per side.
+pub const MAX_PITS: usize = 12;
+/// Largest number of seeds on the board (pits and stores together).
+pub const MAX_SEEDS: u32 = 1536;
+/// Pits and stores of the largest board: `2 * MAX_PITS + 2`.
+pub const MAX_CELLS: usize = 2 * MAX_PITS + 2;
+
+/// One of the two players. South moves first from the start position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    South,
+    North,
+}
+
+impl Side {
+    #[inline]
+    pub fn opponent(self) -> Side {
+        match self {
+            Side::South => Side::North,
+            Side::North => Side::South,
+        }
+    }
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn letter(self) -> char {
+        match self {
+            Side::South => 'S',
+            Side::North => 'N',
+        }
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::South => "south",
+            Side::North => "north",
+        })
+    }
+}
+
+/// Which capture rule is in force (DESIGN.md section 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rules {
+    /// A capture needs seeds in the opposite pit.
+    #[default]
+    Standard,
+    /// The last seed is captured even when the opposite pit is empty (Irving et al.'s rules).
+    EmptyCapture,
+}
+
+impl Rules {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rules::Standard => "standard",
+            Rules::EmptyCapture => "empty-capture",
+        }
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Rules {
+    type Err = GameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "standard" => Ok(Rules::Standard),
+            "empty-capture" | "empty_capture" => Ok(Rules::EmptyCapture),
+            other => Err(GameError::UnknownRules(other.to_string())),
+        }
+    }
+}
+
+/// What happened during one sowing; the searches and the UI both want to know.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveOutcome {
+    /// The last seed fell into the mover's store: the mover moves again.
+    pub extra_turn: bool,
+    /// Seeds moved to the mover's store by a capture (the capturing seed included).
+    pub captured: u16,
+    /// One side ran out of seeds and the remaining seeds were swept to their owners' stores.
+    pub game_over: bool,
+}
+
+/// A Kalah position: pits and stores in sowing order plus the side to move.
+///
+/// Cells `0..m` are South's pits, `m` South's store, `m+1..=2m` North's pits and `2m+1`
+/// North's store. South pit `i` faces cell `2m - i`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Position {
+    cells: [u16; MAX_CELLS],
+    pits: u8,
+    side: Side,
+}
+
+impl Position {
+    /// The start position of Kalah(m, n) with South to move.
+    pub fn start(pits: usize, seeds: u32) -> Result<Position, GameError> {
+        if pits == 0 || pits > MAX_PITS {
+            return Err(GameError::BadBoard(format!(
+                "{pits} pits per side: supported are 1 to {MAX_PITS}"
+            )));
+        }
+        if seeds == 0 {
+            return Err(GameError::BadBoard(
+                "0 seeds per pit: the start needs at least 1".into(),
+            ));
+        }
+        let total = seeds as u64 * 2 * pits as u64;
+        if total > MAX_SEEDS as u64 {
+            return Err(GameError::BadBoard(format!(
+                "{pits} pits of {seeds} seeds make {total} seeds: at most {MAX_SEEDS} are supported"
+            )));
+        }
+        let mut cells = [0u16; MAX_CELLS];
+        for i in 0..pits {
+            cells[i] = seeds as u16;
+            cells[pits + 1 + i] = seeds as u16;
+        }
+        Ok(Position {
+            cells,
+            pits: pits as u8,
+            side: Side::South,
+        })
+    }
+
+    /// Builds a position from South's pits, South's store, North's pits, North's store and the
+    /// side to move, checking sizes and totals.
+    pub fn new(
+        south: &[u32],
+        south_store: u32,
+        north: &[u32],
+        north_store: u32,
+        side: Side,
+    ) -> Result<Position, GameError> {
+        let m = south.len();
+        if m == 0 || m > MAX_PITS {
+            return Err(GameError::BadBoard(format!(
+                "{m} pits per side: supported are 1 to {MAX_PITS}"
+            )));
+        }
+        if north.len() != m {
+            return Err(GameError::BadBoard(format!(
+                "South has {m} pits but North has {}: both sides need the same number",
+                north.len()
+            )));
+        }
+        let total: u64 = south.iter().chain(north).map(|&s| s as u64).sum::<u64>()
+            + south_store as u64
+            + north_store as u64;
+        if total > MAX_SEEDS as u64 {
+            return Err(GameError::BadBoard(format!(
+                "{total} seeds on the board: at most {MAX_SEEDS} are supported"
+            )));
+        }
+        let mut cells = [0u16; MAX_CELLS];
+        for i in 0..m {
+            cells[i] = south[i] as u16;
+            cells[m + 1 + i] = north[i] as u16;
+        }
+        cells[m] = south_store as u16;
+        cells[2 * m + 1] = north_store as u16;
+        Ok(Position {
+            cells,
+            pits: m as u8,
+            side,
+        })
+    }
+
+    /// Pits per side (m).
+    #[inline]
+    pub fn pits(&self) -> usize {
+        self.pits as usize
+    }
+
+    #[inline]
+    pub fn side_to_move(&self) -> Side {
+        self.side
+    }
+
+    /// The same position with the other side to move (used by evaluations that look at the
+    /// opponent's threats).
+    #[inline]
+    pub fn with_side_to_move(mut self, side: Side) -> Position {
+        self.side = side;
+        self
+    }
+
+    /// All cells in sowing order (`2m + 2` of them).
+    #[inline]
+    pub fn cells(&self) -> &[u16] {
+        &self.cells[..2 * self.pits as usize + 2]
+    }
+
+    #[inline]
+    pub fn store_index(&self, side: Side) -> usize {
+        let m = self.pits as usize;
+        match side {
+            Side::South => m,
+            Side::North => 2 * m + 1,
+        }
+    }
+
+    /// Index of the first pit of `side` (move 1).
+    #[inline]
+    pub fn first_pit(&self, side: Side) -> usize {
+        match side {
+            Side::South => 0,
+            Side::North => self.pits as usize + 1,
+        }
+    }
+
+    #[inline]
+    pub fn store(&self, side: Side) -> u32 {
+        self.cells[self.store_index(side)] as u32
+    }
+
+    /// The pits of `side`, move 1 first.
+    #[inline]
+    pub fn side_pits(&self, side: Side) -> &[u16] {
+        let first = self.first_pit(side);
+        &self.cells[first..first + self.pits as usize]
+    }
+
+    /// Seeds in the pit of `side` that move `mv` (1-based) would sow.
+    #[inline]
+    pub fn pit(&self, side: Side, mv: usize) -> u32 {
+        self.cells[self.first_pit(side) + mv - 1] as u32
+    }
+
+    /// Seeds in the pits of `side`.
+    #[inline]
+    pub fn seeds_on_side(&self, side: Side) -> u32 {
+        self.side_pits(side).iter().map(|&s| s as u32).sum()
+    }
+
+    /// Seeds in all pits (not in stores).
+    #[inline]
+    pub fn seeds_in_pits(&self) -> u32 {
+        self.seeds_on_side(Side::South) + self.seeds_on_side(Side::North)
+    }
+
+    /// All seeds of the game, stores included.
+    pub fn total_seeds(&self) -> u32 {
+        self.cells().iter().map(|&s| s as u32).sum()
+    }
+
+    /// The cell facing pit `cell` on the other side.
+    #[inline]
+    pub fn opposite(&self, cell: usize) -> usize {
+        2 * self.pits as usize - cell
+    }
+
+    /// The game is over when either side has no seeds left in its pits.
+    #[inline]
+    pub fn is_game_over(&self) -> bool {
+        self.seeds_on_side(Side::South) == 0 || self.seeds_on_side(Side::North) == 0
+    }
+
+    /// Bit `k - 1` is set when move `k` is legal. Empty once the game is over.
+    #[inline]
+    pub fn legal_moves(&self) -> MoveSet {
+        if self.is_game_over() {
+            return MoveSet(0);
+        }
+        let mut bits = 0u16;
+        for (i, &s) in self.side_pits(self.side).iter().enumerate() {
+            bits |= ((s != 0) as u16) << i;
+        }
+        MoveSet(bits)
+    }
+
+    #[inline]
+    pub fn is_legal(&self, mv: usize) -> bool {
+        mv >= 1 && mv <= self.pits as usize && self.legal_moves().contains(mv)
+    }
+
+    /// Plays move `mv` (1..=m) after checking that it is legal.
+    pub fn play(&mut self, mv: usize, rules: Rules) -> Result<MoveOutcome, GameError> {
+        if self.is_game_over() {
+            return Err(GameError::IllegalMove {
+                mv,
+                reason: "the game is over".into(),
+            });
+        }
+        if mv == 0 || mv > self.pits as usize {
+            return Err(GameError::IllegalMove {
+                mv,
+                reason: format!("moves are numbered 1 to {}", self.pits),
+            });
+        }
+        if self.pit(self.side, mv) == 0 {
+            return Err(GameError::IllegalMove {
+                mv,
+                reason: "that pit is empty".into(),
+            });
+        }
+        Ok(self.play_unchecked(mv, rules))
+    }
+
+    /// Plays move `mv`, which must be legal (a non-empty pit of the side to move in a game that
+    /// is not over). The searches call this millions of times a second.
+    #[inline]
+    pub fn play_unchecked(&mut self, mv: usize, rules: Rules) -> MoveOutcome {
+        let m = self.pits as usize;
+        let side = self.side;
+        let start = self.first_pit(side) + mv - 1;
+        let own_store = self.store_index(side);
+        let skip = self.store_index(side.opponent());
+        let cycle = 2 * m + 1;
+        let n_cells = 2 * m + 2;
+
+        let mut seeds = self.cells[start] as usize;
+        debug_assert!(seeds > 0, "play_unchecked on an empty pit");
+        self.cells[start] = 0;
+
+        // Whole laps: every cell but the opponent's store gets the same number of seeds,
+        // which keeps huge pits as cheap as small ones.
+        if seeds > cycle {
+            let laps = ((seeds - 1) / cycle) as u16;
+            for (i, cell) in self.cells[..n_cells].iter_mut().enumerate() {
+                if i != skip {
+                    *cell += laps;
+                }
+            }
+            seeds -= laps as usize * cycle;
+        }
+        let mut idx = start;
+        while seeds > 0 {
+            idx += 1;
+            if idx == n_cells {
+                idx = 0;
+            }
+            if idx == skip {
+                continue;
+            }
+            self.cells[idx] += 1;
+            seeds -= 1;
+        }
+        let last = idx;
+
+        let mut outcome = MoveOutcome::default();
+        if last == own_store {
+            outcome.extra_turn = true;
+        } else {
+            let first = self.first_pit(side);
+            if last >= first && last < first + m && self.cells[last] == 1 {
+                let opposite = 2 * m - last;
+                let opp_seeds = self.cells[opposite];
+                if opp_seeds > 0 || rules == Rules::EmptyCapture {
+                    self.cells[own_store] += opp_seeds + 1;
+                    self.cells[opposite] = 0;
+                    self.cells[last] = 0;
+                    outcome.captured = opp_seeds + 1;
+                }
+            }
+            self.side = side.opponent();
+        }
+
+        let south: u16 = self.cells[..m].iter().sum();
+        let north: u16 = self.cells[m + 1..2 * m + 1].iter().sum();
+        if south == 0 || north == 0 {
+            self.cells[m] += south;
+            self.cells[2 * m + 1] += north;
+            for c in &mut self.cells[..m] {
+                *c = 0;
+            }
+            for c in &mut self.cells[m + 1..2 * m + 1] {
+                *c = 0;
+            }
+            outcome.game_over = true;
+        }
+        outcome
+    }
+
+    /// Stores after the game ends from here with nobody moving: each side keeps its own pits.
+    /// For a finished game these are the final stores.
+    pub fn final_stores(&self) -> (u32, u32) {
+        (
+            self.store(Side::South) + self.seeds_on_side(Side::South),
+            self.store(Side::North) + self.seeds_on_side(Side::North),
+        )
+    }
+
+    /// Store difference from `side`'s point of view.
+    #[inline]
+    pub fn store_diff(&self, side: Side) -> i32 {
+        self.store(side) as i32 - self.store(side.opponent()) as i32
+    }
+
+    /// Where the last seed of move `mv` by `side` would land, without playing it.
+    #[inline]
+    pub fn landing_cell(&self, side: Side, mv: usize) -> usize {
+        let m = self.pits as usize;
+        let start = self.first_pit(side) + mv - 1;
+        let seeds = self.cells[start] as usize;
+        let cycle = 2 * m + 1;
+        // Position along the mover's sowing cycle, which skips the opponent's store: count
+        // cells from the mover's first pit.
+        let first = self.first_pit(side);
+        let offset_start = start - first; // 0..m-1 within own pits
+        let offset_last = (offset_start + seeds) % cycle;
+        // offsets 0..m-1 own pits, m own store, m+1..2m opponent's pits.
+        (first + offset_last) % (2 * m + 2)
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", super::notation::to_kpn(self))
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::notation::to_kpn(self))
+    }
+}
+
+/// The legal moves of a position as a bit set: bit `k - 1` stands for move `k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MoveSet(pub u16);
+
+impl MoveSet {
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    #[inline]
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+    #[inline]
+    pub fn contains(self, mv: usize) -> bool {
+        (1..=16).contains(&mv) && self.0 & (1 << (mv - 1)) != 0
+    }
+    /// The moves in increasing order.
+    pub fn to_vec(self) -> Vec<usize> {
+        self.into_iter().collect()
+    }
+}
+
+impl IntoIterator for MoveSet {
+    type Item = usize;
+    type IntoIter = MoveIter;
+    fn into_iter(self) -> MoveIter {
+        MoveIter(self.0)
+    }
+}
+
+/// Iterates a [`MoveSet`] from move 1 upwards.
+pub struct MoveIter(u16);
+
+impl Iterator for MoveIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let bit = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(bit + 1)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for MoveIter {}

@@ -1,0 +1,21 @@
+//! kalah-tuner: evolve and test Kalah (Mancala) evaluation functions.
+//!
+//! The crate is layered; each module uses only those above it in this list:
+//!
+//! - [`game`]: [`game::Position`], the rules ([`game::Rules`]), KPN notation and perft.
+//! - [`eval`]: evaluation [`eval::Feature`]s, named feature sets, published weights.
+//! - [`search`]: alpha-beta to a depth or time ([`search::AlphaBeta`]) and the exact
+//!   [`search::Solver`].
+//! - [`agents`]: [`agents::AgentSpec`] (JSON or `minimax:4`-style strings) and the agents it
+//!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`).
+//! - [`matches`]: games, colour-swapped matches and round-robin tournaments on rayon, with
+//!   confidence intervals.
+//! - [`cli`] and [`bench`]: the `kalah-tuner` command line.
+
+pub mod agents;
+pub mod bench;
+pub mod cli;
+pub mod eval;
+pub mod game;
+pub mod matches;
+pub mod search;

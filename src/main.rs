@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    kalah_tuner::cli::main()
+}

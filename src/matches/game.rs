@@ -1,0 +1,144 @@
+//! One game between two agents, and the random openings that pairs of games share.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::agents::{rng_from_seed, Agent, GameRng};
+use crate::game::{Position, Rules, Side};
+
+/// One sowing of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ply {
+    pub side: Side,
+    pub mv: u8,
+    pub extra_turn: bool,
+    pub captured: u16,
+}
+
+/// The result of one finished game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// The position the agents started from (after the opening, if any).
+    pub start: String,
+    /// Random plies played before the agents took over.
+    pub opening: Vec<u8>,
+    /// The agents' sowings, in order.
+    pub plies: Vec<Ply>,
+    pub south_store: u32,
+    pub north_store: u32,
+    pub south_nodes: u64,
+    pub north_nodes: u64,
+}
+
+impl GameRecord {
+    /// 1 for a South win, 0.5 for a draw, 0 for a loss.
+    pub fn south_points(&self) -> f64 {
+        match self.south_store.cmp(&self.north_store) {
+            std::cmp::Ordering::Greater => 1.0,
+            std::cmp::Ordering::Equal => 0.5,
+            std::cmp::Ordering::Less => 0.0,
+        }
+    }
+
+    pub fn winner(&self) -> Option<Side> {
+        match self.south_store.cmp(&self.north_store) {
+            std::cmp::Ordering::Greater => Some(Side::South),
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Less => Some(Side::North),
+        }
+    }
+}
+
+/// Plays `south` against `north` from `start` to the end. Each agent draws from its own RNG so
+/// that one agent's choices never shift the other's random numbers.
+pub fn play_game(
+    south: &mut dyn Agent,
+    north: &mut dyn Agent,
+    start: Position,
+    rules: Rules,
+    south_rng: &mut GameRng,
+    north_rng: &mut GameRng,
+) -> GameRecord {
+    let mut pos = start;
+    let mut plies = Vec::new();
+    let (mut south_nodes, mut north_nodes) = (0, 0);
+    while !pos.is_game_over() {
+        let side = pos.side_to_move();
+        let decision = match side {
+            Side::South => south.choose(&pos, south_rng),
+            Side::North => north.choose(&pos, north_rng),
+        };
+        match side {
+            Side::South => south_nodes += decision.nodes,
+            Side::North => north_nodes += decision.nodes,
+        }
+        // An agent that returns an illegal move is a bug; playing on would corrupt the result.
+        let outcome = pos
+            .play(decision.mv, rules)
+            .unwrap_or_else(|e| panic!("agent chose an illegal move in {pos}: {e}"));
+        plies.push(Ply {
+            side,
+            mv: decision.mv as u8,
+            extra_turn: outcome.extra_turn,
+            captured: outcome.captured,
+        });
+    }
+    let (south_store, north_store) = pos.final_stores();
+    GameRecord {
+        start: start.to_string(),
+        opening: Vec::new(),
+        plies,
+        south_store,
+        north_store,
+        south_nodes,
+        north_nodes,
+    }
+}
+
+/// A random opening of `plies` sowings from `start` that leaves a game still going; both games
+/// of a colour-swapped pair start from it. Retries (up to 100 times) when the random moves end
+/// the game, and gives the start position back if every try does.
+pub fn random_opening(
+    start: Position,
+    plies: u32,
+    rules: Rules,
+    rng: &mut GameRng,
+) -> (Position, Vec<u8>) {
+    for _ in 0..100 {
+        let mut pos = start;
+        let mut moves = Vec::with_capacity(plies as usize);
+        for _ in 0..plies {
+            if pos.is_game_over() {
+                break;
+            }
+            let legal = pos.legal_moves().to_vec();
+            let mv = legal[rng.random_range(0..legal.len())];
+            pos.play_unchecked(mv, rules);
+            moves.push(mv as u8);
+        }
+        if !pos.is_game_over() {
+            return (pos, moves);
+        }
+    }
+    (start, Vec::new())
+}
+
+/// Mixes a seed with stream numbers (SplitMix64 finaliser): per-game seeds depend only on the
+/// run's seed and the game's place in it, never on which thread plays it.
+pub fn derive_seed(seed: u64, streams: &[u64]) -> u64 {
+    let mut x = seed;
+    for &s in streams {
+        x = x
+            .wrapping_add(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(s.wrapping_mul(0xbf58_476d_1ce4_e5b9));
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+    }
+    x
+}
+
+/// The RNG of one participant of one game.
+pub fn game_rng(seed: u64, streams: &[u64]) -> GameRng {
+    rng_from_seed(derive_seed(seed, streams))
+}

@@ -1,0 +1,13 @@
+//! Games, matches and tournaments between agents, and the statistics that summarise them.
+//! Knows agents and the game; nothing of the GA, HTTP or storage.
+
+pub mod game;
+pub mod stats;
+pub mod tournament;
+
+pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply};
+pub use stats::{wilson, ScoreEstimate, Tally};
+pub use tournament::{
+    play_match, play_tournament, MatchError, MatchGame, MatchReport, Setup, TournamentConfig,
+    TournamentReport, MAX_GAMES,
+};

@@ -1,0 +1,404 @@
+//! Matches between two agents and round-robin tournaments, played in parallel on rayon and
+//! reproducible from their seed whatever the number of threads.
+//!
+//! Games come in pairs: both games of a pair start from the same position (the board's start,
+//! or a random opening of `opening_plies` sowings) with the colours swapped, so first-move
+//! advantage cancels out of the scores.
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::game::{derive_seed, game_rng, play_game, random_opening, GameRecord};
+use super::stats::{ScoreEstimate, Tally};
+use crate::agents::{AgentSpec, SpecError};
+use crate::game::{GameError, Position, Rules};
+
+/// Largest number of games one match or pairing may ask for.
+pub const MAX_GAMES: u32 = 1_000_000;
+
+/// Board, rules and openings shared by every game of a match or tournament.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub pits: usize,
+    pub seeds: u32,
+    pub rules: Rules,
+    /// Random sowings before the agents take over (the same for both games of a pair).
+    pub opening_plies: u32,
+    pub seed: u64,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            pits: 6,
+            seeds: 4,
+            rules: Rules::Standard,
+            opening_plies: 0,
+            seed: 0,
+        }
+    }
+}
+
+impl Setup {
+    pub fn start(&self) -> Result<Position, GameError> {
+        Position::start(self.pits, self.seeds)
+    }
+
+    /// The start position of pair `pair` of stream `stream`.
+    fn pair_start(&self, start: Position, stream: u64, pair: u64) -> (Position, Vec<u8>) {
+        if self.opening_plies == 0 {
+            return (start, Vec::new());
+        }
+        let mut rng = game_rng(self.seed, &[stream, pair, 0x6f70]);
+        random_opening(start, self.opening_plies, self.rules, &mut rng)
+    }
+}
+
+/// Why a match or tournament could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Game(#[from] GameError),
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+}
+
+/// One game in a match, seen from agent A.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchGame {
+    pub pair: u64,
+    /// A moved first (played South).
+    pub a_first: bool,
+    pub a_points: f64,
+    pub record: GameRecord,
+}
+
+/// The result of [`play_match`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchReport {
+    pub a: String,
+    pub b: String,
+    pub setup: Setup,
+    pub games: u64,
+    /// A's results, overall and by colour.
+    pub a_total: Tally,
+    pub a_first: Tally,
+    pub a_second: Tally,
+    /// A's score with a 95% confidence interval and the implied Elo difference.
+    pub a_score: ScoreEstimate,
+    /// Mean final stores (A, B).
+    pub mean_stores: (f64, f64),
+    /// Mean nodes searched per game (A, B).
+    pub mean_nodes: (f64, f64),
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub game_list: Vec<MatchGame>,
+}
+
+fn check_games(games: u32) -> Result<(), MatchError> {
+    if games == 0 || games > MAX_GAMES {
+        return Err(MatchError::Invalid {
+            field: "games",
+            reason: format!("must be 1 to {MAX_GAMES}, got {games}"),
+        });
+    }
+    Ok(())
+}
+
+/// Plays one game of a pairing: `a` against `b`, `a` first when `a_first`.
+fn play_one(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    setup: &Setup,
+    start: Position,
+    stream: u64,
+    pair: u64,
+    a_first: bool,
+) -> Result<MatchGame, SpecError> {
+    let (pos, opening) = setup.pair_start(start, stream, pair);
+    let mut agent_a = a.build(setup.rules)?;
+    let mut agent_b = b.build(setup.rules)?;
+    let mut rng_a = game_rng(setup.seed, &[stream, pair, a_first as u64, 1]);
+    let mut rng_b = game_rng(setup.seed, &[stream, pair, a_first as u64, 2]);
+    let mut record = if a_first {
+        play_game(
+            &mut *agent_a,
+            &mut *agent_b,
+            pos,
+            setup.rules,
+            &mut rng_a,
+            &mut rng_b,
+        )
+    } else {
+        play_game(
+            &mut *agent_b,
+            &mut *agent_a,
+            pos,
+            setup.rules,
+            &mut rng_b,
+            &mut rng_a,
+        )
+    };
+    record.opening = opening;
+    let south_points = record.south_points();
+    Ok(MatchGame {
+        pair,
+        a_first,
+        a_points: if a_first {
+            south_points
+        } else {
+            1.0 - south_points
+        },
+        record,
+    })
+}
+
+/// Plays `games` games of `a` against `b`. With `swap_colours` (the default everywhere) the
+/// games come in colour-swapped pairs, A first in the first game of each pair; without it A
+/// always moves first.
+pub fn play_match(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    games: u32,
+    setup: &Setup,
+    swap_colours: bool,
+    keep_games: bool,
+) -> Result<MatchReport, MatchError> {
+    check_games(games)?;
+    a.validate()?;
+    b.validate()?;
+    let start = setup.start()?;
+    let results: Vec<MatchGame> = (0..games as u64)
+        .into_par_iter()
+        .map(|i| {
+            let (pair, a_first) = if swap_colours {
+                (i / 2, i % 2 == 0)
+            } else {
+                (i, true)
+            };
+            play_one(a, b, setup, start, 0, pair, a_first)
+        })
+        .collect::<Result<_, _>>()?;
+
+    let mut report = MatchReport {
+        a: a.to_string(),
+        b: b.to_string(),
+        setup: setup.clone(),
+        games: games as u64,
+        a_total: Tally::default(),
+        a_first: Tally::default(),
+        a_second: Tally::default(),
+        a_score: ScoreEstimate::from_groups(&[]),
+        mean_stores: (0.0, 0.0),
+        mean_nodes: (0.0, 0.0),
+        game_list: Vec::new(),
+    };
+    let mut groups: Vec<Vec<f64>> = Vec::new();
+    let (mut stores_a, mut stores_b, mut nodes_a, mut nodes_b) = (0.0, 0.0, 0.0, 0.0);
+    for g in &results {
+        report.a_total.add(g.a_points);
+        if g.a_first {
+            report.a_first.add(g.a_points);
+        } else {
+            report.a_second.add(g.a_points);
+        }
+        if groups.len() as u64 <= g.pair {
+            groups.push(Vec::new());
+        }
+        groups[g.pair as usize].push(g.a_points);
+        let r = &g.record;
+        let (sa, sb, na, nb) = if g.a_first {
+            (r.south_store, r.north_store, r.south_nodes, r.north_nodes)
+        } else {
+            (r.north_store, r.south_store, r.north_nodes, r.south_nodes)
+        };
+        stores_a += sa as f64;
+        stores_b += sb as f64;
+        nodes_a += na as f64;
+        nodes_b += nb as f64;
+    }
+    let n = results.len().max(1) as f64;
+    report.a_score = ScoreEstimate::from_groups(&groups);
+    report.mean_stores = (stores_a / n, stores_b / n);
+    report.mean_nodes = (nodes_a / n, nodes_b / n);
+    if keep_games {
+        report.game_list = results;
+    }
+    Ok(report)
+}
+
+/// A round-robin tournament.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentConfig {
+    pub agents: Vec<AgentSpec>,
+    /// Games per pairing, both colours (rounded up to an even number so colours balance).
+    pub games: u32,
+    /// Also play each agent against itself.
+    #[serde(default)]
+    pub self_play: bool,
+    #[serde(flatten)]
+    pub setup: Setup,
+}
+
+/// Results of a tournament.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentReport {
+    pub agents: Vec<String>,
+    pub games_per_pairing: u32,
+    pub setup: Setup,
+    /// `first[i][j]`: agent i moving first against agent j moving second (Hunter's Table 1:
+    /// row = first player). `None` on the diagonal unless self-play was asked for.
+    pub first: Vec<Vec<Option<Tally>>>,
+    /// Each agent's score over its games against the others, with a 95% interval and Elo.
+    pub scores: Vec<ScoreEstimate>,
+    pub total_games: u64,
+}
+
+/// Plays every pairing of a tournament.
+pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, MatchError> {
+    let n = config.agents.len();
+    if n < 2 && !(n == 1 && config.self_play) {
+        return Err(MatchError::Invalid {
+            field: "agents",
+            reason: format!("a tournament needs at least 2 agents, got {n}"),
+        });
+    }
+    if n > 64 {
+        return Err(MatchError::Invalid {
+            field: "agents",
+            reason: format!("at most 64 agents, got {n}"),
+        });
+    }
+    check_games(config.games)?;
+    for spec in &config.agents {
+        spec.validate()?;
+    }
+    let setup = &config.setup;
+    let start = setup.start()?;
+    let pairs_per_pairing = config.games.div_ceil(2) as u64;
+
+    let mut pairings = Vec::new();
+    for i in 0..n {
+        for j in i..n {
+            if i != j || config.self_play {
+                pairings.push((i, j));
+            }
+        }
+    }
+    // One job per game: (pairing, pair, i moves first).
+    let jobs: Vec<(usize, u64, bool)> = (0..pairings.len())
+        .flat_map(|p| (0..pairs_per_pairing).flat_map(move |k| [(p, k, true), (p, k, false)]))
+        .collect();
+    let results: Vec<MatchGame> = jobs
+        .par_iter()
+        .map(|&(p, k, i_first)| {
+            let (i, j) = pairings[p];
+            let stream = derive_seed(i as u64, &[j as u64]);
+            play_one(
+                &config.agents[i],
+                &config.agents[j],
+                setup,
+                start,
+                stream,
+                k,
+                i_first,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+
+    let mut first = vec![vec![None::<Tally>; n]; n];
+    let mut groups: Vec<Vec<Vec<f64>>> = vec![Vec::new(); n];
+    for (&(p, _, _), game) in jobs.iter().zip(&results) {
+        let (i, j) = pairings[p];
+        let (row, col, row_points) = if game.a_first {
+            (i, j, game.a_points)
+        } else {
+            (j, i, 1.0 - game.a_points)
+        };
+        first[row][col]
+            .get_or_insert_with(Tally::default)
+            .add(row_points);
+        // Scores count games against other agents only, grouped by colour-swapped pair.
+        if i == j {
+            continue;
+        }
+        if game.a_first {
+            groups[i].push(vec![game.a_points]);
+            groups[j].push(vec![1.0 - game.a_points]);
+        } else {
+            groups[i]
+                .last_mut()
+                .expect("pair started")
+                .push(game.a_points);
+            groups[j]
+                .last_mut()
+                .expect("pair started")
+                .push(1.0 - game.a_points);
+        }
+    }
+    Ok(TournamentReport {
+        agents: config.agents.iter().map(|a| a.to_string()).collect(),
+        games_per_pairing: (pairs_per_pairing * 2) as u32,
+        setup: setup.clone(),
+        first,
+        scores: groups
+            .iter()
+            .map(|g| ScoreEstimate::from_groups(g))
+            .collect(),
+        total_games: results.len() as u64,
+    })
+}
+
+impl TournamentReport {
+    /// The cross-table as text: win rate of the row agent moving first against the column
+    /// agent moving second, then each agent's score.
+    pub fn to_table(&self) -> String {
+        let names: Vec<String> = self
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("{}:{a}", i + 1))
+            .collect();
+        let width = names.iter().map(|s| s.len()).max().unwrap_or(8).max(12);
+        let mut out = format!(
+            "Win rate of the row agent moving first against the column agent moving second\n({} games per pairing, {} board {}x{}, opening plies {}, seed {})\n\n",
+            self.games_per_pairing,
+            self.setup.rules,
+            self.setup.pits,
+            self.setup.seeds,
+            self.setup.opening_plies,
+            self.setup.seed
+        );
+        out.push_str(&format!("{:width$}", "first \\ second"));
+        for i in 0..self.agents.len() {
+            out.push_str(&format!(" {:>8}", i + 1));
+        }
+        out.push('\n');
+        for (i, name) in names.iter().enumerate() {
+            out.push_str(&format!("{name:width$}"));
+            for cell in &self.first[i] {
+                match cell {
+                    Some(t) => out.push_str(&format!(" {:>7.1}%", 100.0 * t.win_rate())),
+                    None => out.push_str(&format!(" {:>8}", "-")),
+                }
+            }
+            out.push('\n');
+        }
+        out.push_str(
+            "\nScore over all games (95% CI) and Elo relative to an even opponent field\n",
+        );
+        for (i, name) in names.iter().enumerate() {
+            let s = &self.scores[i];
+            out.push_str(&format!(
+                "{name:width$} {:>24}  Elo {:+.0} [{:+.0}, {:+.0}]  ({} games)\n",
+                s.display_percent(),
+                s.elo,
+                s.elo_low,
+                s.elo_high,
+                s.games
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,11 @@
+//! Game-tree search: depth-limited alpha-beta over any [`Evaluator`](crate::eval::Evaluator)
+//! and the exact solver. Knows the game and the evaluations, nothing of agents or matches.
+//!
+//! Depth counts turns, as in Hunter's and Pekar's minimax: an extra turn (the last seed in
+//! the mover's own store) is searched at the same depth.
+
+pub mod alphabeta;
+pub mod solver;
+
+pub use alphabeta::{minimax_plain, AlphaBeta, SearchResult};
+pub use solver::{Solver, SolverStats};
