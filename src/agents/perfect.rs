@@ -38,13 +38,7 @@ impl Agent for Perfect {
             };
         }
         let before = self.solver_nodes();
-        let values = self.solver.solve_moves(pos);
-        let best = values.iter().map(|&(_, v)| v).max().unwrap_or(0);
-        let moves: Vec<usize> = values
-            .iter()
-            .filter(|&&(_, v)| v == best)
-            .map(|&(mv, _)| mv)
-            .collect();
+        let (best, moves) = self.solver.best_moves(pos);
         Decision {
             mv: self.ties.pick(&moves, rng),
             nodes: self.solver_nodes() - before,

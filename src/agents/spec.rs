@@ -12,7 +12,7 @@
 //! | `heuristic[:FEATURES[:WEIGHTS]][:D]` | FEATURES a set (`hunter10`) or `a+b+c`; WEIGHTS a preset (`published`) or numbers joined by `,` or `/` |
 //! | `pekar` | Pekar et al.'s rule list |
 //! | `pekar-minimax[:D]` | Pekar et al.'s modified minimax with cost function (4) |
-//! | `perfect[:S]` | exact play with at most S seeds in the pits (default 30) |
+//! | `perfect[:S]` | exact play with at most S seeds in the pits (default 22, at most 32); a store-difference search to depth 8 above that |
 
 use std::fmt;
 use std::str::FromStr;
@@ -72,7 +72,7 @@ fn default_weights() -> WeightChoice {
     WeightChoice::Preset("published".into())
 }
 fn default_max_seeds() -> u32 {
-    30
+    22
 }
 fn default_fallback_depth() -> u32 {
     8
@@ -205,11 +205,11 @@ impl AgentSpec {
                 ..
             } => {
                 check_depth(*fallback_depth)?;
-                if *max_seeds > 40 {
+                if *max_seeds > 32 {
                     return Err(err(
                         &me,
                         "max_seeds",
-                        format!("must be at most 40 (an exact solve beyond that can take hours), got {max_seeds}"),
+                        format!("must be at most 32 (an exact solve beyond that can take hours), got {max_seeds}"),
                     ));
                 }
             }

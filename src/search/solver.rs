@@ -164,7 +164,44 @@ impl Solver {
         )
     }
 
-    /// The exact value (as in [`Solver::solve`]) after each legal move of the side to move.
+    /// The exact value of `pos` (as in [`Solver::solve`]) and every move that keeps it.
+    ///
+    /// Proving that a move keeps the value takes one null-window probe, far cheaper than
+    /// solving each move exactly (a position's value can be much easier to prove than the exact
+    /// value of a poor move).
+    pub fn best_moves(&mut self, pos: &Position) -> (i32, Vec<usize>) {
+        let (gain, _) = self.solve_gain(pos);
+        let value = pos.store_diff(pos.side_to_move()) + gain;
+        if pos.is_game_over() {
+            return (value, Vec::new());
+        }
+        let me = pos.side_to_move();
+        let before = pos.store_diff(me);
+        let mut best = Vec::new();
+        for mv in pos.legal_moves() {
+            let mut child = *pos;
+            let outcome = child.play_unchecked(mv, self.rules);
+            let step = child.store_diff(me) - before;
+            let keeps = if outcome.game_over {
+                step >= gain
+            } else if outcome.extra_turn {
+                // Need step + v(child) >= gain.
+                let bound = gain - step;
+                self.search(&child, bound - 1, bound) >= bound
+            } else {
+                // Need step - v(child) >= gain, i.e. v(child) <= step - gain.
+                let bound = step - gain;
+                self.search(&child, bound, bound + 1) <= bound
+            };
+            if keeps {
+                best.push(mv);
+            }
+        }
+        (value, best)
+    }
+
+    /// The exact value (as in [`Solver::solve`]) after each legal move of the side to move, from
+    /// the mover's point of view. Each is a full solve: prefer [`Solver::best_moves`] to play.
     pub fn solve_moves(&mut self, pos: &Position) -> Vec<(usize, i32)> {
         let me = pos.side_to_move();
         pos.legal_moves()

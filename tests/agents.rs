@@ -1,0 +1,312 @@
+//! Every agent against one suite of positions, search against plain minimax, and the perfect
+//! agent against the exact values.
+
+mod common;
+
+use kalah_tuner::agents::{rng_from_seed, spec::parse_spec_list, Agent, AgentSpec, RandomAgent};
+use kalah_tuner::eval::{feature_set, Feature, StoreDiff, WeightedEval};
+use kalah_tuner::game::{parse_kpn, Position, Rules};
+use kalah_tuner::search::{minimax_plain, AlphaBeta, Solver};
+
+/// The shared positions plus positions of random games on every board size, including laps
+/// and near-empty sides.
+fn suite() -> Vec<(Position, Rules)> {
+    let mut out: Vec<(Position, Rules)> = common::vectors()
+        .into_iter()
+        .map(|v| (v.position, v.rules))
+        .collect();
+    let mut rng = rng_from_seed(99);
+    for m in 1..=12usize {
+        for n in [1u32, 3, 6] {
+            for rules in [Rules::Standard, Rules::EmptyCapture] {
+                let mut pos = Position::start(m, n).unwrap();
+                let mut ply = 0;
+                while !pos.is_game_over() {
+                    if ply % 7 == 3 {
+                        out.push((pos, rules));
+                    }
+                    let mv = RandomAgent.choose(&pos, &mut rng).mv;
+                    pos.play(mv, rules).unwrap();
+                    ply += 1;
+                }
+            }
+        }
+    }
+    for kpn in [
+        "30,0,0,0,0,0/0/0,0,0,0,0,1/0/S",
+        "0,0,0,0,0,1/0/27,0,0,0,0,0/20/N",
+        "1/0/1/0/S",
+        "0,0,0,0,0,0,0,0,0,0,0,100/0/1,0,0,0,0,0,0,0,0,0,0,0/0/S",
+    ] {
+        out.push((parse_kpn(kpn).unwrap(), Rules::Standard));
+    }
+    out.retain(|(p, _)| !p.is_game_over());
+    out
+}
+
+const EVERY_KIND: &[&str] = &[
+    "random",
+    "greedy",
+    "minimax:3",
+    "heuristic:hunter10:published:2",
+    "heuristic:abrams3:published2:2",
+    "heuristic:divilly6:2",
+    "heuristic:capturable_diff+store_diff:0.5,1:2",
+    r#"{"kind":"heuristic","features":"abrams3","weights":[0.6,0.5,0.4],"depth":2,"time_ms":5}"#,
+    r#"{"kind":"minimax","depth":6,"time_ms":2,"ties":"first"}"#,
+    "pekar",
+    "pekar-minimax:2",
+    r#"{"kind":"perfect","max_seeds":14,"fallback_depth":2}"#,
+];
+
+#[test]
+fn every_agent_plays_a_legal_move_in_every_suite_position() {
+    let suite = suite();
+    assert!(suite.len() > 300, "suite has {} positions", suite.len());
+    for text in EVERY_KIND {
+        let spec = AgentSpec::parse(text).unwrap();
+        for (i, (pos, rules)) in suite.iter().enumerate() {
+            let mut agent = spec.build(*rules).unwrap();
+            let decision = agent.choose(pos, &mut rng_from_seed(i as u64));
+            assert!(
+                pos.is_legal(decision.mv),
+                "{text} chose illegal move {} in {pos}",
+                decision.mv
+            );
+        }
+    }
+}
+
+#[test]
+fn search_agents_count_nodes_and_are_deterministic_for_a_seed() {
+    let pos = Position::start(6, 4).unwrap();
+    for text in [
+        "minimax:4",
+        "heuristic:hunter10:published:3",
+        "pekar-minimax:3",
+        "perfect:12",
+    ] {
+        let spec = AgentSpec::parse(text).unwrap();
+        let a = spec
+            .build(Rules::Standard)
+            .unwrap()
+            .choose(&pos, &mut rng_from_seed(5));
+        let b = spec
+            .build(Rules::Standard)
+            .unwrap()
+            .choose(&pos, &mut rng_from_seed(5));
+        assert_eq!(a, b, "{text}");
+        assert!(a.nodes > 1, "{text} reported {} nodes", a.nodes);
+    }
+}
+
+#[test]
+fn ties_break_by_the_seed_or_by_the_first_move() {
+    // From the start, minimax depth 6 finds two equally good moves (3 and 6).
+    let pos = Position::start(6, 4).unwrap();
+    let result = AlphaBeta::new(&StoreDiff, Rules::Standard).search_depth(&pos, 6);
+    assert!(result.best_moves.len() >= 2, "{:?}", result.best_moves);
+    let random = AgentSpec::parse("minimax:6").unwrap();
+    let chosen: std::collections::BTreeSet<usize> = (0..40)
+        .map(|s| {
+            random
+                .build(Rules::Standard)
+                .unwrap()
+                .choose(&pos, &mut rng_from_seed(s))
+                .mv
+        })
+        .collect();
+    assert_eq!(
+        chosen.iter().copied().collect::<Vec<_>>(),
+        result.best_moves
+    );
+    let first = AgentSpec::parse(r#"{"kind":"minimax","depth":6,"ties":"first"}"#).unwrap();
+    for s in 0..10 {
+        let mv = first
+            .build(Rules::Standard)
+            .unwrap()
+            .choose(&pos, &mut rng_from_seed(s))
+            .mv;
+        assert_eq!(mv, result.best_moves[0]);
+    }
+}
+
+#[test]
+fn alpha_beta_equals_plain_minimax_on_random_positions() {
+    let hunter = feature_set("hunter10").unwrap();
+    let weighted =
+        WeightedEval::new(hunter.features, hunter.presets[0].1, Rules::Standard).unwrap();
+    let capt = WeightedEval::new(
+        &[
+            Feature::CapturableDiff,
+            Feature::OverflowDiff,
+            Feature::StoreDiff,
+        ],
+        &[0.3, 0.2, 1.0],
+        Rules::EmptyCapture,
+    )
+    .unwrap();
+    let mut checked = 0;
+    for (i, (pos, rules)) in suite().iter().enumerate().step_by(3) {
+        let depth = 1 + (i % 4) as u32;
+        let plain = minimax_plain(pos, depth, &StoreDiff, *rules);
+        let best = plain.iter().map(|&(_, v)| v).max().unwrap();
+        let best_moves: Vec<usize> = plain
+            .iter()
+            .filter(|&&(_, v)| v == best)
+            .map(|&(m, _)| m)
+            .collect();
+        let ab = AlphaBeta::new(&StoreDiff, *rules).search_depth(pos, depth);
+        assert_eq!(
+            (ab.value, &ab.best_moves),
+            (best, &best_moves),
+            "minimax {pos} depth {depth}"
+        );
+
+        let eval: &WeightedEval = if i % 2 == 0 { &weighted } else { &capt };
+        let plain = minimax_plain(pos, depth.min(3), eval, *rules);
+        let best = plain.iter().map(|&(_, v)| v).max().unwrap();
+        let best_moves: Vec<usize> = plain
+            .iter()
+            .filter(|&&(_, v)| v == best)
+            .map(|&(m, _)| m)
+            .collect();
+        let ab = AlphaBeta::new(eval, *rules).search_depth(pos, depth.min(3));
+        assert_eq!(
+            (ab.value, &ab.best_moves),
+            (best, &best_moves),
+            "heuristic {pos} depth {}",
+            depth.min(3)
+        );
+        checked += 1;
+    }
+    assert!(checked > 100);
+}
+
+#[test]
+fn perfect_agent_keeps_the_exact_value_of_every_shared_position() {
+    let mut checked = 0;
+    for v in common::vectors() {
+        let Some(expected) = v.value else { continue };
+        if v.position.is_game_over() {
+            continue;
+        }
+        let mut agent = AgentSpec::parse("perfect:32")
+            .unwrap()
+            .build(v.rules)
+            .unwrap();
+        let decision = agent.choose(&v.position, &mut rng_from_seed(1));
+        // The chosen move must keep the value: solve the position after it.
+        let mut child = v.position;
+        child.play(decision.mv, v.rules).unwrap();
+        let (after, _) = Solver::with_default_table(v.rules).solve(&child);
+        let mine = if child.side_to_move() == v.position.side_to_move() {
+            after
+        } else {
+            -after
+        };
+        assert_eq!(
+            mine, expected,
+            "{}:{} {} move {}",
+            v.file, v.line, v.kpn, decision.mv
+        );
+        assert_eq!(decision.value, Some(expected as i64));
+        checked += 1;
+    }
+    assert!(checked >= 20);
+}
+
+#[test]
+fn greedy_takes_the_biggest_haul_with_chained_extra_turns() {
+    // Move 6 (1 seed) ends in the store; then move 5 (2 seeds) and move 6 again do too; then
+    // move 1 captures the 5 seeds facing pit 2: 1 + 1 + 1 + 6 = 9. Capturing at once (move 1)
+    // gives only 6.
+    let pos = parse_kpn("1,0,0,0,2,1/0/0,0,0,0,5,1/0/S").unwrap();
+    let mut agent = AgentSpec::parse("greedy")
+        .unwrap()
+        .build(Rules::Standard)
+        .unwrap();
+    let d = agent.choose(&pos, &mut rng_from_seed(0));
+    assert_eq!(d.value, Some(9));
+    assert_eq!(d.mv, 6);
+}
+
+#[test]
+fn pekar_follows_its_rule_list() {
+    let rules = Rules::Standard;
+    let pekar = AgentSpec::parse(r#"{"kind":"pekar","ties":"first"}"#).unwrap();
+    let choose = |kpn: &str| {
+        pekar
+            .build(rules)
+            .unwrap()
+            .choose(&parse_kpn(kpn).unwrap(), &mut rng_from_seed(0))
+            .mv
+    };
+    // LastSeedToKalaha: the nearest pit that ends in the store (move 6 with 1 seed).
+    assert_eq!(choose("4,4,4,4,2,1/0/4,4,4,4,4,4/0/S"), 6);
+    // LastSeedToTarget: move 1 (1 seed) lands in empty pit 2, facing 7 seeds.
+    assert_eq!(choose("1,0,5,5,5,5/0/3,3,3,3,7,3/0/S"), 1);
+    // ... including the lap case: 13 seeds come back to their own emptied pit.
+    assert_eq!(choose("13,7,7,7,7,7/0/3,3,3,3,3,9/0/S"), 1);
+    // OpponentSeedToStash: North's move 1 (1 seed) would land in its empty pit 2 and take
+    // South's pit 5 (9 seeds): South sows pit 5.
+    assert_eq!(choose("2,2,2,9,9,9/0/1,0,3,3,3,3/0/S"), 5);
+    // FirstNonEmptyPit: nothing else applies; the non-empty pit nearest the store.
+    assert_eq!(choose("0,0,0,4,0,2/0/2,2,2,2,2,2/0/S"), 6);
+}
+
+#[test]
+fn pekar_minimax_prefers_safe_moves_and_plays_full_games() {
+    let spec = AgentSpec::parse("pekar-minimax:4").unwrap();
+    let pos = Position::start(6, 4).unwrap();
+    let d = spec
+        .build(Rules::Standard)
+        .unwrap()
+        .choose(&pos, &mut rng_from_seed(0));
+    // From the start, move 3 ends in the store: LastSeedToKalaha makes it without branching.
+    assert_eq!(d.mv, 3);
+}
+
+#[test]
+fn specs_parse_from_strings_and_json_and_name_the_bad_field() {
+    let s = AgentSpec::parse("heuristic:hunter10:published:4").unwrap();
+    assert_eq!(s.to_string(), "heuristic:hunter10:published:4");
+    let json = serde_json::to_string(&s).unwrap();
+    assert_eq!(AgentSpec::parse(&json).unwrap(), s);
+    assert_eq!(
+        AgentSpec::parse("heuristic:hunter10:6")
+            .unwrap()
+            .to_string(),
+        "heuristic:hunter10:published:6"
+    );
+    assert_eq!(
+        AgentSpec::parse("minimax").unwrap().to_string(),
+        "minimax:4"
+    );
+
+    let list = parse_spec_list("heuristic:abrams3:0.5,0.4,0.3:7,minimax:4,random").unwrap();
+    assert_eq!(list.len(), 3);
+    assert_eq!(list[0].to_string(), "heuristic:abrams3:0.5,0.4,0.3:7");
+    let list = parse_spec_list(r#"["random", {"kind":"minimax","depth":2}]"#).unwrap();
+    assert_eq!(list[1].to_string(), "minimax:2");
+
+    for (text, field) in [
+        ("alphazero", "kind"),
+        ("minimax:x", "depth"),
+        ("minimax:0", "depth"),
+        ("minimax:99", "depth"),
+        ("heuristic:nosuchset", "features"),
+        ("heuristic:hunter10:nosuch", "weights"),
+        ("heuristic:abrams3:1,2", "weights"),
+        ("heuristic:store_diff+side_diff:published", "weights"),
+        ("heuristic:abrams3:1,2,1e9", "weights"),
+        (r#"{"kind":"minimax","depth":"deep"}"#, "json"),
+        (r#"{"kind":"minimax","dpeth":3}"#, "json"),
+        (r#"{"kind":"minimax","depth":3,"time_ms":0}"#, "time_ms"),
+        ("random:3", "spec"),
+        ("", "kind"),
+    ] {
+        let err = AgentSpec::parse(text).expect_err(text);
+        assert_eq!(err.field, field, "{text}: {err}");
+    }
+}

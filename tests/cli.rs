@@ -1,0 +1,162 @@
+//! The command line as other tools call it: exact last lines and exit statuses.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args(args)
+        .output()
+        .expect("run kalah-tuner")
+}
+
+fn last_line(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn perft_prints_the_count_last() {
+    let out = run(&[
+        "perft",
+        "--position",
+        "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S",
+        "--depth",
+        "5",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(last_line(&out), "4690");
+    let out = run(&[
+        "perft",
+        "--position",
+        "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S",
+        "--depth",
+        "5",
+        "--rules",
+        "empty-capture",
+    ]);
+    assert_eq!(last_line(&out), "4685");
+}
+
+#[test]
+fn solve_prints_the_exact_value_last() {
+    let out = run(&["solve", "--board", "4,3", "--rules", "empty-capture"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(last_line(&out), "8");
+    let out = run(&["solve", "--position", "3,0,6,0/5/1,2,0,2/5/N"]);
+    assert_eq!(last_line(&out), "0");
+}
+
+#[test]
+fn move_prints_a_legal_move_number() {
+    let out = run(&[
+        "move",
+        "--agent",
+        "minimax:4",
+        "--position",
+        "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S",
+        "--seed",
+        "3",
+    ]);
+    assert!(out.status.success());
+    let mv: usize = last_line(&out).parse().unwrap();
+    assert!((1..=6).contains(&mv));
+    let out = run(&[
+        "move",
+        "--agent",
+        "heuristic:hunter10:published:4",
+        "--position",
+        "0,0,0,0,0,1/0/4,4,4,4,4,4/0/S",
+    ]);
+    assert_eq!(last_line(&out), "6");
+}
+
+#[test]
+fn play_and_tournament_report_as_text_and_json() {
+    let out = run(&[
+        "play",
+        "--south",
+        "minimax:2",
+        "--north",
+        "random",
+        "--games",
+        "10",
+        "--seed",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["games"], 10);
+    let out = run(&[
+        "tournament",
+        "--agents",
+        "random,greedy",
+        "--games",
+        "4",
+        "--seed",
+        "2",
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("first \\ second"));
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    for args in [
+        vec!["perft", "--position", "4,4,4/0/4,4/0/S", "--depth", "3"],
+        vec!["perft", "--position", "garbage", "--depth", "3"],
+        vec!["solve", "--board", "0,4"],
+        vec!["solve", "--board", "13,4"],
+        vec!["solve", "--board", "six"],
+        vec!["solve"],
+        vec![
+            "move",
+            "--agent",
+            "alphazero",
+            "--position",
+            "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S",
+        ],
+        vec![
+            "move",
+            "--agent",
+            "minimax:4",
+            "--position",
+            "0,0/0/1,1/3/S",
+        ],
+        vec!["move", "--agent", "minimax:4"],
+        vec![
+            "play",
+            "--south",
+            "minimax:4",
+            "--north",
+            "random",
+            "--games",
+            "0",
+        ],
+        vec![
+            "play",
+            "--south",
+            "minimax:4",
+            "--north",
+            "random",
+            "--board",
+            "6,0",
+        ],
+        vec!["tournament", "--agents", "random"],
+        vec!["perft", "--depth", "3", "--rules", "oware"],
+        vec!["frobnicate"],
+    ] {
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
