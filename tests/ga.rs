@@ -306,6 +306,17 @@ fn presets_and_overrides() {
     assert_eq!(hunter.games_per_generation(), 1225 * 10);
     assert!(hunter.fitness.self_play);
     assert!(GaConfig::default().validate().is_ok());
+    for config in [&abrams, &hunter] {
+        let evolution = Evolution::new(config.clone()).unwrap();
+        assert_eq!(
+            evolution.games_per_generation(),
+            config.games_per_generation()
+        );
+        assert_eq!(evolution.population().len(), config.population);
+    }
+    // A server moves runs between threads.
+    fn is_send<T: Send>(_: &T) {}
+    is_send(&Evolution::new(small_hunter()).unwrap());
 
     // A partial document over a preset keeps the preset's other fields, nested ones too.
     let c = GaConfig::from_json_str(
