@@ -10,12 +10,15 @@
 //!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`).
 //! - [`matches`]: games, colour-swapped matches and round-robin tournaments on rayon, with
 //!   confidence intervals.
+//! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
+//!   and resumable), its config and presets, and the export document.
 //! - [`cli`] and [`bench`]: the `kalah-tuner` command line.
 
 pub mod agents;
 pub mod bench;
 pub mod cli;
 pub mod eval;
+pub mod ga;
 pub mod game;
 pub mod matches;
 pub mod search;

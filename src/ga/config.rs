@@ -1,0 +1,892 @@
+//! The GA's configuration: one serde struct, JSON and TOML friendly, every field with a
+//! default, presets (`abrams`, `hunter`) that partial documents override, and validation whose
+//! errors name the field at fault and what it accepts.
+//!
+//! A configuration document is a [`GaConfig`] object with any subset of its fields, plus an
+//! optional top-level `"preset"` naming the preset to start from:
+//!
+//! ```json
+//! {"preset": "abrams", "population": 12, "selection": {"kind": "tournament", "k": 3}}
+//! ```
+//!
+//! ```toml
+//! preset = "hunter"
+//! generations = 20
+//! [fitness]
+//! opponents = ["minimax:4", "pekar"]
+//! mode = "mixed"
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::agents::spec::{FeatureChoice, WeightChoice};
+use crate::agents::AgentSpec;
+use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
+use crate::game::{Position, Rules};
+
+/// Largest population.
+pub const MAX_POPULATION: usize = 1000;
+/// Largest number of generations.
+pub const MAX_GENERATIONS: u32 = 10_000;
+/// Deepest search of individuals and opponents: beyond this a single game takes minutes.
+pub const MAX_DEPTH: u32 = 10;
+/// Most games per pairing (individual against individual or against an opponent).
+pub const MAX_GAMES_PER_PAIR: u32 = 100;
+/// Most fixed opponents.
+pub const MAX_OPPONENTS: usize = 16;
+/// Most random opening sowings.
+pub const MAX_OPENING_PLIES: u32 = 30;
+/// Largest estimated cost of one run, in core-hours (see [`GaConfig::estimated_core_hours`]):
+/// about a day of this project's two-core machines, so no single config can hold one for days.
+pub const MAX_CORE_HOURS: f64 = 48.0;
+
+/// The names of the presets.
+pub const PRESETS: &[&str] = &["abrams", "hunter"];
+
+/// A configuration that cannot be read or would not run, with the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A value out of range or inconsistent with another; `field` is a dotted path such as
+    /// `selection.k`.
+    #[error("{field}: {reason}")]
+    Invalid { field: String, reason: String },
+    /// The document does not parse (syntax, unknown field, wrong type); `field` is the dotted
+    /// path where that was found, empty when the problem is the text itself.
+    #[error("{}{reason}", if field.is_empty() { String::new() } else { format!("{field}: ") })]
+    Parse { field: String, reason: String },
+    /// A saved generation record that does not belong to this configuration.
+    #[error("cannot resume: {0}")]
+    Resume(String),
+}
+
+impl ConfigError {
+    pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The dotted path of the field at fault (empty for syntax errors and resume mismatches).
+    pub fn field(&self) -> &str {
+        match self {
+            ConfigError::Invalid { field, .. } | ConfigError::Parse { field, .. } => field,
+            ConfigError::Resume(_) => "",
+        }
+    }
+}
+
+/// Declares a string-valued "kind" enum: serialised as its name, parsed with an error that
+/// lists the names, so that a config error reads `selection.kind: unknown "foo", expected ...`.
+macro_rules! kind_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal $(| $alias:literal)*),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in documentation order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            fn expected() -> String {
+                Self::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text $(| $alias)* => Ok($name::$variant),)+
+                    other => Err(format!("unknown {other:?}, expected {}", Self::expected())),
+                }
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+kind_enum! {
+    /// How parents are chosen.
+    SelectionKind {
+        /// Fitness-proportional (the blog's "proportional to their fitness").
+        Roulette => "roulette",
+        /// The best of `k` individuals drawn uniformly.
+        Tournament => "tournament",
+        /// Linear ranking: probability proportional to rank (ties share their mean rank).
+        Rank => "rank",
+        /// Stochastic universal sampling: roulette with evenly spaced pointers.
+        Sus => "sus",
+    }
+}
+
+kind_enum! {
+    /// How two parents make children.
+    CrossoverKind {
+        /// The blog's pair: one `average` child and one `hybrid` child.
+        AverageHybrid => "average-hybrid" | "average+hybrid" | "blog",
+        /// One child, the mean of the parents.
+        Average => "average",
+        /// One child: the genes before a random cut from one parent, the rest from the other.
+        Hybrid => "hybrid",
+        /// Two complementary children, each gene from either parent with probability 1/2.
+        Uniform => "uniform",
+        /// Two children, each gene uniform in the parents' interval widened by `alpha` of its
+        /// length on both sides (BLX-alpha).
+        Blend => "blend",
+    }
+}
+
+kind_enum! {
+    /// How the first generation is drawn.
+    InitKind {
+        /// Uniform in the bounds.
+        Uniform => "uniform",
+        /// Gaussian around `init.weights` with `init.sigma`, clamped to the bounds.
+        Around => "around",
+    }
+}
+
+kind_enum! {
+    /// Whom individuals play to earn their fitness.
+    FitnessMode {
+        /// Every other member of the population (and optionally itself).
+        RoundRobin => "round-robin" | "round_robin",
+        /// A fixed list of agents.
+        Opponents => "opponents",
+        /// Both, weighted by `fitness.mixed_weight`.
+        Mixed => "mixed",
+    }
+}
+
+/// Bounds of every gene (weight).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Bounds {
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds { min: 0.0, max: 1.0 }
+    }
+}
+
+impl Bounds {
+    #[inline]
+    pub fn clamp(&self, x: f64) -> f64 {
+        x.clamp(self.min, self.max)
+    }
+
+    #[inline]
+    pub fn width(&self) -> f64 {
+        self.max - self.min
+    }
+
+    pub fn contains(&self, x: f64) -> bool {
+        (self.min..=self.max).contains(&x)
+    }
+}
+
+/// The first generation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InitConfig {
+    pub kind: InitKind,
+    /// The centre for `around`: a preset of the feature set (`"published"`) or explicit numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<WeightChoice>,
+    /// Standard deviation of the Gaussian for `around`.
+    pub sigma: f64,
+}
+
+impl Default for InitConfig {
+    fn default() -> Self {
+        InitConfig {
+            kind: InitKind::Uniform,
+            weights: None,
+            sigma: 0.1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelectionConfig {
+    pub kind: SelectionKind,
+    /// Tournament size (only `tournament` uses it).
+    pub k: usize,
+}
+
+impl Default for SelectionConfig {
+    fn default() -> Self {
+        SelectionConfig {
+            kind: SelectionKind::Roulette,
+            k: 3,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CrossoverConfig {
+    pub kind: CrossoverKind,
+    /// BLX-alpha widening (only `blend` uses it).
+    pub alpha: f64,
+}
+
+impl Default for CrossoverConfig {
+    fn default() -> Self {
+        CrossoverConfig {
+            kind: CrossoverKind::AverageHybrid,
+            alpha: 0.5,
+        }
+    }
+}
+
+/// Gaussian mutation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MutationConfig {
+    /// Probability that a gene of a child is mutated.
+    pub rate: f64,
+    /// Standard deviation of the Gaussian added to a mutated gene (in weight units).
+    pub sigma: f64,
+}
+
+impl Default for MutationConfig {
+    fn default() -> Self {
+        MutationConfig {
+            rate: 0.1,
+            sigma: 0.03,
+        }
+    }
+}
+
+/// How fitness is measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FitnessConfig {
+    pub mode: FitnessMode,
+    /// Games per pairing, in colour-swapped pairs (so even): 2 is the blog's "twice,
+    /// alternating who goes first", 10 is Hunter's "5 games going first and 5 going second".
+    /// Applies to individual-individual pairings and to individual-opponent pairings.
+    pub games_per_pair: u32,
+    /// Also count games against itself (Hunter: "against the entire population including
+    /// itself"). Such a game always scores exactly one of its two points for the individual,
+    /// which plays both sides, so these games are credited without being played.
+    pub self_play: bool,
+    /// Fixed opponents for `opponents` and `mixed` (agent specs: `"minimax:4"`, `"pekar"`, or
+    /// spec objects).
+    #[serde(deserialize_with = "de_opponents")]
+    pub opponents: Vec<AgentSpec>,
+    /// In `mixed` mode, the weight of the opponents' score; the round robin gets the rest.
+    pub mixed_weight: f64,
+    /// Random sowings before the agents take over, shared by both games of a colour-swapped
+    /// pair, so that deterministic players do not replay one game.
+    pub opening_plies: u32,
+}
+
+impl Default for FitnessConfig {
+    fn default() -> Self {
+        FitnessConfig {
+            mode: FitnessMode::RoundRobin,
+            games_per_pair: 2,
+            self_play: false,
+            opponents: Vec::new(),
+            mixed_weight: 0.5,
+            opening_plies: 2,
+        }
+    }
+}
+
+/// Board size: pits per side and seeds per pit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoardConfig {
+    pub pits: usize,
+    pub seeds: u32,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig { pits: 6, seeds: 4 }
+    }
+}
+
+/// Everything a GA run depends on. A run is a pure function of this (wall times aside).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GaConfig {
+    pub seed: u64,
+    pub population: usize,
+    pub generations: u32,
+    /// A named set (`"hunter10"`, `"abrams3"`, `"divilly6"`), names joined by `+`, or a list of
+    /// feature names.
+    #[serde(deserialize_with = "de_features")]
+    pub features: FeatureChoice,
+    pub bounds: Bounds,
+    pub init: InitConfig,
+    pub selection: SelectionConfig,
+    pub crossover: CrossoverConfig,
+    pub mutation: MutationConfig,
+    /// The best this many individuals pass to the next generation unchanged.
+    pub elite: usize,
+    /// Search depth of the individuals (turns; an extra turn does not use depth).
+    pub depth: u32,
+    pub fitness: FitnessConfig,
+    pub board: BoardConfig,
+    pub rules: Rules,
+    /// Stop after this many generations in a row without a better hall-of-fame individual.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stagnation: Option<u32>,
+    /// Stop once a generation's best fitness reaches this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_fitness: Option<f64>,
+}
+
+impl Default for GaConfig {
+    fn default() -> Self {
+        GaConfig {
+            seed: 1,
+            population: 20,
+            generations: 75,
+            features: FeatureChoice::Set("hunter10".into()),
+            bounds: Bounds::default(),
+            init: InitConfig::default(),
+            selection: SelectionConfig::default(),
+            crossover: CrossoverConfig::default(),
+            mutation: MutationConfig::default(),
+            elite: 1,
+            depth: 4,
+            fitness: FitnessConfig::default(),
+            board: BoardConfig::default(),
+            rules: Rules::Standard,
+            stagnation: None,
+            target_fitness: None,
+        }
+    }
+}
+
+fn de_features<'de, D: Deserializer<'de>>(d: D) -> Result<FeatureChoice, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        One(String),
+        Many(Vec<String>),
+    }
+    let raw = Raw::deserialize(d).map_err(|_| {
+        serde::de::Error::custom(
+            "expected a feature set name (such as \"hunter10\") or a list of feature names",
+        )
+    })?;
+    match raw {
+        Raw::One(name) => {
+            // Checked here so the error points at `features`, not at validation time.
+            parse_features(&name).map_err(serde::de::Error::custom)?;
+            Ok(FeatureChoice::Set(name))
+        }
+        Raw::Many(names) => names
+            .iter()
+            .map(|n| n.parse::<Feature>())
+            .collect::<Result<Vec<_>, _>>()
+            .map(FeatureChoice::List)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+fn de_opponents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
+    let values = Vec::<serde_json::Value>::deserialize(d)?;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            AgentSpec::from_json(v).map_err(|e| serde::de::Error::custom(format!("[{i}]: {e}")))
+        })
+        .collect()
+}
+
+/// Features, bounds and starting weights resolved from a valid config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub features: Vec<Feature>,
+    /// The centre of an `around` initialisation.
+    pub init_center: Option<Vec<f64>>,
+    pub start: Position,
+}
+
+fn range_err<T: fmt::Display>(field: &str, lo: T, hi: T, got: T) -> ConfigError {
+    ConfigError::invalid(field, format!("must be {lo} to {hi}, got {got}"))
+}
+
+fn check_range<T: PartialOrd + fmt::Display + Copy>(
+    field: &str,
+    value: T,
+    lo: T,
+    hi: T,
+) -> Result<(), ConfigError> {
+    if value < lo || value > hi {
+        Err(range_err(field, lo, hi, value))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_real(field: &str, value: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
+    // NaN fails both comparisons, so test for it by name.
+    if !value.is_finite() || value < lo || value > hi {
+        Err(range_err(field, lo, hi, value))
+    } else {
+        Ok(())
+    }
+}
+
+impl GaConfig {
+    /// A named preset: `abrams` (the blog) or `hunter` (Hunter's thesis).
+    pub fn preset(name: &str) -> Result<GaConfig, ConfigError> {
+        let base = GaConfig::default();
+        match name {
+            "abrams" | "blog" => Ok(GaConfig {
+                population: 40,
+                generations: 75,
+                depth: 7,
+                features: FeatureChoice::Set("abrams3".into()),
+                selection: SelectionConfig {
+                    kind: SelectionKind::Roulette,
+                    ..base.selection.clone()
+                },
+                crossover: CrossoverConfig {
+                    kind: CrossoverKind::AverageHybrid,
+                    ..base.crossover.clone()
+                },
+                mutation: MutationConfig {
+                    sigma: 0.03,
+                    ..base.mutation.clone()
+                },
+                fitness: FitnessConfig {
+                    mode: FitnessMode::RoundRobin,
+                    games_per_pair: 2,
+                    self_play: false,
+                    ..base.fitness.clone()
+                },
+                ..base
+            }),
+            "hunter" => Ok(GaConfig {
+                population: 50,
+                generations: 250,
+                depth: 4,
+                features: FeatureChoice::Set("hunter10".into()),
+                mutation: MutationConfig {
+                    rate: 0.1,
+                    ..base.mutation.clone()
+                },
+                fitness: FitnessConfig {
+                    mode: FitnessMode::RoundRobin,
+                    games_per_pair: 10,
+                    self_play: true,
+                    ..base.fitness.clone()
+                },
+                ..base
+            }),
+            other => Err(ConfigError::invalid(
+                "preset",
+                format!("unknown {other:?}, expected {}", PRESETS.join(", ")),
+            )),
+        }
+    }
+
+    /// Reads a config from a JSON value: an object of [`GaConfig`] fields, all optional, with
+    /// an optional `"preset"` to start from. Validates the result.
+    pub fn from_json_value(value: &serde_json::Value) -> Result<GaConfig, ConfigError> {
+        let serde_json::Value::Object(map) = value else {
+            return Err(ConfigError::Parse {
+                field: String::new(),
+                reason: "a GA config must be an object".into(),
+            });
+        };
+        let mut patch = map.clone();
+        let base = match patch.remove("preset") {
+            None | Some(serde_json::Value::Null) => GaConfig::default(),
+            Some(serde_json::Value::String(name)) => GaConfig::preset(&name)?,
+            Some(other) => {
+                return Err(ConfigError::invalid(
+                    "preset",
+                    format!(
+                        "expected a preset name ({}), got {other}",
+                        PRESETS.join(", ")
+                    ),
+                ))
+            }
+        };
+        let config = base.with_overrides(&serde_json::Value::Object(patch))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and validates a JSON document (see [`GaConfig::from_json_value`]).
+    pub fn from_json_str(text: &str) -> Result<GaConfig, ConfigError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+                field: String::new(),
+                reason: format!("not valid JSON: {e}"),
+            })?;
+        GaConfig::from_json_value(&value)
+    }
+
+    /// Reads and validates a TOML document with the same fields as the JSON form.
+    pub fn from_toml_str(text: &str) -> Result<GaConfig, ConfigError> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            field: String::new(),
+            reason: format!("not valid TOML: {}", e.message()),
+        })?;
+        let value = serde_json::to_value(table).map_err(|e| ConfigError::Parse {
+            field: String::new(),
+            reason: format!("unsupported TOML value: {e}"),
+        })?;
+        GaConfig::from_json_value(&value)
+    }
+
+    /// Reads a document that is TOML or JSON: JSON when it starts with `{`.
+    pub fn from_str_auto(text: &str) -> Result<GaConfig, ConfigError> {
+        if text.trim_start().starts_with('{') {
+            GaConfig::from_json_str(text)
+        } else {
+            GaConfig::from_toml_str(text)
+        }
+    }
+
+    pub fn to_json_pretty(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).expect("GaConfig serialises")
+    }
+
+    /// This config with the fields of `patch` (a partial config object) laid over it; nested
+    /// objects merge field by field, anything else replaces. Not validated.
+    pub fn with_overrides(&self, patch: &serde_json::Value) -> Result<GaConfig, ConfigError> {
+        let mut merged = serde_json::to_value(self).map_err(|e| ConfigError::Parse {
+            field: String::new(),
+            reason: e.to_string(),
+        })?;
+        merge(&mut merged, patch);
+        serde_path_to_error::deserialize::<_, GaConfig>(merged).map_err(|e| {
+            let mut field = e.path().to_string();
+            if field == "." {
+                field.clear();
+            }
+            let mut reason = e.into_inner().to_string();
+            // List fields with their own checks (opponents) report the element as "[i]: ...";
+            // fold the index into the path.
+            if let Some((index, rest)) = reason
+                .strip_prefix('[')
+                .and_then(|r| r.split_once("]: "))
+                .filter(|(i, _)| i.bytes().all(|b| b.is_ascii_digit()))
+            {
+                field = format!("{field}[{index}]");
+                reason = rest.to_string();
+            }
+            ConfigError::Parse { field, reason }
+        })
+    }
+
+    /// Games one generation plays (self-play games are credited, not played).
+    pub fn games_per_generation(&self) -> u64 {
+        let n = self.population as u64;
+        let per_pair = self.fitness.games_per_pair as u64;
+        let round_robin = n * n.saturating_sub(1) / 2 * per_pair;
+        let opponents = n * self.fitness.opponents.len() as u64 * per_pair;
+        match self.fitness.mode {
+            FitnessMode::RoundRobin => round_robin,
+            FitnessMode::Opponents => opponents,
+            FitnessMode::Mixed => round_robin + opponents,
+        }
+    }
+
+    /// A rough upper estimate of a whole run's cost in core-hours, from measured game times of
+    /// heuristic players on Kalah(6,4) (about 3.5 ms a game at depth 4, three times more per
+    /// extra ply), scaled by the board's seeds. Used to refuse runs that would take days.
+    pub fn estimated_core_hours(&self) -> f64 {
+        let ms_per_game = 3.5 * 3f64.powi(self.depth as i32 - 4);
+        let board = (self.board.pits as f64 * self.board.seeds as f64 / 24.0).max(1.0);
+        self.games_per_generation() as f64 * self.generations as f64 * ms_per_game * board
+            / 3_600_000.0
+    }
+
+    /// Checks every field and resolves the features and initial weights.
+    pub fn validate(&self) -> Result<Resolved, ConfigError> {
+        check_range("population", self.population, 2, MAX_POPULATION)?;
+        check_range("generations", self.generations, 1, MAX_GENERATIONS)?;
+        check_range("depth", self.depth, 1, MAX_DEPTH)?;
+
+        let features = match &self.features {
+            FeatureChoice::Set(name) => {
+                parse_features(name).map_err(|e| ConfigError::invalid("features", e))?
+            }
+            FeatureChoice::List(list) => list.clone(),
+        };
+        if features.is_empty() || features.len() > 32 {
+            return Err(ConfigError::invalid(
+                "features",
+                format!("must list 1 to 32 features, got {}", features.len()),
+            ));
+        }
+        for (i, f) in features.iter().enumerate() {
+            if features[..i].contains(f) {
+                return Err(ConfigError::invalid(
+                    "features",
+                    format!("{f} is listed twice"),
+                ));
+            }
+        }
+
+        let b = self.bounds;
+        check_real("bounds.min", b.min, -MAX_WEIGHT, MAX_WEIGHT)?;
+        check_real("bounds.max", b.max, -MAX_WEIGHT, MAX_WEIGHT)?;
+        if b.min >= b.max {
+            return Err(ConfigError::invalid(
+                "bounds",
+                format!("min must be below max, got min {} and max {}", b.min, b.max),
+            ));
+        }
+
+        check_real("init.sigma", self.init.sigma, 0.0, b.width())?;
+        let init_center = match (self.init.kind, &self.init.weights) {
+            (InitKind::Uniform, _) => None,
+            (InitKind::Around, None) => {
+                return Err(ConfigError::invalid(
+                    "init.weights",
+                    "init kind \"around\" needs weights: a preset name such as \"published\" or a list of numbers",
+                ))
+            }
+            (InitKind::Around, Some(choice)) => {
+                Some(self.resolve_weights(choice, &features)?)
+            }
+        };
+
+        if self.selection.kind == SelectionKind::Tournament {
+            check_range("selection.k", self.selection.k, 1, self.population)?;
+        }
+        check_real("crossover.alpha", self.crossover.alpha, 0.0, 2.0)?;
+        check_real("mutation.rate", self.mutation.rate, 0.0, 1.0)?;
+        check_real("mutation.sigma", self.mutation.sigma, 0.0, b.width())?;
+        if self.elite >= self.population {
+            return Err(ConfigError::invalid(
+                "elite",
+                format!(
+                    "must be 0 to {} (fewer than population, {}), got {}",
+                    self.population - 1,
+                    self.population,
+                    self.elite
+                ),
+            ));
+        }
+
+        let fit = &self.fitness;
+        if fit.games_per_pair < 2
+            || fit.games_per_pair > MAX_GAMES_PER_PAIR
+            || fit.games_per_pair % 2 != 0
+        {
+            return Err(ConfigError::invalid(
+                "fitness.games_per_pair",
+                format!(
+                    "must be an even number from 2 to {MAX_GAMES_PER_PAIR} (games come in colour-swapped pairs), got {}",
+                    fit.games_per_pair
+                ),
+            ));
+        }
+        check_real("fitness.mixed_weight", fit.mixed_weight, 0.0, 1.0)?;
+        check_range(
+            "fitness.opening_plies",
+            fit.opening_plies,
+            0,
+            MAX_OPENING_PLIES,
+        )?;
+        if fit.opponents.len() > MAX_OPPONENTS {
+            return Err(ConfigError::invalid(
+                "fitness.opponents",
+                format!(
+                    "at most {MAX_OPPONENTS} opponents, got {}",
+                    fit.opponents.len()
+                ),
+            ));
+        }
+        if fit.mode != FitnessMode::RoundRobin && fit.opponents.is_empty() {
+            return Err(ConfigError::invalid(
+                "fitness.opponents",
+                format!(
+                    "fitness mode {} needs at least one opponent (such as \"minimax:4\" or \"pekar\")",
+                    fit.mode
+                ),
+            ));
+        }
+        for (i, spec) in fit.opponents.iter().enumerate() {
+            check_opponent(i, spec)?;
+        }
+
+        let start = Position::start(self.board.pits, self.board.seeds)
+            .map_err(|e| ConfigError::invalid("board", e.to_string()))?;
+
+        if let Some(n) = self.stagnation {
+            check_range("stagnation", n, 1, MAX_GENERATIONS)?;
+        }
+        if let Some(t) = self.target_fitness {
+            check_real("target_fitness", t, 0.0, 1.0)?;
+        }
+
+        let hours = self.estimated_core_hours();
+        if hours > MAX_CORE_HOURS {
+            return Err(ConfigError::invalid(
+                "generations",
+                format!(
+                    "this run would play {} games a generation for {} generations at depth {}, about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower population, generations, fitness.games_per_pair or depth",
+                    self.games_per_generation(),
+                    self.generations,
+                    self.depth
+                ),
+            ));
+        }
+
+        Ok(Resolved {
+            features,
+            init_center,
+            start,
+        })
+    }
+
+    fn resolve_weights(
+        &self,
+        choice: &WeightChoice,
+        features: &[Feature],
+    ) -> Result<Vec<f64>, ConfigError> {
+        let values = match choice {
+            WeightChoice::Values(values) => values.clone(),
+            WeightChoice::Preset(name) => {
+                let set = match &self.features {
+                    FeatureChoice::Set(set) => feature_set(set),
+                    FeatureChoice::List(_) => None,
+                };
+                let Some(set) = set else {
+                    return Err(ConfigError::invalid(
+                        "init.weights",
+                        format!(
+                            "preset {name:?} needs a named feature set ({}); give a list of numbers for other features",
+                            FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                };
+                set.presets
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, w)| w.to_vec())
+                    .ok_or_else(|| {
+                        ConfigError::invalid(
+                            "init.weights",
+                            format!(
+                                "unknown preset {name:?} of {}, expected {}",
+                                set.name,
+                                set.presets
+                                    .iter()
+                                    .map(|(n, _)| *n)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        )
+                    })?
+            }
+        };
+        if values.len() != features.len() {
+            return Err(ConfigError::invalid(
+                "init.weights",
+                format!(
+                    "{} features need {} weights, got {}",
+                    features.len(),
+                    features.len(),
+                    values.len()
+                ),
+            ));
+        }
+        if let Some(w) = values.iter().find(|w| !w.is_finite()) {
+            return Err(ConfigError::invalid(
+                "init.weights",
+                format!("weights must be finite numbers, got {w}"),
+            ));
+        }
+        Ok(values)
+    }
+}
+
+/// Opponents must be reproducible and finish in reasonable time.
+fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
+    let field = format!("fitness.opponents[{i}]");
+    spec.validate()
+        .map_err(|e| ConfigError::invalid(&field, e.to_string()))?;
+    let (depth, time_ms) = match spec {
+        AgentSpec::Minimax { depth, time_ms, .. } | AgentSpec::Heuristic { depth, time_ms, .. } => {
+            (Some(*depth), *time_ms)
+        }
+        AgentSpec::PekarMinimax { depth, .. } => (Some(*depth), None),
+        AgentSpec::Perfect { fallback_depth, .. } => (Some(*fallback_depth), None),
+        _ => (None, None),
+    };
+    if time_ms.is_some() {
+        return Err(ConfigError::invalid(
+            field,
+            format!("{spec}: a time budget makes games depend on the machine's speed, so runs would not reproduce; give a depth instead"),
+        ));
+    }
+    if let Some(d) = depth {
+        if d > MAX_DEPTH {
+            return Err(ConfigError::invalid(
+                field,
+                format!("{spec}: depth must be 1 to {MAX_DEPTH} in a GA, got {d}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Lays `patch` over `base`: objects merge key by key, anything else replaces.
+fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (base, patch) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
+            for (k, v) in p {
+                match b.get_mut(k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (slot, value) => *slot = value.clone(),
+    }
+}

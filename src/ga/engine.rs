@@ -1,0 +1,393 @@
+//! The stepped GA: [`Evolution`] evaluates one generation per [`Evolution::step`], returns its
+//! [`GenerationRecord`] and breeds the next generation from that record alone, so a run can be
+//! stopped after any generation and resumed from its last record
+//! ([`Evolution::resume`]) with exactly the generations an uninterrupted run would produce.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{ConfigError, GaConfig, InitKind};
+use super::fitness::FitnessSetup;
+use super::genome::{self, best_index, ranking, FitnessStats, Genome};
+use super::operators::{self, Crossover, Mutation, Selection};
+use crate::eval::Feature;
+use crate::matches::game_rng;
+
+/// RNG stream of the first generation.
+const INIT_STREAM: u64 = 0x696e_6974;
+/// RNG stream of breeding (selection, crossover, mutation), one per generation.
+const BREED_STREAM: u64 = 0x6272_6565;
+
+/// One member of an evaluated generation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Individual {
+    /// Weights in the order of the run's features.
+    pub weights: Vec<f64>,
+    pub fitness: f64,
+}
+
+/// The best individual seen so far in a run (ties keep the earlier one).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HallOfFame {
+    pub weights: Vec<f64>,
+    pub fitness: f64,
+    /// The generation it was evaluated in.
+    pub generation: u32,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The configured number of generations ran.
+    Generations,
+    /// `stagnation` generations in a row brought no better hall-of-fame individual.
+    Stagnation,
+    /// A generation's best fitness reached `target_fitness`.
+    TargetFitness,
+}
+
+/// Wall-clock measurements: the only part of a record that differs between identical runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Time to evaluate and breed the generation, in milliseconds.
+    pub wall_ms: u64,
+}
+
+/// Everything about one evaluated generation. With [`GenerationRecord::timing`] set aside, a
+/// pure function of the config and the generation index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenerationRecord {
+    /// 0 for the first generation.
+    pub generation: u32,
+    /// Every individual in population order.
+    pub individuals: Vec<Individual>,
+    /// Best / mean / min / standard deviation of this generation's fitness.
+    pub fitness: FitnessStats,
+    /// Index of this generation's best individual (the lowest among equals).
+    pub best_index: usize,
+    /// Mean Euclidean distance between the genomes of all pairs of individuals.
+    pub diversity: f64,
+    /// The best individual of the run up to and including this generation.
+    pub hall_of_fame: HallOfFame,
+    /// Games played to evaluate this generation.
+    pub games_played: u64,
+    /// Set on the last generation of a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopReason>,
+    #[serde(default)]
+    pub timing: Timing,
+}
+
+/// The per-generation numbers of a fitness curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenerationSummary {
+    pub generation: u32,
+    pub best: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub std: f64,
+    pub diversity: f64,
+    pub hall_of_fame_fitness: f64,
+    pub games_played: u64,
+}
+
+impl GenerationRecord {
+    pub fn summary(&self) -> GenerationSummary {
+        GenerationSummary {
+            generation: self.generation,
+            best: self.fitness.best,
+            mean: self.fitness.mean,
+            min: self.fitness.min,
+            std: self.fitness.std,
+            diversity: self.diversity,
+            hall_of_fame_fitness: self.hall_of_fame.fitness,
+            games_played: self.games_played,
+        }
+    }
+
+    /// This generation's best individual.
+    pub fn best(&self) -> &Individual {
+        &self.individuals[self.best_index]
+    }
+
+    /// The record with its timing zeroed: what two runs of one config must agree on.
+    pub fn without_timing(&self) -> GenerationRecord {
+        GenerationRecord {
+            timing: Timing::default(),
+            ..self.clone()
+        }
+    }
+}
+
+/// A GA run, advanced one generation at a time.
+#[derive(Debug)]
+pub struct Evolution {
+    config: GaConfig,
+    features: Vec<Feature>,
+    fitness: FitnessSetup,
+    selection: Box<dyn Selection>,
+    crossover: Box<dyn Crossover>,
+    mutation: Box<dyn Mutation>,
+    /// The generation `population` is, not yet evaluated unless `stopped` is set.
+    generation: u32,
+    population: Vec<Genome>,
+    hall_of_fame: Option<HallOfFame>,
+    stopped: Option<StopReason>,
+}
+
+impl Evolution {
+    /// Validates `config` and draws the first generation.
+    pub fn new(config: GaConfig) -> Result<Evolution, ConfigError> {
+        let (mut evo, center) = Evolution::prepare(config)?;
+        let mut rng = game_rng(evo.config.seed, &[INIT_STREAM]);
+        let genes = evo.features.len();
+        let bounds = evo.config.bounds;
+        evo.population = (0..evo.config.population)
+            .map(|_| match (evo.config.init.kind, &center) {
+                (InitKind::Around, Some(c)) => {
+                    genome::around(c, evo.config.init.sigma, &bounds, &mut rng)
+                }
+                _ => genome::uniform(genes, &bounds, &mut rng),
+            })
+            .collect();
+        Ok(evo)
+    }
+
+    /// Continues a run from the record of its last evaluated generation, as saved by whoever
+    /// ran it: the next generation is bred from that record exactly as the uninterrupted run
+    /// bred it, so every later record is identical (wall times aside). The stop conditions are
+    /// checked against `config`, so a finished run given more `generations` goes on.
+    pub fn resume(config: GaConfig, last: &GenerationRecord) -> Result<Evolution, ConfigError> {
+        let (mut evo, _) = Evolution::prepare(config)?;
+        evo.check_record(last)?;
+        evo.hall_of_fame = Some(last.hall_of_fame.clone());
+        evo.generation = last.generation;
+        evo.population = last.individuals.iter().map(|i| i.weights.clone()).collect();
+        match evo.stop_after(last.generation, last.fitness.best) {
+            Some(reason) => evo.stopped = Some(reason),
+            None => {
+                evo.population = evo.breed(last);
+                evo.generation = last.generation + 1;
+            }
+        }
+        Ok(evo)
+    }
+
+    /// A run without a population yet, and the centre of an `around` initialisation.
+    fn prepare(config: GaConfig) -> Result<(Evolution, Option<Genome>), ConfigError> {
+        let resolved = config.validate()?;
+        let fitness = FitnessSetup::new(&config, &resolved)?;
+        let evo = Evolution {
+            features: resolved.features,
+            fitness,
+            selection: operators::selection(&config.selection),
+            crossover: operators::crossover(&config.crossover),
+            mutation: operators::mutation(&config.mutation),
+            config,
+            generation: 0,
+            population: Vec::new(),
+            hall_of_fame: None,
+            stopped: None,
+        };
+        Ok((evo, resolved.init_center))
+    }
+
+    fn check_record(&self, r: &GenerationRecord) -> Result<(), ConfigError> {
+        let bad = |why: String| Err(ConfigError::Resume(why));
+        if r.individuals.len() != self.config.population {
+            return bad(format!(
+                "the record has {} individuals but population is {}",
+                r.individuals.len(),
+                self.config.population
+            ));
+        }
+        let bounds = self.config.bounds;
+        let genomes = r
+            .individuals
+            .iter()
+            .map(|i| (&i.weights, i.fitness))
+            .chain(std::iter::once((
+                &r.hall_of_fame.weights,
+                r.hall_of_fame.fitness,
+            )));
+        for (weights, fitness) in genomes {
+            if weights.len() != self.features.len() {
+                return bad(format!(
+                    "a genome of {} weights in the record, but the config has {} features",
+                    weights.len(),
+                    self.features.len()
+                ));
+            }
+            if let Some(w) = weights.iter().find(|w| !bounds.contains(**w)) {
+                return bad(format!(
+                    "weight {w} in the record is outside the bounds [{}, {}]",
+                    bounds.min, bounds.max
+                ));
+            }
+            if !(0.0..=1.0).contains(&fitness) {
+                return bad(format!("fitness {fitness} in the record is not in [0, 1]"));
+            }
+        }
+        if r.hall_of_fame.generation > r.generation
+            || r.best_index >= r.individuals.len()
+            || r.fitness.best != r.individuals[r.best_index].fitness
+        {
+            return bad("the record is inconsistent (hall of fame or best individual)".into());
+        }
+        Ok(())
+    }
+
+    /// Evaluates the current generation, records it and, unless the run stops here, breeds the
+    /// next one. `None` once the run has finished.
+    pub fn step(&mut self) -> Option<GenerationRecord> {
+        if self.stopped.is_some() {
+            return None;
+        }
+        let started = Instant::now();
+        let evaluation = self.fitness.evaluate(&self.population, self.generation);
+        let fitness = evaluation.fitness;
+        let best = best_index(&fitness);
+        let improved = self
+            .hall_of_fame
+            .as_ref()
+            .is_none_or(|h| fitness[best] > h.fitness);
+        if improved {
+            self.hall_of_fame = Some(HallOfFame {
+                weights: self.population[best].clone(),
+                fitness: fitness[best],
+                generation: self.generation,
+            });
+        }
+        let hall_of_fame = self
+            .hall_of_fame
+            .clone()
+            .expect("set on the first generation");
+        let mut record = GenerationRecord {
+            generation: self.generation,
+            individuals: self
+                .population
+                .iter()
+                .zip(&fitness)
+                .map(|(g, &f)| Individual {
+                    weights: g.clone(),
+                    fitness: f,
+                })
+                .collect(),
+            fitness: FitnessStats::of(&fitness),
+            best_index: best,
+            diversity: genome::diversity(&self.population),
+            hall_of_fame,
+            games_played: evaluation.games_played,
+            stop: None,
+            timing: Timing::default(),
+        };
+        record.stop = self.stop_after(self.generation, record.fitness.best);
+        match record.stop {
+            Some(reason) => self.stopped = Some(reason),
+            None => {
+                self.population = self.breed(&record);
+                self.generation += 1;
+            }
+        }
+        record.timing.wall_ms = started.elapsed().as_millis() as u64;
+        Some(record)
+    }
+
+    /// Steps to the end, handing each record to `on_record` as it is made.
+    pub fn run(&mut self, mut on_record: impl FnMut(&GenerationRecord)) -> Vec<GenerationRecord> {
+        let mut records = Vec::new();
+        while let Some(record) = self.step() {
+            on_record(&record);
+            records.push(record);
+        }
+        records
+    }
+
+    /// Whether the run stops after generation `generation` with best fitness `best`, given the
+    /// hall of fame as it stands after that generation.
+    fn stop_after(&self, generation: u32, best: f64) -> Option<StopReason> {
+        if self.config.target_fitness.is_some_and(|t| best >= t) {
+            return Some(StopReason::TargetFitness);
+        }
+        if let (Some(n), Some(h)) = (self.config.stagnation, &self.hall_of_fame) {
+            if generation - h.generation >= n {
+                return Some(StopReason::Stagnation);
+            }
+        }
+        if generation + 1 >= self.config.generations {
+            return Some(StopReason::Generations);
+        }
+        None
+    }
+
+    /// The next generation, from a record's weights and fitness only: elites first, unchanged,
+    /// then children of selected parent pairs, each mutated.
+    fn breed(&self, record: &GenerationRecord) -> Vec<Genome> {
+        let mut rng = game_rng(self.config.seed, &[BREED_STREAM, record.generation as u64]);
+        let fitness: Vec<f64> = record.individuals.iter().map(|i| i.fitness).collect();
+        let genomes: Vec<&Genome> = record.individuals.iter().map(|i| &i.weights).collect();
+        let size = self.config.population;
+        let bounds = self.config.bounds;
+
+        let mut next: Vec<Genome> = ranking(&fitness)
+            .into_iter()
+            .take(self.config.elite)
+            .map(|i| genomes[i].clone())
+            .collect();
+        let needed = size - next.len();
+        let pairs = needed.div_ceil(self.crossover.children_per_pair());
+        let parents = self.selection.select(&fitness, 2 * pairs, &mut rng);
+        for pair in parents.chunks_exact(2) {
+            for mut child in
+                self.crossover
+                    .cross(genomes[pair[0]], genomes[pair[1]], &bounds, &mut rng)
+            {
+                if next.len() == size {
+                    break;
+                }
+                self.mutation.mutate(&mut child, &bounds, &mut rng);
+                next.push(child);
+            }
+        }
+        next
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.stopped.is_some()
+    }
+
+    /// Why the run finished, once it has.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stopped
+    }
+
+    /// The generation the next [`Evolution::step`] evaluates (the last one, once finished).
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The current generation's genomes.
+    pub fn population(&self) -> &[Genome] {
+        &self.population
+    }
+
+    pub fn hall_of_fame(&self) -> Option<&HallOfFame> {
+        self.hall_of_fame.as_ref()
+    }
+
+    pub fn config(&self) -> &GaConfig {
+        &self.config
+    }
+
+    /// The run's features, in genome order.
+    pub fn features(&self) -> &[Feature] {
+        &self.features
+    }
+
+    /// Games each generation plays.
+    pub fn games_per_generation(&self) -> u64 {
+        self.fitness.jobs(self.config.population).len() as u64
+    }
+}

@@ -1,0 +1,443 @@
+//! Fitness: the games one generation plays, played in parallel on rayon, and the score each
+//! individual earns from them (points over points available: win 1, draw 0.5, loss 0).
+//!
+//! The games of a generation form one flat job list, a pure function of the config and the
+//! population size, and are collected in list order, so the result does not depend on the
+//! number of threads. A game between individuals i and j counts for both. Each colour-swapped
+//! pair of games shares a random opening drawn from (seed, generation, pair); each player's
+//! tie-breaking RNG comes from (seed, generation, game, side).
+//!
+//! Individuals play exactly as the agent spec
+//! `{"kind":"heuristic","features":[..],"weights":[..],"depth":D,"ties":"random"}` would
+//! (the same search and tie-breaking), with their evaluator built once per generation. Two
+//! shortcuts leave every score unchanged: a game stops as soon as one store holds more than
+//! half the seeds (stores never lose seeds, so the winner is known), and games of an
+//! individual against itself are credited without being played, since playing both sides it
+//! always earns exactly one of the two points of such a game.
+
+use rayon::prelude::*;
+
+use super::config::{ConfigError, FitnessMode, GaConfig, Resolved};
+use super::genome::Genome;
+use crate::agents::{Agent, AgentSpec, GameRng, SearchAgent, Ties};
+use crate::eval::{Evaluator, Feature, WeightedEval};
+use crate::game::{Position, Rules, Side};
+use crate::matches::{game_rng, random_opening};
+
+/// RNG stream of the openings.
+const OPENING_STREAM: u64 = 0x6f70_656e;
+/// RNG stream of the players' tie-breaking.
+const GAME_STREAM: u64 = 0x6761_6d65;
+
+/// Whom a game is against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rival {
+    /// Another member of the population, by index.
+    Member(usize),
+    /// A fixed opponent, by index into `fitness.opponents`.
+    Opponent(usize),
+}
+
+/// One game of a generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// The individual whose point of view the job is written from.
+    pub me: usize,
+    pub rival: Rival,
+    /// The colour-swapped pair the game belongs to; both games of a pair share the opening.
+    pub pair: u64,
+    /// `me` plays South (moves first from the start position).
+    pub me_first: bool,
+}
+
+/// What one generation's games gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// Each individual's fitness in [0, 1].
+    pub fitness: Vec<f64>,
+    /// Games actually played (self-play credits excluded).
+    pub games_played: u64,
+}
+
+/// Everything needed to score populations, fixed for a run.
+#[derive(Clone, Debug)]
+pub struct FitnessSetup {
+    features: Vec<Feature>,
+    depth: u32,
+    rules: Rules,
+    start: Position,
+    seed: u64,
+    mode: FitnessMode,
+    games_per_pair: u32,
+    self_play: bool,
+    opponents: Vec<AgentSpec>,
+    mixed_weight: f64,
+    opening_plies: u32,
+}
+
+/// An evaluator borrowed for one game, so that every game of a generation shares the
+/// individual's one [`WeightedEval`].
+struct Shared<'a>(&'a WeightedEval);
+
+impl Evaluator for Shared<'_> {
+    #[inline]
+    fn evaluate(&self, pos: &Position, me: Side) -> i64 {
+        self.0.evaluate(pos, me)
+    }
+}
+
+impl FitnessSetup {
+    /// Builds the setup of a validated config, checking that every opponent builds.
+    pub fn new(config: &GaConfig, resolved: &Resolved) -> Result<FitnessSetup, ConfigError> {
+        let f = &config.fitness;
+        for (i, spec) in f.opponents.iter().enumerate() {
+            spec.build(config.rules).map_err(|e| {
+                ConfigError::invalid(format!("fitness.opponents[{i}]"), e.to_string())
+            })?;
+        }
+        Ok(FitnessSetup {
+            features: resolved.features.clone(),
+            depth: config.depth,
+            rules: config.rules,
+            start: resolved.start,
+            seed: config.seed,
+            mode: f.mode,
+            games_per_pair: f.games_per_pair,
+            self_play: f.self_play,
+            opponents: f.opponents.clone(),
+            mixed_weight: f.mixed_weight,
+            opening_plies: f.opening_plies,
+        })
+    }
+
+    fn uses_round_robin(&self) -> bool {
+        self.mode != FitnessMode::Opponents
+    }
+
+    fn uses_opponents(&self) -> bool {
+        self.mode != FitnessMode::RoundRobin
+    }
+
+    /// The games a generation of `n` individuals plays, in the order their results are summed.
+    pub fn jobs(&self, n: usize) -> Vec<Job> {
+        let pairs = (self.games_per_pair / 2) as u64;
+        let mut jobs = Vec::new();
+        let mut pair = 0u64;
+        let mut push_pairs = |jobs: &mut Vec<Job>, me: usize, rival: Rival| {
+            for _ in 0..pairs {
+                for me_first in [true, false] {
+                    jobs.push(Job {
+                        me,
+                        rival,
+                        pair,
+                        me_first,
+                    });
+                }
+                pair += 1;
+            }
+        };
+        if self.uses_round_robin() {
+            for i in 0..n {
+                for j in i + 1..n {
+                    push_pairs(&mut jobs, i, Rival::Member(j));
+                }
+            }
+        }
+        if self.uses_opponents() {
+            for i in 0..n {
+                for o in 0..self.opponents.len() {
+                    push_pairs(&mut jobs, i, Rival::Opponent(o));
+                }
+            }
+        }
+        jobs
+    }
+
+    /// The heuristic evaluator of one genome.
+    pub fn evaluator(&self, genome: &[f64]) -> WeightedEval {
+        // Genomes come from the GA within validated bounds, or from a resumed record whose
+        // weights were checked against the bounds; both are inside MAX_WEIGHT.
+        WeightedEval::new(&self.features, genome, self.rules)
+            .expect("genome weights are within the validated bounds")
+    }
+
+    fn heuristic<'a>(&self, eval: &'a WeightedEval) -> SearchAgent<Shared<'a>> {
+        SearchAgent {
+            eval: Shared(eval),
+            rules: self.rules,
+            depth: self.depth,
+            time: None,
+            ties: Ties::Random,
+        }
+    }
+
+    /// Plays every game of generation `generation` and scores `population`.
+    pub fn evaluate(&self, population: &[Genome], generation: u32) -> Evaluation {
+        let n = population.len();
+        let evals: Vec<WeightedEval> = population.iter().map(|g| self.evaluator(g)).collect();
+        let jobs = self.jobs(n);
+        let generation = generation as u64;
+        let south_points: Vec<f64> = jobs
+            .par_iter()
+            .enumerate()
+            .map(|(index, job)| self.play_job(job, index as u64, generation, &evals))
+            .collect();
+
+        let (mut rr_points, mut rr_avail) = (vec![0.0; n], vec![0.0; n]);
+        let (mut op_points, mut op_avail) = (vec![0.0; n], vec![0.0; n]);
+        for (job, &south) in jobs.iter().zip(&south_points) {
+            let mine = if job.me_first { south } else { 1.0 - south };
+            match job.rival {
+                Rival::Member(j) => {
+                    rr_points[job.me] += mine;
+                    rr_avail[job.me] += 1.0;
+                    rr_points[j] += 1.0 - mine;
+                    rr_avail[j] += 1.0;
+                }
+                Rival::Opponent(_) => {
+                    op_points[job.me] += mine;
+                    op_avail[job.me] += 1.0;
+                }
+            }
+        }
+        if self.self_play && self.uses_round_robin() {
+            let games = self.games_per_pair as f64;
+            for i in 0..n {
+                rr_points[i] += games / 2.0;
+                rr_avail[i] += games;
+            }
+        }
+        let ratio = |p: f64, a: f64| if a > 0.0 { p / a } else { 0.0 };
+        let fitness = (0..n)
+            .map(|i| {
+                let rr = ratio(rr_points[i], rr_avail[i]);
+                let op = ratio(op_points[i], op_avail[i]);
+                match self.mode {
+                    FitnessMode::RoundRobin => rr,
+                    FitnessMode::Opponents => op,
+                    FitnessMode::Mixed => (1.0 - self.mixed_weight) * rr + self.mixed_weight * op,
+                }
+            })
+            .collect();
+        Evaluation {
+            fitness,
+            games_played: jobs.len() as u64,
+        }
+    }
+
+    /// The start position of a pair: the board's start after the pair's random opening.
+    pub fn pair_start(&self, generation: u64, pair: u64) -> Position {
+        if self.opening_plies == 0 {
+            return self.start;
+        }
+        let mut rng = game_rng(self.seed, &[OPENING_STREAM, generation, pair]);
+        random_opening(self.start, self.opening_plies, self.rules, &mut rng).0
+    }
+
+    /// The tie-breaking RNGs of a game's South and North players.
+    pub fn game_rngs(&self, generation: u64, index: u64) -> (GameRng, GameRng) {
+        (
+            game_rng(self.seed, &[GAME_STREAM, generation, index, 0]),
+            game_rng(self.seed, &[GAME_STREAM, generation, index, 1]),
+        )
+    }
+
+    /// Plays job `index` and returns South's points.
+    fn play_job(&self, job: &Job, index: u64, generation: u64, evals: &[WeightedEval]) -> f64 {
+        let start = self.pair_start(generation, job.pair);
+        let (mut south_rng, mut north_rng) = self.game_rngs(generation, index);
+        let mut me = self.heuristic(&evals[job.me]);
+        let mut member;
+        let mut built;
+        let rival: &mut dyn Agent = match job.rival {
+            Rival::Member(j) => {
+                member = self.heuristic(&evals[j]);
+                &mut member
+            }
+            Rival::Opponent(o) => {
+                // Opponents were built once in `new`, so building again cannot fail.
+                built = self.opponents[o]
+                    .build(self.rules)
+                    .expect("opponent specs are checked when the setup is made");
+                &mut *built
+            }
+        };
+        if job.me_first {
+            decided_result(
+                &mut me,
+                rival,
+                start,
+                self.rules,
+                &mut south_rng,
+                &mut north_rng,
+            )
+        } else {
+            decided_result(
+                rival,
+                &mut me,
+                start,
+                self.rules,
+                &mut south_rng,
+                &mut north_rng,
+            )
+        }
+    }
+}
+
+/// South's points (1, 0.5 or 0) in a game played from `start`, stopping as soon as one store
+/// holds more than half of the seeds: stores only grow, so the winner is then known and the
+/// rest of the game cannot change the points. The moves played up to there are the same as in
+/// [`crate::matches::play_game`] with the same agents and RNGs.
+pub fn decided_result(
+    south: &mut dyn Agent,
+    north: &mut dyn Agent,
+    start: Position,
+    rules: Rules,
+    south_rng: &mut GameRng,
+    north_rng: &mut GameRng,
+) -> f64 {
+    let total = start.total_seeds();
+    let mut pos = start;
+    while !pos.is_game_over() {
+        if 2 * pos.store(Side::South) > total {
+            return 1.0;
+        }
+        if 2 * pos.store(Side::North) > total {
+            return 0.0;
+        }
+        let mv = match pos.side_to_move() {
+            Side::South => south.choose(&pos, south_rng).mv,
+            Side::North => north.choose(&pos, north_rng).mv,
+        };
+        // Agents only return legal moves; an illegal one is a bug worth stopping for.
+        pos.play(mv, rules)
+            .unwrap_or_else(|e| panic!("agent chose an illegal move in {pos}: {e}"));
+    }
+    let (s, n) = pos.final_stores();
+    match s.cmp(&n) {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::rng_from_seed;
+    use crate::agents::spec::{FeatureChoice, WeightChoice};
+    use crate::matches::play_game;
+
+    fn setup(json: &str) -> (GaConfig, FitnessSetup) {
+        let config = GaConfig::from_json_str(json).expect("valid config");
+        let resolved = config.validate().expect("valid");
+        let setup = FitnessSetup::new(&config, &resolved).expect("setup");
+        (config, setup)
+    }
+
+    #[test]
+    fn round_robin_jobs_cover_each_pair_once_with_both_colours() {
+        let (_, s) = setup(r#"{"population": 4, "fitness": {"games_per_pair": 4}}"#);
+        let jobs = s.jobs(4);
+        assert_eq!(jobs.len(), 6 * 4);
+        for pair in 0..12u64 {
+            let games: Vec<_> = jobs.iter().filter(|j| j.pair == pair).collect();
+            assert_eq!(games.len(), 2);
+            assert_eq!((games[0].me, games[0].rival), (games[1].me, games[1].rival));
+            assert!(games[0].me_first && !games[1].me_first);
+        }
+        let (_, s) = setup(
+            r#"{"population": 3, "fitness": {"mode": "mixed", "opponents": ["random", "greedy"]}}"#,
+        );
+        assert_eq!(s.jobs(3).len(), 3 * 2 + 3 * 2 * 2);
+    }
+
+    #[test]
+    fn points_add_up() {
+        // Round robin without self-play: the points of a generation are exactly its games.
+        let (_, s) = setup(r#"{"population": 5, "depth": 1, "features": "abrams3"}"#);
+        let pop: Vec<Genome> = (0..5).map(|i| vec![0.2 * i as f64, 0.5, 0.1]).collect();
+        let e = s.evaluate(&pop, 0);
+        assert_eq!(e.games_played, 20);
+        let total: f64 = e.fitness.iter().map(|f| f * 8.0).sum();
+        assert!((total - 20.0).abs() < 1e-9, "{e:?}");
+        // Self-play adds half its games' points to everyone.
+        let (_, s) = setup(
+            r#"{"population": 5, "depth": 1, "features": "abrams3", "fitness": {"self_play": true}}"#,
+        );
+        let with_self = s.evaluate(&pop, 0);
+        for (a, b) in e.fitness.iter().zip(&with_self.fitness) {
+            assert!((b - (a * 8.0 + 1.0) / 10.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn ga_games_match_agents_built_from_specs() {
+        let (config, s) = setup(r#"{"population": 2, "depth": 3, "features": "hunter10"}"#);
+        let weights = [
+            vec![
+                0.225, 0.122, 0.654, 1.0, 0.484, 0.694, 0.918, 0.667, 0.194, 0.297,
+            ],
+            vec![0.9, 0.1, 0.1, 0.3, 0.0, 0.8, 0.2, 0.5, 0.5, 0.05],
+        ];
+        let evals: Vec<WeightedEval> = weights.iter().map(|w| s.evaluator(w)).collect();
+        let spec = |w: &Vec<f64>| AgentSpec::Heuristic {
+            features: FeatureChoice::List(s.features.clone()),
+            weights: WeightChoice::Values(w.clone()),
+            depth: config.depth,
+            time_ms: None,
+            ties: Ties::Random,
+        };
+        let mut decided_early = 0;
+        for (index, job) in s.jobs(2).iter().enumerate().cycle().take(8) {
+            for generation in 0..3u64 {
+                let index = index as u64 + 10 * generation;
+                let ga = s.play_job(job, index, generation, &evals);
+                let mut a = spec(&weights[0]).build(config.rules).unwrap();
+                let mut b = spec(&weights[1]).build(config.rules).unwrap();
+                let (mut rs, mut rn) = s.game_rngs(generation, index);
+                let start = s.pair_start(generation, job.pair);
+                let record = if job.me_first {
+                    play_game(&mut *a, &mut *b, start, config.rules, &mut rs, &mut rn)
+                } else {
+                    play_game(&mut *b, &mut *a, start, config.rules, &mut rs, &mut rn)
+                };
+                assert_eq!(ga, record.south_points());
+                let total = start.total_seeds();
+                if record.south_store.max(record.north_store) * 2 > total {
+                    decided_early += 1;
+                }
+            }
+        }
+        assert!(decided_early > 0);
+    }
+
+    #[test]
+    fn decided_result_stops_early_with_the_full_result() {
+        let rules = Rules::Standard;
+        let spec = AgentSpec::parse("minimax:2").unwrap();
+        for seed in 0..20 {
+            let mut rng = rng_from_seed(seed);
+            let start = random_opening(Position::start(6, 4).unwrap(), 4, rules, &mut rng).0;
+            let mut a = spec.build(rules).unwrap();
+            let mut b = AgentSpec::Random.build(rules).unwrap();
+            let full = play_game(
+                &mut *a,
+                &mut *b,
+                start,
+                rules,
+                &mut rng_from_seed(seed + 100),
+                &mut rng_from_seed(seed + 200),
+            );
+            let quick = decided_result(
+                &mut *a,
+                &mut *b,
+                start,
+                rules,
+                &mut rng_from_seed(seed + 100),
+                &mut rng_from_seed(seed + 200),
+            );
+            assert_eq!(quick, full.south_points());
+        }
+    }
+}

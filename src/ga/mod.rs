@@ -1,0 +1,65 @@
+//! The genetic algorithm that tunes the weights of a heuristic evaluation (DESIGN.md
+//! section 6). Knows the game, the evaluation, the agents and the match helpers; nothing of
+//! HTTP, storage or the command line.
+//!
+//! - [`GaConfig`] ([`config`]): every parameter of a run, serde (JSON and TOML) with defaults,
+//!   presets ([`GaConfig::preset`]: `abrams`, `hunter`), partial overrides
+//!   ([`GaConfig::with_overrides`], or a `"preset"` key in a document read by
+//!   [`GaConfig::from_json_str`] / [`GaConfig::from_toml_str`]) and validation whose
+//!   [`ConfigError`]s name the field and what it accepts.
+//! - [`genome`]: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
+//!   initialisation, diversity, fitness statistics.
+//! - [`operators`]: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
+//!   `sus`), [`Crossover`] (`average-hybrid`, `average`, `hybrid`, `uniform`, `blend`) and
+//!   [`Mutation`] (Gaussian); every operator takes the RNG explicitly.
+//! - [`fitness`]: the games of one generation as a flat job list played on rayon (round robin,
+//!   fixed opponents or both), scored as points over points available.
+//! - [`Evolution`] ([`engine`]): the stepped run. [`Evolution::new`] draws generation 0,
+//!   [`Evolution::step`] evaluates a generation and returns its [`GenerationRecord`] after
+//!   breeding the next, [`Evolution::resume`] continues from the last saved record exactly as
+//!   the uninterrupted run would.
+//! - [`ExportDocument`] ([`export`]): the best weights as a versioned JSON document whose
+//!   [`ExportDocument::agent_spec`] plays as the evolved individual did.
+//!
+//! Determinism: a run is a pure function of its config. Generation 0 is drawn from
+//! (seed, "init"); breeding generation g+1 uses one RNG from (seed, "breed", g) for selection,
+//! crossover and mutation in that order; a game's opening comes from (seed, "opening", g,
+//! pair) and each player's tie-breaking RNG from (seed, "game", g, game, side). Games are
+//! collected in job order, so records are byte-identical whatever the number of rayon
+//! threads; only [`GenerationRecord::timing`] differs between runs.
+//!
+//! ```no_run
+//! use kalah_tuner::ga::{Evolution, ExportDocument, GaConfig};
+//!
+//! let config = GaConfig::preset("abrams")?.with_overrides(&serde_json::json!({
+//!     "population": 10, "generations": 5, "depth": 3
+//! }))?;
+//! let mut evolution = Evolution::new(config.clone())?;
+//! let mut records = Vec::new();
+//! while let Some(record) = evolution.step() {
+//!     println!("generation {}: best {:.3}", record.generation, record.fitness.best);
+//!     records.push(record);
+//! }
+//! let doc = ExportDocument::from_run(&config, &records)?;
+//! println!("{}", doc.to_json_pretty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod config;
+pub mod engine;
+pub mod export;
+pub mod fitness;
+pub mod genome;
+pub mod operators;
+
+pub use config::{
+    BoardConfig, Bounds, ConfigError, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode,
+    GaConfig, InitConfig, InitKind, MutationConfig, SelectionConfig, SelectionKind, PRESETS,
+};
+pub use engine::{
+    Evolution, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason, Timing,
+};
+pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
+pub use fitness::{Evaluation, FitnessSetup};
+pub use genome::{FitnessStats, Genome};
+pub use operators::{Crossover, Mutation, Selection};

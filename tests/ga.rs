@@ -1,0 +1,429 @@
+//! The GA end to end: determinism across thread counts, stepped resume, config validation and
+//! presets, export documents. Configs are small (a handful of individuals, shallow searches)
+//! so the whole file runs in seconds in release.
+
+use kalah_tuner::agents::AgentSpec;
+use kalah_tuner::ga::{
+    ConfigError, Evolution, ExportDocument, GaConfig, GenerationRecord, SelectionKind, StopReason,
+};
+use kalah_tuner::matches::{play_match, Setup};
+use serde_json::json;
+
+/// The abrams preset, shrunk.
+fn small_abrams() -> GaConfig {
+    GaConfig::preset("abrams")
+        .unwrap()
+        .with_overrides(&json!({"population": 8, "generations": 3, "depth": 3, "seed": 42}))
+        .unwrap()
+}
+
+/// The hunter preset (5 + 5 games against everyone including itself), shrunk.
+fn small_hunter() -> GaConfig {
+    GaConfig::preset("hunter")
+        .unwrap()
+        .with_overrides(&json!({"population": 6, "generations": 3, "depth": 2, "seed": 7}))
+        .unwrap()
+}
+
+fn run_all(config: &GaConfig) -> Vec<GenerationRecord> {
+    Evolution::new(config.clone()).unwrap().run(|_| {})
+}
+
+/// Records as JSON with wall times zeroed: what identical runs must agree on byte for byte.
+fn canonical(records: &[GenerationRecord]) -> String {
+    let stripped: Vec<GenerationRecord> = records.iter().map(|r| r.without_timing()).collect();
+    serde_json::to_string(&stripped).unwrap()
+}
+
+fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn runs_are_identical_on_one_and_two_threads() {
+    for config in [small_abrams(), small_hunter()] {
+        let one = on_threads(1, || run_all(&config));
+        let two = on_threads(2, || run_all(&config));
+        assert_eq!(one.len(), config.generations as usize);
+        assert_eq!(canonical(&one), canonical(&two));
+        // A different seed is a different run.
+        let other = GaConfig {
+            seed: config.seed + 1,
+            ..config.clone()
+        };
+        assert_ne!(
+            canonical(&one),
+            canonical(&on_threads(2, || run_all(&other)))
+        );
+    }
+}
+
+#[test]
+fn records_describe_their_generation() {
+    let config = small_hunter();
+    let records = run_all(&config);
+    for (g, r) in records.iter().enumerate() {
+        assert_eq!(r.generation as usize, g);
+        assert_eq!(r.individuals.len(), config.population);
+        // 15 pairings of 10 games; self-play is credited, not played.
+        assert_eq!(r.games_played, 150);
+        assert!(r
+            .individuals
+            .iter()
+            .all(|i| (0.0..=1.0).contains(&i.fitness)));
+        assert!(r.individuals.iter().all(|i| i.weights.len() == 10));
+        assert_eq!(r.fitness.best, r.best().fitness);
+        assert!(r.fitness.min <= r.fitness.mean && r.fitness.mean <= r.fitness.best);
+        // Round robin is zero-sum, and self-play adds exactly one half per credited game.
+        assert!((r.fitness.mean - 0.5).abs() < 1e-9);
+        assert!(r.diversity > 0.0);
+        assert!(r.hall_of_fame.fitness >= r.fitness.best);
+        assert_eq!(r.stop.is_some(), g + 1 == records.len());
+    }
+    // Elitism: generation g's best is in generation g + 1 unchanged.
+    for w in records.windows(2) {
+        let best = &w[0].best().weights;
+        assert!(w[1].individuals.iter().any(|i| &i.weights == best));
+    }
+    assert_eq!(records.last().unwrap().stop, Some(StopReason::Generations));
+}
+
+#[test]
+fn resuming_from_a_saved_record_equals_the_uninterrupted_run() {
+    let config = small_abrams()
+        .with_overrides(&json!({"generations": 4, "selection": {"kind": "sus"}}))
+        .unwrap();
+    let whole = run_all(&config);
+    for cut in 0..3 {
+        let mut first = Evolution::new(config.clone()).unwrap();
+        let mut records = Vec::new();
+        for _ in 0..=cut {
+            records.push(first.step().unwrap());
+        }
+        drop(first);
+        // The server keeps JSON; resume from what it would read back.
+        let saved = serde_json::to_string(records.last().unwrap()).unwrap();
+        let last: GenerationRecord = serde_json::from_str(&saved).unwrap();
+        let mut resumed = Evolution::resume(config.clone(), &last).unwrap();
+        assert_eq!(resumed.generation(), cut + 1);
+        records.extend(resumed.run(|_| {}));
+        assert!(resumed.is_finished());
+        assert_eq!(
+            canonical(&records),
+            canonical(&whole),
+            "cut after generation {cut}"
+        );
+    }
+    // Resuming a finished run is finished; given more generations it goes on as a longer run.
+    let last = whole.last().unwrap();
+    let mut done = Evolution::resume(config.clone(), last).unwrap();
+    assert!(done.is_finished() && done.step().is_none());
+    let longer = GaConfig {
+        generations: 5,
+        ..config.clone()
+    };
+    let mut more = Evolution::resume(longer.clone(), last).unwrap();
+    let fifth = more.step().unwrap();
+    assert_eq!(canonical(&[fifth]), canonical(&run_all(&longer)[4..]));
+}
+
+#[test]
+fn resume_rejects_records_of_another_config() {
+    let config = small_abrams();
+    let record = Evolution::new(config.clone()).unwrap().step().unwrap();
+    let bigger = GaConfig {
+        population: 9,
+        ..config.clone()
+    };
+    assert!(matches!(
+        Evolution::resume(bigger, &record),
+        Err(ConfigError::Resume(_))
+    ));
+    let other_features = config
+        .with_overrides(&json!({"features": "hunter10"}))
+        .unwrap();
+    assert!(matches!(
+        Evolution::resume(other_features, &record),
+        Err(ConfigError::Resume(_))
+    ));
+    let mut tampered = record.clone();
+    tampered.individuals[0].weights[0] = 7.0;
+    let err = Evolution::resume(config, &tampered).unwrap_err();
+    assert!(err.to_string().contains("outside the bounds"), "{err}");
+}
+
+#[test]
+fn stagnation_and_target_fitness_stop_early() {
+    let config = small_hunter()
+        .with_overrides(&json!({"generations": 50, "stagnation": 1}))
+        .unwrap();
+    let records = run_all(&config);
+    let last = records.last().unwrap();
+    assert_eq!(last.stop, Some(StopReason::Stagnation));
+    assert_eq!(last.generation - last.hall_of_fame.generation, 1);
+    assert!(records.len() < 50);
+
+    let config = small_hunter()
+        .with_overrides(&json!({"target_fitness": 0.0}))
+        .unwrap();
+    let records = run_all(&config);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].stop, Some(StopReason::TargetFitness));
+}
+
+#[test]
+fn opponents_and_mixed_modes() {
+    let base = small_abrams()
+        .with_overrides(&json!({"population": 4, "generations": 2, "depth": 2}))
+        .unwrap();
+    let opp = base
+        .with_overrides(&json!({"fitness": {"mode": "opponents", "opponents": ["random", {"kind": "minimax", "depth": 2}]}}))
+        .unwrap();
+    let records = on_threads(2, || run_all(&opp));
+    assert_eq!(records[0].games_played, 4 * 2 * 2);
+    assert_eq!(
+        canonical(&records),
+        canonical(&on_threads(1, || run_all(&opp)))
+    );
+    let mixed = opp
+        .with_overrides(&json!({"fitness": {"mode": "mixed", "mixed_weight": 0.25}}))
+        .unwrap();
+    let records = run_all(&mixed);
+    assert_eq!(records[0].games_played, 6 * 2 + 4 * 2 * 2);
+}
+
+#[test]
+fn every_operator_kind_runs() {
+    for selection in ["roulette", "tournament", "rank", "sus"] {
+        for crossover in ["average-hybrid", "average", "hybrid", "uniform", "blend"] {
+            let config = small_abrams()
+                .with_overrides(&json!({
+                    "population": 5, "generations": 2, "depth": 1, "elite": 2,
+                    "selection": {"kind": selection, "k": 2},
+                    "crossover": {"kind": crossover, "alpha": 0.3},
+                    "bounds": {"min": -1.0, "max": 2.0},
+                    "init": {"kind": "around", "weights": "published2", "sigma": 0.5},
+                }))
+                .unwrap();
+            config.validate().unwrap();
+            let records = run_all(&config);
+            for r in &records {
+                assert_eq!(r.individuals.len(), 5);
+                for i in &r.individuals {
+                    assert!(i.weights.iter().all(|w| (-1.0..=2.0).contains(w)));
+                }
+            }
+        }
+    }
+}
+
+fn err_of(doc: serde_json::Value) -> ConfigError {
+    GaConfig::from_json_value(&doc).expect_err(&doc.to_string())
+}
+
+#[test]
+fn validation_errors_name_the_field() {
+    let cases = [
+        (json!({"population": 0}), "population: must be 2 to 1000, got 0"),
+        (
+            json!({"selection": {"kind": "foo"}}),
+            "selection.kind: unknown \"foo\", expected roulette, tournament, rank, sus",
+        ),
+        (
+            json!({"crossover": {"kind": "onepoint"}}),
+            "crossover.kind: unknown \"onepoint\", expected average-hybrid, average, hybrid, uniform, blend",
+        ),
+        (
+            json!({"fitness": {"mode": "swiss"}}),
+            "fitness.mode: unknown \"swiss\", expected round-robin, opponents, mixed",
+        ),
+        (json!({"generations": 0}), "generations: must be 1 to 10000, got 0"),
+        (json!({"depth": 11}), "depth: must be 1 to 10, got 11"),
+        (json!({"mutation": {"rate": 1.5}}), "mutation.rate: must be 0 to 1, got 1.5"),
+        (json!({"mutation": {"sigma": -0.1}}), "mutation.sigma: must be 0 to 1, got -0.1"),
+        (json!({"selection": {"kind": "tournament", "k": 0}}), "selection.k: must be 1 to 20, got 0"),
+        (json!({"elite": 20}), "elite: must be 0 to 19"),
+        (json!({"fitness": {"games_per_pair": 3}}), "fitness.games_per_pair: must be an even number"),
+        (json!({"fitness": {"mode": "opponents"}}), "fitness.opponents: fitness mode opponents needs"),
+        (json!({"fitness": {"opponents": ["minimax:12"]}}), "fitness.opponents[0]: minimax:12: depth must be 1 to 10"),
+        (json!({"fitness": {"opponents": [{"kind": "minimax", "time_ms": 50}]}}), "fitness.opponents[0]:"),
+        (json!({"fitness": {"opponents": ["chess"]}}), "fitness.opponents[0]: invalid agent spec \"chess\""),
+        (json!({"fitness": {"mixed_weight": 2.0}}), "fitness.mixed_weight: must be 0 to 1, got 2"),
+        (json!({"fitness": {"opening_plies": 99}}), "fitness.opening_plies: must be 0 to 30, got 99"),
+        (json!({"features": "hunter11"}), "features: unknown feature \"hunter11\""),
+        (json!({"features": ["store_diff", "bogus"]}), "features: unknown feature \"bogus\""),
+        (json!({"features": ["store_diff", "store_diff"]}), "features: store_diff is listed twice"),
+        (json!({"bounds": {"min": 1.0, "max": 0.0}}), "bounds: min must be below max"),
+        (json!({"bounds": {"max": 1e9}}), "bounds.max: must be -1000 to 1000"),
+        (json!({"init": {"kind": "around"}}), "init.weights: init kind \"around\" needs weights"),
+        (json!({"init": {"kind": "around", "weights": "nope"}}), "init.weights: unknown preset \"nope\" of hunter10"),
+        (json!({"init": {"kind": "around", "weights": [0.5]}}), "init.weights: 10 features need 10 weights, got 1"),
+        (json!({"board": {"pits": 0}}), "board: impossible board"),
+        (json!({"stagnation": 0}), "stagnation: must be 1 to 10000, got 0"),
+        (json!({"target_fitness": 1.5}), "target_fitness: must be 0 to 1, got 1.5"),
+        (json!({"preset": "kasparov"}), "preset: unknown \"kasparov\", expected abrams, hunter"),
+        (json!({"populaton": 10}), "unknown field `populaton`"),
+        (json!({"selection": {"kind": "rank", "size": 3}}), "selection.size: unknown field `size`, expected `kind` or `k`"),
+        (json!({"population": "ten"}), "population: invalid type"),
+        (json!({"rules": "chess"}), "rules: unknown variant `chess`"),
+        (
+            json!({"population": 1000, "generations": 10000}),
+            "generations: this run would play 999000 games a generation",
+        ),
+    ];
+    for (doc, expected) in cases {
+        let message = err_of(doc.clone()).to_string();
+        assert!(
+            message.starts_with(expected) || message.contains(expected),
+            "{doc}: got {message:?}, expected {expected:?}"
+        );
+    }
+    let e = err_of(json!({"mutation": {"rate": -1}}));
+    assert_eq!(e.field(), "mutation.rate");
+    let e = err_of(json!({"selection": {"kind": "foo"}}));
+    assert_eq!(e.field(), "selection.kind");
+}
+
+#[test]
+fn presets_and_overrides() {
+    let abrams = GaConfig::preset("abrams").unwrap();
+    abrams.validate().unwrap();
+    assert_eq!(
+        (abrams.population, abrams.depth, abrams.generations),
+        (40, 7, 75)
+    );
+    assert_eq!(abrams.games_per_generation(), 780 * 2);
+    let hunter = GaConfig::preset("hunter").unwrap();
+    hunter.validate().unwrap();
+    assert_eq!(
+        (hunter.population, hunter.depth, hunter.generations),
+        (50, 4, 250)
+    );
+    assert_eq!(hunter.games_per_generation(), 1225 * 10);
+    assert!(hunter.fitness.self_play);
+    assert!(GaConfig::default().validate().is_ok());
+    for config in [&abrams, &hunter] {
+        let evolution = Evolution::new(config.clone()).unwrap();
+        assert_eq!(
+            evolution.games_per_generation(),
+            config.games_per_generation()
+        );
+        assert_eq!(evolution.population().len(), config.population);
+    }
+    // A server moves runs between threads.
+    fn is_send<T: Send>(_: &T) {}
+    is_send(&Evolution::new(small_hunter()).unwrap());
+
+    // A partial document over a preset keeps the preset's other fields, nested ones too.
+    let c = GaConfig::from_json_str(
+        r#"{"preset": "hunter", "population": 12, "selection": {"kind": "tournament"}, "fitness": {"opponents": ["pekar"]}}"#,
+    )
+    .unwrap();
+    assert_eq!(c.population, 12);
+    assert_eq!(c.selection.kind, SelectionKind::Tournament);
+    assert_eq!(c.selection.k, 3);
+    assert_eq!(c.fitness.games_per_pair, 10);
+    assert_eq!(
+        c.fitness.opponents,
+        vec![AgentSpec::parse("pekar").unwrap()]
+    );
+    assert_eq!(c.generations, 250);
+
+    let t = GaConfig::from_toml_str(
+        r#"
+        preset = "abrams"
+        population = 12
+        seed = 9
+        features = ["store_diff", "side_diff"]
+        bounds = { min = -1, max = 1 }
+        [init]
+        kind = "around"
+        weights = [0.5, 0.25]
+        sigma = 0.05
+        [fitness]
+        mode = "mixed"
+        opponents = ["minimax:3", { kind = "greedy" }]
+        "#,
+    )
+    .unwrap();
+    assert_eq!((t.population, t.depth, t.seed), (12, 7, 9));
+    assert_eq!(t.bounds.min, -1.0);
+    assert_eq!(t.fitness.opponents.len(), 2);
+    assert_eq!(t.validate().unwrap().init_center, Some(vec![0.5, 0.25]));
+
+    // The full config round-trips through JSON and TOML.
+    let json = t.to_json_pretty();
+    assert_eq!(GaConfig::from_json_str(&json).unwrap(), t);
+    let toml_text = toml::to_string(&t).unwrap();
+    assert_eq!(GaConfig::from_toml_str(&toml_text).unwrap(), t);
+    assert_eq!(GaConfig::from_str_auto(&toml_text).unwrap(), t);
+
+    let bad = GaConfig::from_toml_str("population = [").unwrap_err();
+    assert!(bad.to_string().starts_with("not valid TOML"), "{bad}");
+    let bad = GaConfig::from_json_str("{\"population\": ").unwrap_err();
+    assert!(bad.to_string().starts_with("not valid JSON"), "{bad}");
+}
+
+#[test]
+fn export_round_trips_and_its_agent_plays() {
+    let config = small_abrams();
+    let records = run_all(&config);
+    let doc = ExportDocument::from_run(&config, &records).unwrap();
+    let best = &records.last().unwrap().hall_of_fame;
+    assert_eq!(doc.format_version, 1);
+    assert_eq!(doc.weights, best.weights);
+    assert_eq!(doc.fitness, best.fitness);
+    assert_eq!(doc.generation, best.generation);
+    assert_eq!(doc.history.len(), 3);
+    assert_eq!(doc.config, config);
+    assert_eq!(doc.seed, 42);
+
+    let text = doc.to_json_pretty();
+    let back = ExportDocument::from_json(&text).unwrap();
+    assert_eq!(back, doc);
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        value["features"],
+        json!(["store_diff", "side_diff", "overflow_diff"])
+    );
+    assert_eq!(value["agent"]["kind"], "heuristic");
+    assert_eq!(value["agent"]["depth"], 3);
+
+    // The agent spec is a plain heuristic spec anyone can parse, build and play.
+    let spec = AgentSpec::from_json(&value["agent"]).unwrap();
+    assert_eq!(spec, doc.agent_spec());
+    spec.build(doc.rules).unwrap();
+    let setup = Setup {
+        seed: 3,
+        opening_plies: 2,
+        ..Setup::default()
+    };
+    let report = play_match(&spec, &AgentSpec::Random, 10, &setup, true, false).unwrap();
+    assert_eq!(report.games, 10);
+    assert!(report.a_total.wins >= 8, "{:?}", report.a_total);
+
+    let mut newer = value.clone();
+    newer["format_version"] = json!(2);
+    let err = ExportDocument::from_json(&newer.to_string()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("format_version: unsupported version 2"),
+        "{err}"
+    );
+    let mut mismatched = value.clone();
+    mismatched["weights"] = json!([0.1, 0.2, 0.3]);
+    let err = ExportDocument::from_json(&mismatched.to_string()).unwrap_err();
+    assert!(err.to_string().starts_with("agent:"), "{err}");
+    let mut broken = value;
+    broken["fitness"] = json!("high");
+    let err = ExportDocument::from_json(&broken.to_string()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("fitness: invalid type"),
+        "{err}"
+    );
+    assert!(ExportDocument::from_run(&config, &[]).is_err());
+}
