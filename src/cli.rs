@@ -35,6 +35,8 @@ pub enum Command {
     Play(PlayArgs),
     /// Round robin of several agents with a cross-table of win rates
     Tournament(TournamentArgs),
+    /// Evolve evaluation weights with the genetic algorithm and write the export document
+    Evolve(crate::evolve::EvolveArgs),
     /// Measure move generation, search and game speed on one thread
     Bench(crate::bench::BenchArgs),
 }
@@ -208,10 +210,11 @@ fn is_user_error(e: &anyhow::Error) -> bool {
             || c.is::<crate::game::GameError>()
             || c.is::<crate::agents::SpecError>()
             || c.is::<crate::matches::MatchError>()
+            || c.is::<crate::ga::ConfigError>()
     })
 }
 
-fn usage(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
@@ -219,7 +222,7 @@ fn position_arg(text: &str) -> Result<Position> {
     Ok(parse_kpn(text)?)
 }
 
-fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
+pub(crate) fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 || n > 256 {
@@ -346,6 +349,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
+        Command::Evolve(args) => crate::evolve::run(&args)?,
         Command::Bench(args) => crate::bench::run(&args)?,
     }
     Ok(())

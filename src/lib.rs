@@ -12,12 +12,13 @@
 //!   confidence intervals.
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
 //!   and resumable), its config and presets, and the export document.
-//! - [`cli`] and [`bench`]: the `kalah-tuner` command line.
+//! - [`cli`], [`evolve`] and [`bench`]: the `kalah-tuner` command line.
 
 pub mod agents;
 pub mod bench;
 pub mod cli;
 pub mod eval;
+pub mod evolve;
 pub mod ga;
 pub mod game;
 pub mod matches;

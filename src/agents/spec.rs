@@ -12,6 +12,7 @@
 //! | `heuristic[:FEATURES[:WEIGHTS]][:D]` | FEATURES a set (`hunter10`) or `a+b+c`; WEIGHTS a preset (`published`) or numbers joined by `,` or `/` |
 //! | `pekar` | Pekar et al.'s rule list |
 //! | `pekar-minimax[:D]` | Pekar et al.'s modified minimax with cost function (4) |
+//! | `export:PATH` | the player of an export document written by `evolve` or the server |
 //! | `perfect[:S]` | exact play with at most S seeds in the pits (default 22, at most 32); a store-difference search to depth 8 above that |
 
 use std::fmt;
@@ -135,7 +136,11 @@ impl AgentSpec {
     pub fn parse(text: &str) -> Result<AgentSpec, SpecError> {
         let text = text.trim();
         let spec = if text.starts_with('{') {
-            serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?;
+            return AgentSpec::from_json(&value);
+        } else if let Some(path) = text.strip_prefix("export:") {
+            from_export_file(path)?
         } else {
             parse_short(text)?
         };
@@ -144,7 +149,25 @@ impl AgentSpec {
     }
 
     /// Parses JSON (a spec object or a short string in a JSON string).
+    ///
+    /// Two forms import an export document written by `evolve` or the server:
+    /// `{"kind":"export","path":"best.json"}` and
+    /// `{"kind":"heuristic","from_export":{...the document...}}`.
     pub fn from_json(value: &serde_json::Value) -> Result<AgentSpec, SpecError> {
+        if let Some(object) = value.as_object() {
+            let kind = object.get("kind").and_then(|k| k.as_str());
+            if kind == Some("export") {
+                let path = object.get("path").and_then(|p| p.as_str()).ok_or_else(|| {
+                    err(&value.to_string(), "path", "an export agent needs the path of its document")
+                })?;
+                return from_export_file(path);
+            }
+            if let (Some("heuristic"), Some(document)) = (kind, object.get("from_export")) {
+                let spec = from_export_document(document, "from_export")?;
+                spec.validate()?;
+                return Ok(spec);
+            }
+        }
         let spec = match value {
             serde_json::Value::String(s) => return AgentSpec::parse(s),
             other => serde_json::from_value::<AgentSpec>(other.clone())
@@ -354,6 +377,49 @@ fn resolve_terms(
         ));
     }
     Ok((list, values))
+}
+
+/// The export document format this version reads (see `ga::export`).
+pub const EXPORT_FORMAT_VERSION: u64 = 1;
+
+/// The agent an export document describes: its `agent` field, which holds the spec that plays
+/// as the exported individual did. Only this much of the document is read here, so that agents
+/// need not know the GA.
+pub fn from_export_document(
+    document: &serde_json::Value,
+    origin: &str,
+) -> Result<AgentSpec, SpecError> {
+    let version = document.get("format_version").and_then(|v| v.as_u64());
+    if version != Some(EXPORT_FORMAT_VERSION) {
+        return Err(err(
+            origin,
+            "format_version",
+            format!(
+                "expected an export document of format_version {EXPORT_FORMAT_VERSION}, found {}",
+                version.map_or("none".to_string(), |v| v.to_string())
+            ),
+        ));
+    }
+    let agent = document
+        .get("agent")
+        .ok_or_else(|| err(origin, "agent", "the export document has no agent spec"))?;
+    if agent.get("kind").and_then(|k| k.as_str()) == Some("export") {
+        return Err(err(origin, "agent", "an export document may not point to another export"));
+    }
+    AgentSpec::from_json(agent)
+}
+
+/// Reads an export document from a file and returns its agent.
+pub fn from_export_file(path: &str) -> Result<AgentSpec, SpecError> {
+    let origin = format!("export:{path}");
+    if path.is_empty() {
+        return Err(err(&origin, "path", "give the path of an export document, e.g. export:best.json"));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(&origin, "path", format!("cannot read {path}: {e}")))?;
+    let document: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| err(&origin, "json", format!("{path} is not JSON: {e}")))?;
+    from_export_document(&document, &origin)
 }
 
 fn parse_depth(spec: &str, text: &str) -> Result<u32, SpecError> {

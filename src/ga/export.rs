@@ -68,7 +68,23 @@ impl ExportDocument {
             )
         })?;
         let history: Vec<GenerationSummary> = records.iter().map(|r| r.summary()).collect();
-        ExportDocument::from_summaries(config, history, &last.hall_of_fame)
+        ExportDocument::from_summaries(config, history, &ExportDocument::champion(config, last))
+    }
+
+    /// The individual a run exports. Fitness against fixed opponents is absolute, so the best
+    /// ever (the hall of fame) is the best player. Round-robin fitness is relative to the
+    /// population it was measured in: a high score in a weak early generation says little, and
+    /// the best of the last generation, which beat the most evolved field, is exported instead.
+    pub fn champion(config: &GaConfig, last: &GenerationRecord) -> HallOfFame {
+        if config.fitness.mode == crate::ga::FitnessMode::Opponents {
+            return last.hall_of_fame.clone();
+        }
+        let best = last.best();
+        HallOfFame {
+            weights: best.weights.clone(),
+            fitness: best.fitness,
+            generation: last.generation,
+        }
     }
 
     /// The document of `best` from a run's fitness curve, for callers that kept summaries
