@@ -222,7 +222,10 @@ fn position_arg(text: &str) -> Result<Position> {
     Ok(parse_kpn(text)?)
 }
 
-pub(crate) fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
+pub(crate) fn with_threads<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 || n > 256 {

@@ -117,10 +117,8 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
     let bar = if terminal {
         let bar = ProgressBar::new(config.generations as u64);
         bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} gen {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
-            )
-            .context("progress bar template")?,
+            ProgressStyle::with_template("{spinner} gen {pos}/{len} [{wide_bar}] {msg} ETA {eta}")
+                .context("progress bar template")?,
         );
         Some(bar)
     } else {

@@ -170,28 +170,66 @@ fn evolve_is_the_same_on_one_and_two_threads_and_its_export_plays() {
         for threads in ["1", "2"] {
             let out_path = dir.join(format!("{preset}-{threads}.json"));
             let out = run(&[
-                "evolve", "--preset", preset, "--population", "12", "--generations", "3",
-                "--seed", "7", "--depth", "2", "--threads", threads,
-                "--out", out_path.to_str().unwrap(),
+                "evolve",
+                "--preset",
+                preset,
+                "--population",
+                "12",
+                "--generations",
+                "3",
+                "--seed",
+                "7",
+                "--depth",
+                "2",
+                "--threads",
+                threads,
+                "--out",
+                out_path.to_str().unwrap(),
             ]);
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             // One plain line per generation when not on a terminal.
             let stdout = String::from_utf8_lossy(&out.stdout);
-            assert_eq!(stdout.lines().filter(|l| l.starts_with("gen ")).count(), 3, "{stdout}");
+            assert_eq!(
+                stdout.lines().filter(|l| l.starts_with("gen ")).count(),
+                3,
+                "{stdout}"
+            );
             outputs.push(std::fs::read(&out_path).unwrap());
         }
-        assert_eq!(outputs[0], outputs[1], "{preset}: export differs between 1 and 2 threads");
+        assert_eq!(
+            outputs[0], outputs[1],
+            "{preset}: export differs between 1 and 2 threads"
+        );
         let doc: serde_json::Value = serde_json::from_slice(&outputs[0]).unwrap();
         assert_eq!(doc["format_version"], 1);
         assert_eq!(doc["history"].as_array().unwrap().len(), 3);
         // The export plays as an agent, by path and as JSON.
         let path = dir.join(format!("{preset}-1.json"));
         let spec = format!("export:{}", path.display());
-        let out = run(&["play", "--south", &spec, "--north", "random", "--games", "4", "--json"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let out = run(&["move", "--agent", &format!(r#"{{"kind":"export","path":"{}"}}"#, path.display()),
-            "--position", "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = run(&[
+            "play", "--south", &spec, "--north", "random", "--games", "4", "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = run(&[
+            "move",
+            "--agent",
+            &format!(r#"{{"kind":"export","path":"{}"}}"#, path.display()),
+            "--position",
+            "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -158,7 +158,11 @@ impl AgentSpec {
             let kind = object.get("kind").and_then(|k| k.as_str());
             if kind == Some("export") {
                 let path = object.get("path").and_then(|p| p.as_str()).ok_or_else(|| {
-                    err(&value.to_string(), "path", "an export agent needs the path of its document")
+                    err(
+                        &value.to_string(),
+                        "path",
+                        "an export agent needs the path of its document",
+                    )
                 })?;
                 return from_export_file(path);
             }
@@ -404,7 +408,11 @@ pub fn from_export_document(
         .get("agent")
         .ok_or_else(|| err(origin, "agent", "the export document has no agent spec"))?;
     if agent.get("kind").and_then(|k| k.as_str()) == Some("export") {
-        return Err(err(origin, "agent", "an export document may not point to another export"));
+        return Err(err(
+            origin,
+            "agent",
+            "an export document may not point to another export",
+        ));
     }
     AgentSpec::from_json(agent)
 }
@@ -413,7 +421,11 @@ pub fn from_export_document(
 pub fn from_export_file(path: &str) -> Result<AgentSpec, SpecError> {
     let origin = format!("export:{path}");
     if path.is_empty() {
-        return Err(err(&origin, "path", "give the path of an export document, e.g. export:best.json"));
+        return Err(err(
+            &origin,
+            "path",
+            "give the path of an export document, e.g. export:best.json",
+        ));
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| err(&origin, "path", format!("cannot read {path}: {e}")))?;
