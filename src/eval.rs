@@ -277,6 +277,24 @@ pub const FEATURE_SETS: &[FeatureSet] = &[
     },
 ];
 
+impl FeatureSet {
+    /// The weights of preset `name`, or an error listing the presets there are.
+    pub fn preset(&self, name: &str) -> Result<&'static [f64], String> {
+        self.presets
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, w)| *w)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.presets.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "{} has no preset {name:?}; presets: {}",
+                    self.name,
+                    names.join(", ")
+                )
+            })
+    }
+}
+
 /// Looks up a named feature set.
 pub fn feature_set(name: &str) -> Option<&'static FeatureSet> {
     FEATURE_SETS.iter().find(|s| s.name == name)

@@ -260,7 +260,7 @@ fn validation_errors_name_the_field() {
         (json!({"bounds": {"min": 1.0, "max": 0.0}}), "bounds: min must be below max"),
         (json!({"bounds": {"max": 1e9}}), "bounds.max: must be -1000 to 1000"),
         (json!({"init": {"kind": "around"}}), "init.weights: init kind \"around\" needs weights"),
-        (json!({"init": {"kind": "around", "weights": "nope"}}), "init.weights: unknown preset \"nope\" of hunter10"),
+        (json!({"init": {"kind": "around", "weights": "nope"}}), "init.weights: hunter10 has no preset \"nope\""),
         (json!({"init": {"kind": "around", "weights": [0.5]}}), "init.weights: 10 features need 10 weights, got 1"),
         (json!({"board": {"pits": 0}}), "board: impossible board"),
         (json!({"stagnation": 0}), "stagnation: must be 1 to 10000, got 0"),

@@ -337,24 +337,9 @@ fn resolve_terms(
                     ),
                 ));
             };
-            set.presets
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, w)| w.to_vec())
-                .ok_or_else(|| {
-                    (
-                        "weights",
-                        format!(
-                            "{} has no preset {name:?}; presets: {}",
-                            set.name,
-                            set.presets
-                                .iter()
-                                .map(|(n, _)| *n)
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                })?
+            set.preset(name)
+                .map_err(|reason| ("weights", reason))?
+                .to_vec()
         }
     };
     if values.len() != list.len() {

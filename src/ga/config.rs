@@ -803,24 +803,9 @@ impl GaConfig {
                         ),
                     ));
                 };
-                set.presets
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, w)| w.to_vec())
-                    .ok_or_else(|| {
-                        ConfigError::invalid(
-                            "init.weights",
-                            format!(
-                                "unknown preset {name:?} of {}, expected {}",
-                                set.name,
-                                set.presets
-                                    .iter()
-                                    .map(|(n, _)| *n)
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        )
-                    })?
+                set.preset(name)
+                    .map_err(|reason| ConfigError::invalid("init.weights", reason))?
+                    .to_vec()
             }
         };
         if values.len() != features.len() {
