@@ -34,7 +34,7 @@ pub const MAX_GENERATIONS: u32 = 10_000;
 /// Deepest search of individuals and opponents: beyond this a single game takes minutes.
 pub const MAX_DEPTH: u32 = 10;
 /// Most games per pairing (individual against individual or against an opponent).
-pub const MAX_GAMES_PER_PAIR: u32 = 100;
+pub const MAX_GAMES_PER_PAIR: u32 = 1000;
 /// Most fixed opponents.
 pub const MAX_OPPONENTS: usize = 16;
 /// Most random opening sowings.
