@@ -285,11 +285,7 @@ impl Position {
         if self.is_game_over() {
             return MoveSet(0);
         }
-        let mut bits = 0u16;
-        for (i, &s) in self.side_pits(self.side).iter().enumerate() {
-            bits |= ((s != 0) as u16) << i;
-        }
-        MoveSet(bits)
+        self.nonempty_pits()
     }
 
     #[inline]
@@ -326,8 +322,10 @@ impl Position {
     pub fn play_unchecked(&mut self, mv: usize, rules: Rules) -> MoveOutcome {
         let m = self.pits as usize;
         let side = self.side;
-        let start = self.first_pit(side) + mv - 1;
-        let own_store = self.store_index(side);
+        let first = self.first_pit(side);
+        let opp_first = self.first_pit(side.opponent());
+        let start = first + mv - 1;
+        let own_store = first + m;
         let skip = self.store_index(side.opponent());
         let cycle = 2 * m + 1;
         let n_cells = 2 * m + 2;
@@ -347,41 +345,59 @@ impl Position {
             }
             seeds -= laps as usize * cycle;
         }
-        let mut idx = start;
-        while seeds > 0 {
-            idx += 1;
-            if idx == n_cells {
-                idx = 0;
-            }
-            if idx == skip {
-                continue;
-            }
-            self.cells[idx] += 1;
-            seeds -= 1;
+
+        // At most one lap is left. Along the mover's cycle (offset 0 its move 1, m its store,
+        // m + 1..=2m the opponent's pits) the seeds go to offsets o + 1..=o + seeds, which
+        // fall into at most three runs of adjacent cells: the mover's pits and store, the
+        // opponent's pits, and the mover's pits again. Sowing runs instead of single seeds
+        // avoids a wrap and a skip test per seed.
+        let o = mv - 1;
+        let end = o + seeds;
+        for c in &mut self.cells[start + 1..=first + end.min(m)] {
+            *c += 1;
         }
-        let last = idx;
+        if end > m {
+            for c in &mut self.cells[opp_first..opp_first + (end.min(2 * m) - m)] {
+                *c += 1;
+            }
+            if end >= cycle {
+                for c in &mut self.cells[first..=first + (end - cycle)] {
+                    *c += 1;
+                }
+            }
+        }
+        let last_offset = if end >= cycle { end - cycle } else { end };
 
         let mut outcome = MoveOutcome::default();
-        if last == own_store {
+        let mut opp_may_be_empty = false;
+        if last_offset == m {
             outcome.extra_turn = true;
         } else {
-            let first = self.first_pit(side);
-            if last >= first && last < first + m && self.cells[last] == 1 {
-                let opposite = 2 * m - last;
-                let opp_seeds = self.cells[opposite];
-                if opp_seeds > 0 || rules == Rules::EmptyCapture {
-                    self.cells[own_store] += opp_seeds + 1;
-                    self.cells[opposite] = 0;
-                    self.cells[last] = 0;
-                    outcome.captured = opp_seeds + 1;
+            if last_offset < m {
+                let last = first + last_offset;
+                if self.cells[last] == 1 {
+                    let opposite = 2 * m - last;
+                    let opp_seeds = self.cells[opposite];
+                    if opp_seeds > 0 || rules == Rules::EmptyCapture {
+                        self.cells[own_store] += opp_seeds + 1;
+                        self.cells[opposite] = 0;
+                        self.cells[last] = 0;
+                        outcome.captured = opp_seeds + 1;
+                        opp_may_be_empty = true;
+                    }
                 }
             }
             self.side = side.opponent();
         }
 
-        let south: u16 = self.cells[..m].iter().sum();
-        let north: u16 = self.cells[m + 1..2 * m + 1].iter().sum();
-        if south == 0 || north == 0 {
+        // Sowing only adds to the opponent's pits, so only a capture can empty them; the
+        // mover's side needs a look, which usually ends at its first pit.
+        let own_empty = self.cells[first..first + m].iter().all(|&c| c == 0);
+        let opp_empty =
+            opp_may_be_empty && self.cells[opp_first..opp_first + m].iter().all(|&c| c == 0);
+        if own_empty || opp_empty {
+            let south: u16 = self.cells[..m].iter().sum();
+            let north: u16 = self.cells[m + 1..2 * m + 1].iter().sum();
             self.cells[m] += south;
             self.cells[2 * m + 1] += north;
             for c in &mut self.cells[..m] {
@@ -414,16 +430,67 @@ impl Position {
     #[inline]
     pub fn landing_cell(&self, side: Side, mv: usize) -> usize {
         let m = self.pits as usize;
-        let start = self.first_pit(side) + mv - 1;
-        let seeds = self.cells[start] as usize;
-        let cycle = 2 * m + 1;
-        // Position along the mover's sowing cycle, which skips the opponent's store: count
-        // cells from the mover's first pit.
         let first = self.first_pit(side);
-        let offset_start = start - first; // 0..m-1 within own pits
-        let offset_last = (offset_start + seeds) % cycle;
-        // offsets 0..m-1 own pits, m own store, m+1..2m opponent's pits.
-        (first + offset_last) % (2 * m + 2)
+        let offset = self.landing_offset(side, mv);
+        // Offsets 0..=m (own pits and store) follow `first` directly; the opponent's pits
+        // (offsets m+1..=2m) wrap past the end of the cells for North.
+        let cell = first + offset;
+        if cell >= 2 * m + 2 {
+            cell - (2 * m + 2)
+        } else {
+            cell
+        }
+    }
+
+    /// Where the last seed of move `mv` by `side` would land, counted along the mover's
+    /// sowing cycle: `0..m` its own pits (move `k` is offset `k - 1`), `m` its store and
+    /// `m + 1..=2m` the opponent's pits.
+    #[inline]
+    pub fn landing_offset(&self, side: Side, mv: usize) -> usize {
+        let m = self.pits as usize;
+        let cycle = 2 * m + 1;
+        let offset = mv - 1 + self.cells[self.first_pit(side) + mv - 1] as usize;
+        // Move ordering calls this for every move of every node: pits rarely hold a lap of
+        // seeds, so subtraction almost always replaces the division.
+        if offset < cycle {
+            offset
+        } else if offset < 2 * cycle {
+            offset - cycle
+        } else {
+            offset % cycle
+        }
+    }
+
+    /// Whether [`Position::key16`] tells positions of this board apart: at most 6 pits per
+    /// side (14 cells and the side fit in 16 bytes) and no cell beyond a byte.
+    #[inline]
+    pub fn fits_key16(&self) -> bool {
+        self.pits <= 6 && self.total_seeds() <= u8::MAX as u32
+    }
+
+    /// The cells as bytes with the side to move in the last byte: a compact exact key for
+    /// transposition tables among positions with the same number of pits, as long as
+    /// [`Position::fits_key16`] holds for them.
+    #[inline]
+    pub fn key16(&self) -> u128 {
+        let mut bytes = [0u8; 16];
+        for (b, &c) in bytes.iter_mut().zip(&self.cells[..16]) {
+            *b = c as u8;
+        }
+        // Cell 15 is unused on boards of up to 6 pits.
+        bytes[15] = self.side as u8;
+        u128::from_le_bytes(bytes)
+    }
+
+    /// The non-empty pits of the side to move, without checking whether the game is over:
+    /// for searches that already know it is not.
+    #[inline]
+    pub fn nonempty_pits(&self) -> MoveSet {
+        let mut bits = 0u16;
+        for (i, &s) in self.side_pits(self.side).iter().enumerate() {
+            bits |= ((s != 0) as u16) << i;
+        }
+        MoveSet(bits)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Alpha-beta minimax to a fixed number of turns, or iterative deepening within a time
 //! budget. Values are from the point of view of the side to move at the root ("me").
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::eval::{terminal_score, Evaluator};
@@ -20,6 +21,11 @@ pub struct SearchResult {
 }
 
 /// A reusable alpha-beta searcher for one evaluator and one rule set.
+///
+/// Fixed-depth searches deepen iteratively and keep a transposition table, but both serve
+/// only to order moves and to cut off with results of the very same position searched to the
+/// very same remaining depth within the same search: the value and the set of best moves are
+/// always exactly those of plain minimax.
 pub struct AlphaBeta<'e, E: Evaluator> {
     eval: &'e E,
     rules: Rules,
@@ -27,48 +33,152 @@ pub struct AlphaBeta<'e, E: Evaluator> {
     nodes: u64,
     deadline: Option<Instant>,
     aborted: bool,
+    table: Option<Box<Table>>,
+    /// Cutoffs per (maximizing?, move), weighted by the remaining depth.
+    history: [[u32; 16]; 2],
 }
 
-/// Moves ordered so that alpha-beta cuts early: extra turns first (nearest the store first, as
-/// those disturb the fewest other pits), then captures, then the rest from the store outwards.
+/// Transposition table slots. Big enough for the GA's depth-7 searches, small enough to stay
+/// in the L2 cache of one core.
+const TABLE_BITS: u32 = 14;
+
+const BOUND_NONE: u8 = 0;
+const BOUND_EXACT: u8 = 1;
+const BOUND_LOWER: u8 = 2;
+const BOUND_UPPER: u8 = 3;
+
+#[derive(Clone, Copy)]
+struct Entry {
+    /// The whole position ([`Position::key16`]), compared on every probe: a hash collision
+    /// must never be able to change a result.
+    key: u128,
+    value: i64,
+    /// The search that wrote the entry; entries of other searches count as empty, which
+    /// makes every search behave as if it had a fresh table.
+    search: u32,
+    depth: u8,
+    bound: u8,
+    mv: u8,
+}
+
+struct Table {
+    entries: Vec<Entry>,
+    search: u32,
+}
+
+impl Table {
+    fn new() -> Box<Table> {
+        let empty = Entry {
+            key: 0,
+            value: 0,
+            search: 0,
+            depth: 0,
+            bound: BOUND_NONE,
+            mv: 0,
+        };
+        Box::new(Table {
+            entries: vec![empty; 1 << TABLE_BITS],
+            search: 0,
+        })
+    }
+
+    /// Starts a new search: every entry written so far becomes invisible.
+    fn next_search(&mut self) {
+        self.search = self.search.wrapping_add(1);
+        if self.search == 0 {
+            for e in &mut self.entries {
+                e.search = 0;
+            }
+            self.search = 1;
+        }
+    }
+}
+
+thread_local! {
+    /// One table per thread, reused by every search on it: agents are built per game and
+    /// search once per move, and allocating a table each time would cost more than a
+    /// short search. Searches never see each other's entries (see [`Entry::search`]).
+    static SPARE_TABLE: Cell<Option<Box<Table>>> = const { Cell::new(None) };
+}
+
+/// Move ordering classes, best first; within a class the larger key goes first.
+const CLASS_TABLE: u32 = 7;
+const CLASS_EXTRA: u32 = 6;
+const CLASS_CAPTURE: u32 = 5;
+const CLASS_QUIET: u32 = 1;
+
+/// Moves in the order alpha-beta should try them, as sort keys `class << 24 | score << 5 |
+/// move`: the table's best move, then extra turns (nearest the store first, as those disturb
+/// the fewest other pits), captures (biggest first), and quiet moves by history.
 #[inline]
-fn ordered_moves(pos: &Position, buf: &mut [usize; 16]) -> usize {
+fn ordered_moves(
+    pos: &Position,
+    rules: Rules,
+    hint: u8,
+    history: &[u32; 16],
+    buf: &mut [u32; 16],
+) -> usize {
     let side = pos.side_to_move();
     let m = pos.pits();
-    let store = pos.store_index(side);
-    let first = pos.first_pit(side);
+    let cells = pos.cells();
+    let own = pos.side_pits(side);
+    let cycle = 2 * m + 1;
+    let capture_key = |land: usize, wraps: bool| {
+        // The last seed lands alone in the mover's pit at offset `land`; the pit facing it
+        // gains a seed on the way when the sowing wraps round.
+        let opposite = 2 * m - (pos.first_pit(side) + land);
+        let taken = cells[opposite] as u32 + wraps as u32;
+        if taken > 0 || rules == Rules::EmptyCapture {
+            Some(CLASS_CAPTURE << 24 | taken.min(1 << 18) << 5)
+        } else {
+            None
+        }
+    };
     let mut n = 0;
-    let legal = pos.legal_moves();
-    let mut rest = [0usize; 16];
-    let mut n_rest = 0;
-    for mv in (1..=m).rev() {
-        if !legal.contains(mv) {
+    for (i, &seeds) in own.iter().enumerate() {
+        if seeds == 0 {
             continue;
         }
-        let land = pos.landing_cell(side, mv);
-        if land == store {
-            buf[n] = mv;
-            n += 1;
-        } else if land >= first
-            && land < first + m
-            && pos.cells()[land] == 0
-            && pos.pit(side, mv) <= 2 * m as u32
-        {
-            rest[n_rest] = mv;
-            n_rest += 1;
+        let mv = i + 1;
+        let seeds = seeds as usize;
+        let land = i + seeds;
+        let key = if mv as u8 == hint {
+            Some(CLASS_TABLE << 24)
+        } else if land == m {
+            Some(CLASS_EXTRA << 24)
+        } else if land < m {
+            if own[land] == 0 {
+                capture_key(land, false)
+            } else {
+                None
+            }
+        } else if land < cycle {
+            // Ends on the opponent's side.
+            None
         } else {
-            rest[n_rest] = mv | 0x100;
-            n_rest += 1;
+            // A lap or more: rare, so the division does not matter here.
+            let land = land % cycle;
+            if land == m {
+                Some(CLASS_EXTRA << 24)
+            } else if land < m && seeds <= cycle && (own[land] == 0 || seeds == cycle) {
+                capture_key(land, true)
+            } else {
+                None
+            }
+        };
+        let key = key.unwrap_or(CLASS_QUIET << 24 | history[i].min(1 << 18) << 5);
+        buf[n] = key | mv as u32;
+        n += 1;
+    }
+    // Insertion sort: at most a dozen moves, usually almost in order already.
+    for i in 1..n {
+        let key = buf[i];
+        let mut j = i;
+        while j > 0 && buf[j - 1] < key {
+            buf[j] = buf[j - 1];
+            j -= 1;
         }
-    }
-    // Captures (unflagged) before quiet moves (flagged), keeping their order otherwise.
-    for &mv in rest[..n_rest].iter().filter(|&&mv| mv & 0x100 == 0) {
-        buf[n] = mv;
-        n += 1;
-    }
-    for &mv in rest[..n_rest].iter().filter(|&&mv| mv & 0x100 != 0) {
-        buf[n] = mv & 0xff;
-        n += 1;
+        buf[j] = key;
     }
     n
 }
@@ -82,15 +192,46 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             nodes: 0,
             deadline: None,
             aborted: false,
+            table: None,
+            history: [[0; 16]; 2],
+        }
+    }
+
+    /// Resets everything one search may leave behind, so that each search gives the same
+    /// result as on a fresh searcher.
+    fn begin(&mut self, pos: &Position, depth: u32) {
+        self.me = pos.side_to_move();
+        self.nodes = 0;
+        self.deadline = None;
+        self.aborted = false;
+        self.history = [[0; 16]; 2];
+        // Boards whose positions do not fit the table's exact keys search without it.
+        if pos.fits_key16() && depth <= u8::MAX as u32 {
+            let table = self
+                .table
+                .get_or_insert_with(|| SPARE_TABLE.with(|t| t.take()).unwrap_or_else(Table::new));
+            table.next_search();
+        } else if let Some(table) = self.table.take() {
+            SPARE_TABLE.with(|t| t.set(Some(table)));
         }
     }
 
     /// Searches `depth` turns from `pos`, which must not be over.
     pub fn search_depth(&mut self, pos: &Position, depth: u32) -> SearchResult {
-        self.nodes = 0;
-        self.deadline = None;
-        self.aborted = false;
-        self.root(pos, depth.max(1))
+        let depth = depth.max(1);
+        self.begin(pos, depth);
+        // Shallower iterations cost a fraction of the last one and fill the table with the
+        // best moves to try first. Only depths of the same parity: a turn more or less
+        // changes who moved last before the horizon, and with it the best moves, so
+        // alternate depths order worse and cost more than they save.
+        let mut d = 2 - depth % 2;
+        while d < depth {
+            self.root(pos, d, false);
+            d += 2;
+        }
+        let mut result = self.root(pos, depth, true);
+        result.nodes = self.nodes;
+        result
     }
 
     /// Iterative deepening until `budget` runs out (or `max_depth` is reached); returns the
@@ -102,16 +243,12 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         max_depth: u32,
     ) -> SearchResult {
         let start = Instant::now();
-        self.nodes = 0;
-        self.aborted = false;
-        self.deadline = None;
-        let mut best = self.root(pos, 1);
-        let mut total_nodes = best.nodes;
-        for depth in 2..=max_depth.max(1) {
+        let max_depth = max_depth.max(1);
+        self.begin(pos, max_depth);
+        let mut best = self.root(pos, 1, true);
+        for depth in 2..=max_depth {
             self.deadline = Some(start + budget);
-            self.nodes = 0;
-            let result = self.root(pos, depth);
-            total_nodes += self.nodes;
+            let result = self.root(pos, depth, true);
             if self.aborted {
                 break;
             }
@@ -121,25 +258,66 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
                 break;
             }
         }
-        best.nodes = total_nodes;
+        best.nodes = self.nodes;
         best
     }
 
-    fn root(&mut self, pos: &Position, depth: u32) -> SearchResult {
-        self.me = pos.side_to_move();
+    /// The value of a position just reached by a move, `depth` turns from the horizon.
+    #[inline]
+    fn child_value(
+        &mut self,
+        child: &Position,
+        game_over: bool,
+        depth: u32,
+        alpha: i64,
+        beta: i64,
+    ) -> i64 {
+        if game_over {
+            // The sweep has emptied every pit: the stores are final.
+            self.nodes += 1;
+            terminal_score(child.store_diff(self.me))
+        } else if depth == 0 {
+            self.nodes += 1;
+            self.eval.evaluate(child, self.me)
+        } else {
+            self.search(child, depth, alpha, beta)
+        }
+    }
+
+    /// Values every root move. With `prove_ties` the best value and every move that reaches
+    /// it are exact; without, only the first best move is (enough to order the next
+    /// iteration).
+    fn root(&mut self, pos: &Position, depth: u32, prove_ties: bool) -> SearchResult {
         self.nodes += 1;
-        let mut buf = [0usize; 16];
-        let n = ordered_moves(pos, &mut buf);
+        let key = pos.key16();
+        let hint = self.probe(key).map_or(0, |e| e.mv);
+        let mut buf = [0u32; 16];
+        let n = ordered_moves(pos, self.rules, hint, &self.history[1], &mut buf);
         let mut best_value = i64::MIN;
         let mut best_moves: Vec<usize> = Vec::new();
-        for &mv in &buf[..n] {
+        for (i, &key) in buf[..n].iter().enumerate() {
+            let mv = (key & 0x1f) as usize;
             let mut child = *pos;
             let outcome = child.play_unchecked(mv, self.rules);
             let child_depth = if outcome.extra_turn { depth } else { depth - 1 };
-            // A window just below the best so far proves ties exactly, so callers can break
-            // them fairly.
-            let alpha = best_value.saturating_sub(1);
-            let value = self.node(&child, child_depth, alpha, i64::MAX);
+            // Later moves first try a null window just below (or at) the best so far: most
+            // are worse and fail low cheaply. Those that do not are searched again with the
+            // window open above, which values them exactly.
+            let floor = if prove_ties {
+                best_value.saturating_sub(1)
+            } else {
+                best_value
+            };
+            let value = if i == 0 || outcome.game_over || child_depth == 0 {
+                self.child_value(&child, outcome.game_over, child_depth, floor, i64::MAX)
+            } else {
+                let v = self.search(&child, child_depth, floor, floor + 1);
+                if v > floor {
+                    self.search(&child, child_depth, floor, i64::MAX)
+                } else {
+                    v
+                }
+            };
             if self.aborted {
                 break;
             }
@@ -151,6 +329,11 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
                 best_moves.push(mv);
             }
         }
+        if !self.aborted {
+            if let Some(&mv) = best_moves.first() {
+                self.store(key, depth, best_value, BOUND_NONE, mv as u8);
+            }
+        }
         best_moves.sort_unstable();
         SearchResult {
             best_moves,
@@ -160,21 +343,52 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         }
     }
 
-    fn node(&mut self, pos: &Position, depth: u32, mut alpha: i64, mut beta: i64) -> i64 {
+    #[inline]
+    fn slot(key: u128) -> usize {
+        let folded = (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (folded.wrapping_mul(0xbf58_476d_1ce4_e5b9) >> (64 - TABLE_BITS)) as usize
+    }
+
+    #[inline]
+    fn probe(&self, key: u128) -> Option<&Entry> {
+        let table = self.table.as_deref()?;
+        let e = &table.entries[Self::slot(key)];
+        (e.search == table.search && e.key == key).then_some(e)
+    }
+
+    #[inline]
+    fn store(&mut self, key: u128, depth: u32, value: i64, bound: u8, mv: u8) {
+        if let Some(table) = self.table.as_deref_mut() {
+            let search = table.search;
+            table.entries[Self::slot(key)] = Entry {
+                key,
+                value,
+                search,
+                depth: depth as u8,
+                bound,
+                mv,
+            };
+        }
+    }
+
+    /// Fail-soft alpha-beta on a position that is not over, `depth >= 1` turns from the
+    /// horizon. A result `<= alpha` is an upper bound, `>= beta` a lower bound, and exact in
+    /// between.
+    #[inline]
+    fn search(&mut self, pos: &Position, depth: u32, alpha: i64, beta: i64) -> i64 {
+        if depth == 1 {
+            self.frontier(pos, alpha, beta)
+        } else {
+            self.node(pos, depth, alpha, beta)
+        }
+    }
+
+    /// [`AlphaBeta::search`] one turn from the horizon, where most children are leaves and a
+    /// cutoff usually comes with the first: probing and filling the table there costs more
+    /// than the few transpositions it finds.
+    fn frontier(&mut self, pos: &Position, mut alpha: i64, mut beta: i64) -> i64 {
         self.nodes += 1;
-        if pos.is_game_over() {
-            let (south, north) = pos.final_stores();
-            let margin = south as i32 - north as i32;
-            return terminal_score(if self.me == Side::South {
-                margin
-            } else {
-                -margin
-            });
-        }
-        if depth == 0 {
-            return self.eval.evaluate(pos, self.me);
-        }
-        if self.nodes & 0xfff == 0 {
+        if self.deadline.is_some() && self.nodes & 0xfff == 0 {
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
                     self.aborted = true;
@@ -185,26 +399,152 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             return 0;
         }
         let maximizing = pos.side_to_move() == self.me;
-        let mut buf = [0usize; 16];
-        let n = ordered_moves(pos, &mut buf);
+        let mut buf = [0u32; 16];
+        let n = ordered_moves(
+            pos,
+            self.rules,
+            0,
+            &self.history[maximizing as usize],
+            &mut buf,
+        );
         let mut best = if maximizing { i64::MIN } else { i64::MAX };
-        for &mv in &buf[..n] {
+        for &key in &buf[..n] {
+            let mv = (key & 0x1f) as usize;
             let mut child = *pos;
             let outcome = child.play_unchecked(mv, self.rules);
-            let child_depth = if outcome.extra_turn { depth } else { depth - 1 };
-            let value = self.node(&child, child_depth, alpha, beta);
+            let value = if outcome.extra_turn && !outcome.game_over {
+                self.frontier(&child, alpha, beta)
+            } else {
+                self.child_value(&child, outcome.game_over, 0, alpha, beta)
+            };
             if maximizing {
                 best = best.max(value);
-                alpha = alpha.max(best);
+                alpha = alpha.max(value);
             } else {
                 best = best.min(value);
-                beta = beta.min(best);
+                beta = beta.min(value);
             }
             if alpha >= beta {
+                if key >> 24 < CLASS_CAPTURE {
+                    let slot = &mut self.history[maximizing as usize][mv - 1];
+                    *slot = slot.saturating_add(1);
+                }
                 break;
             }
         }
         best
+    }
+
+    /// [`AlphaBeta::search`] at least two turns from the horizon.
+    fn node(&mut self, pos: &Position, depth: u32, mut alpha: i64, mut beta: i64) -> i64 {
+        self.nodes += 1;
+        if self.deadline.is_some() && self.nodes & 0xfff == 0 {
+            if let Some(deadline) = self.deadline {
+                if Instant::now() >= deadline {
+                    self.aborted = true;
+                }
+            }
+        }
+        if self.aborted {
+            return 0;
+        }
+        let mut hint = 0;
+        let key = pos.key16();
+        if let Some(e) = self.probe(key) {
+            // Only a result for exactly this many remaining turns is the minimax value we
+            // need; deeper or shallower ones merely suggest a move.
+            if e.depth as u32 == depth {
+                let cut = match e.bound {
+                    BOUND_EXACT => true,
+                    BOUND_LOWER => e.value >= beta,
+                    BOUND_UPPER => e.value <= alpha,
+                    _ => false,
+                };
+                if cut {
+                    return e.value;
+                }
+            }
+            hint = e.mv;
+        }
+        let (alpha0, beta0) = (alpha, beta);
+        let maximizing = pos.side_to_move() == self.me;
+        let mut buf = [0u32; 16];
+        let n = ordered_moves(
+            pos,
+            self.rules,
+            hint,
+            &self.history[maximizing as usize],
+            &mut buf,
+        );
+        let mut best = if maximizing { i64::MIN } else { i64::MAX };
+        let mut best_mv = 0u8;
+        for (i, &key) in buf[..n].iter().enumerate() {
+            let mv = (key & 0x1f) as usize;
+            let mut child = *pos;
+            let outcome = child.play_unchecked(mv, self.rules);
+            let child_depth = if outcome.extra_turn { depth } else { depth - 1 };
+            // Principal variation search: after the first move, prove with a null window
+            // that a move is no better, and search it fully only when that fails.
+            let value = if i == 0 || outcome.game_over || child_depth == 0 {
+                self.child_value(&child, outcome.game_over, child_depth, alpha, beta)
+            } else if maximizing {
+                let v = self.search(&child, child_depth, alpha, alpha + 1);
+                if v > alpha && v < beta {
+                    self.search(&child, child_depth, v, beta)
+                } else {
+                    v
+                }
+            } else {
+                let v = self.search(&child, child_depth, beta - 1, beta);
+                if v < beta && v > alpha {
+                    self.search(&child, child_depth, alpha, v)
+                } else {
+                    v
+                }
+            };
+            if maximizing {
+                if value > best {
+                    best = value;
+                    best_mv = mv as u8;
+                }
+                alpha = alpha.max(value);
+            } else {
+                if value < best {
+                    best = value;
+                    best_mv = mv as u8;
+                }
+                beta = beta.min(value);
+            }
+            if alpha >= beta {
+                // Killer moves were tried too and cost nodes: in Kalah a move's effect
+                // depends too much on the exact seed counts.
+                if key >> 24 < CLASS_CAPTURE {
+                    let slot = &mut self.history[maximizing as usize][mv - 1];
+                    *slot = slot.saturating_add(depth * depth);
+                }
+                break;
+            }
+        }
+        if self.aborted {
+            return 0;
+        }
+        let bound = if best <= alpha0 {
+            BOUND_UPPER
+        } else if best >= beta0 {
+            BOUND_LOWER
+        } else {
+            BOUND_EXACT
+        };
+        self.store(key, depth, best, bound, best_mv);
+        best
+    }
+}
+
+impl<E: Evaluator> Drop for AlphaBeta<'_, E> {
+    fn drop(&mut self) {
+        if let Some(table) = self.table.take() {
+            SPARE_TABLE.with(|t| t.set(Some(table)));
+        }
     }
 }
 

@@ -1,0 +1,136 @@
+//! The fast evaluation path must give bit-identical results to the per-feature definitions,
+//! which are the reference the published weights and the GA's records were made with.
+
+use kalah_tuner::agents::{rng_from_seed, Agent, RandomAgent};
+use kalah_tuner::eval::{round_to_i64, Evaluator, Feature, WeightedEval, FEATURE_SETS};
+use kalah_tuner::game::{parse_kpn, Position, Rules, Side};
+use rand::RngExt;
+
+/// Positions of random games on every board size, plus a few with laps and empty sides.
+fn positions() -> Vec<Position> {
+    let mut out = Vec::new();
+    let mut rng = rng_from_seed(7);
+    for m in 1..=12usize {
+        for n in [1u32, 2, 4, 6, 10, 30] {
+            for _ in 0..4 {
+                let mut pos = Position::start(m, n).unwrap();
+                while !pos.is_game_over() {
+                    out.push(pos);
+                    let mv = RandomAgent.choose(&pos, &mut rng).mv;
+                    pos.play(mv, Rules::Standard).unwrap();
+                }
+                out.push(pos);
+            }
+        }
+    }
+    for kpn in [
+        "30,0,0,0,0,0/0/0,0,0,0,0,1/0/S",
+        "0,0,0,0,0,1/0/27,0,0,0,0,0/20/N",
+        "13,12,11,10,9,8/3/7,6,5,4,3,2/1/S",
+        "0,0,0,0,0,0,0,0,0,0,0,100/0/1,0,0,0,0,0,0,0,0,0,0,0/0/S",
+    ] {
+        out.push(parse_kpn(kpn).unwrap());
+    }
+    out
+}
+
+fn reference(terms: &[(Feature, f64)], pos: &Position, me: Side, rules: Rules) -> f64 {
+    terms
+        .iter()
+        .filter(|&&(_, w)| w != 0.0)
+        .map(|&(f, w)| w * f.value(pos, me, rules))
+        .sum()
+}
+
+#[test]
+fn weighted_eval_matches_the_feature_definitions_bit_for_bit() {
+    let positions = positions();
+    assert!(positions.len() > 5000, "{}", positions.len());
+    let mut rng = rng_from_seed(11);
+    let mut term_lists: Vec<Vec<(Feature, f64)>> = FEATURE_SETS
+        .iter()
+        .flat_map(|set| {
+            set.presets.iter().map(|(_, w)| {
+                set.features
+                    .iter()
+                    .copied()
+                    .zip(w.iter().copied())
+                    .collect()
+            })
+        })
+        .collect();
+    for _ in 0..20 {
+        let mut features = Feature::ALL.to_vec();
+        // A random subset in a random order, with random (sometimes zero) weights.
+        for i in (1..features.len()).rev() {
+            features.swap(i, rng.random_range(0..=i));
+        }
+        features.truncate(rng.random_range(1..=Feature::ALL.len()));
+        term_lists.push(
+            features
+                .into_iter()
+                .map(|f| {
+                    let w = if rng.random_range(0..6) == 0 {
+                        0.0
+                    } else {
+                        rng.random_range(-3.0..3.0)
+                    };
+                    (f, w)
+                })
+                .collect(),
+        );
+    }
+    for terms in &term_lists {
+        let (features, weights): (Vec<Feature>, Vec<f64>) = terms.iter().copied().unzip();
+        for rules in [Rules::Standard, Rules::EmptyCapture] {
+            let eval = WeightedEval::new(&features, &weights, rules).unwrap();
+            for pos in positions.iter().step_by(3) {
+                for me in [Side::South, Side::North] {
+                    let want = reference(terms, pos, me, rules);
+                    let got = eval.raw(pos, me);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{terms:?} {pos} {me}");
+                    assert_eq!(eval.evaluate(pos, me), (want * 1e6).round() as i64);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn rounding_matches_f64_round() {
+    let mut rng = rng_from_seed(3);
+    let mut values = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.49999999999999994,
+        -0.49999999999999994,
+        4503599627370495.5,
+        -4503599627370495.5,
+        4503599627370497.0,
+        9007199254740993.0,
+        9.3e18,
+        -9.3e18,
+        1e300,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        i64::MAX as f64,
+        i64::MIN as f64,
+    ];
+    for _ in 0..100_000 {
+        let scale = 10f64.powi(rng.random_range(0..16));
+        values.push(rng.random_range(-1.0..1.0) * scale);
+        // Exact halves.
+        values.push(rng.random_range(-1_000_000i64..1_000_000) as f64 + 0.5);
+    }
+    for x in values {
+        assert_eq!(round_to_i64(x), x.round() as i64, "{x:e}");
+    }
+}
