@@ -139,3 +139,50 @@ fn boards_too_big_for_the_table_still_search_exactly() {
         );
     }
 }
+
+/// An agent keeps its table across the moves of a game: every search must still return what
+/// a fresh search returns.
+#[test]
+fn keeping_the_table_across_a_game_changes_no_result() {
+    use kalah_tuner::agents::{rng_from_seed, Agent, RandomAgent};
+    use kalah_tuner::eval::{feature_set, WeightedEval};
+    use kalah_tuner::game::{Position, Rules, Side};
+    use kalah_tuner::search::{AlphaBeta, KeptTable};
+
+    let set = feature_set("abrams3").unwrap();
+    let eval = WeightedEval::new(set.features, set.presets[0].1, Rules::Standard).unwrap();
+    for game in 0..6u64 {
+        let mut rng = rng_from_seed(game);
+        let mut pos = Position::start(6, 4).unwrap();
+        for _ in 0..3 {
+            let mv = RandomAgent.choose(&pos, &mut rng).mv;
+            pos.play(mv, Rules::Standard).unwrap();
+        }
+        let depth = 3 + (game % 3) as u32;
+        let mut kept = [KeptTable::default(), KeptTable::default()];
+        let mut kept_nodes = 0;
+        let mut fresh_nodes = 0;
+        while !pos.is_game_over() {
+            let side = pos.side_to_move();
+            let slot = if side == Side::South { 0 } else { 1 };
+            let fresh = AlphaBeta::new(&eval, Rules::Standard).search_depth(&pos, depth);
+            let again = AlphaBeta::new(&eval, Rules::Standard).search_depth_keeping(
+                &pos,
+                depth,
+                &mut kept[slot],
+            );
+            assert_eq!(
+                (again.value, &again.best_moves),
+                (fresh.value, &fresh.best_moves),
+                "{pos}"
+            );
+            kept_nodes += again.nodes;
+            fresh_nodes += fresh.nodes;
+            pos.play(fresh.best_moves[0], Rules::Standard).unwrap();
+        }
+        assert!(
+            kept_nodes <= fresh_nodes,
+            "game {game}: {kept_nodes} > {fresh_nodes} nodes"
+        );
+    }
+}

@@ -3,7 +3,7 @@ use std::time::Duration;
 use super::{Agent, Decision, GameRng, Ties};
 use crate::eval::Evaluator;
 use crate::game::{Position, Rules};
-use crate::search::AlphaBeta;
+use crate::search::{AlphaBeta, KeptTable};
 
 /// Alpha-beta minimax with any evaluator: `minimax` (store difference) and `heuristic`
 /// (weighted features) are both this agent.
@@ -14,6 +14,9 @@ pub struct SearchAgent<E: Evaluator> {
     /// When set, iterative deepening within this budget per move, up to `depth`.
     pub time: Option<Duration>,
     pub ties: Ties,
+    /// The transposition table kept across this agent's moves (fixed-depth searches only;
+    /// it changes the work, never the moves).
+    pub table: KeptTable,
 }
 
 impl<E: Evaluator> Agent for SearchAgent<E> {
@@ -21,7 +24,7 @@ impl<E: Evaluator> Agent for SearchAgent<E> {
         let mut search = AlphaBeta::new(&self.eval, self.rules);
         let result = match self.time {
             Some(budget) => search.search_time(pos, budget, self.depth),
-            None => search.search_depth(pos, self.depth),
+            None => search.search_depth_keeping(pos, self.depth, &mut self.table),
         };
         Decision {
             mv: self.ties.pick(&result.best_moves, rng),

@@ -273,6 +273,7 @@ impl AgentSpec {
                 depth: *depth,
                 time: time_ms.map(Duration::from_millis),
                 ties: *ties,
+                table: Default::default(),
             }),
             AgentSpec::Heuristic {
                 depth,
@@ -289,6 +290,7 @@ impl AgentSpec {
                     depth: *depth,
                     time: time_ms.map(Duration::from_millis),
                     ties: *ties,
+                    table: Default::default(),
                 })
             }
             AgentSpec::Pekar { ties } => Box::new(Pekar { rules, ties: *ties }),

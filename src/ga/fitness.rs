@@ -168,6 +168,7 @@ impl FitnessSetup {
             depth: self.depth,
             time: None,
             ties: Ties::Random,
+            table: Default::default(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Alpha-beta minimax to a fixed number of turns, or iterative deepening within a time
 //! budget. Values are from the point of view of the side to move at the root ("me").
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use crate::eval::{terminal_score, Evaluator};
@@ -65,6 +65,9 @@ struct Entry {
 struct Table {
     entries: Vec<Entry>,
     search: u32,
+    /// The root side of the searches whose entries are visible: values are from its point
+    /// of view, so a search for the other side must not see them.
+    me: Option<Side>,
 }
 
 impl Table {
@@ -80,6 +83,7 @@ impl Table {
         Box::new(Table {
             entries: vec![empty; 1 << TABLE_BITS],
             search: 0,
+            me: None,
         })
     }
 
@@ -96,10 +100,49 @@ impl Table {
 }
 
 thread_local! {
-    /// One table per thread, reused by every search on it: agents are built per game and
-    /// search once per move, and allocating a table each time would cost more than a
-    /// short search. Searches never see each other's entries (see [`Entry::search`]).
-    static SPARE_TABLE: Cell<Option<Box<Table>>> = const { Cell::new(None) };
+    /// Tables to reuse on this thread: agents are built per game and search once per move,
+    /// and allocating a table each time would cost more than a short search. A table taken
+    /// from here starts a new search, so no one sees another's entries (see
+    /// [`Entry::search`]).
+    // Tables travel between searchers and agents as boxes; keeping them boxed here avoids
+    // re-boxing on every hand-over.
+    #[allow(clippy::vec_box)]
+    static SPARE_TABLES: RefCell<Vec<Box<Table>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn take_table() -> Box<Table> {
+    let mut table = SPARE_TABLES
+        .with(|t| t.borrow_mut().pop())
+        .unwrap_or_else(Table::new);
+    table.next_search();
+    table.me = None;
+    table
+}
+
+fn give_back(table: Box<Table>) {
+    SPARE_TABLES.with(|t| {
+        let mut spare = t.borrow_mut();
+        // Two agents a game per thread is the common case; more is a rarity not worth memory.
+        if spare.len() < 4 {
+            spare.push(table);
+        }
+    });
+}
+
+/// A transposition table an agent keeps across the moves of one game (see
+/// [`AlphaBeta::search_depth_keeping`]). Entries are exact facts about a position searched to
+/// a remaining depth by one evaluator for one root side, so reusing them never changes a
+/// result, only the work: after an extra turn or a reply, the new search finds most of its
+/// shallower iterations already done.
+#[derive(Default)]
+pub struct KeptTable(Option<Box<Table>>);
+
+impl Drop for KeptTable {
+    fn drop(&mut self) {
+        if let Some(table) = self.0.take() {
+            give_back(table);
+        }
+    }
 }
 
 /// Move ordering classes, best first; within a class the larger key goes first. Captures
@@ -233,8 +276,9 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     }
 
     /// Resets everything one search may leave behind, so that each search gives the same
-    /// result as on a fresh searcher.
-    fn begin(&mut self, pos: &Position, depth: u32) {
+    /// result as on a fresh searcher. With `keep`, entries of earlier searches for the same
+    /// root side stay visible: they are exact for their depth, so results do not change.
+    fn begin(&mut self, pos: &Position, depth: u32, keep: bool) {
         self.me = pos.side_to_move();
         self.nodes = 0;
         self.deadline = None;
@@ -242,19 +286,44 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         self.history = [[0; 16]; 2];
         // Boards whose positions do not fit the table's exact keys search without it.
         if pos.fits_key16() && depth <= u8::MAX as u32 {
-            let table = self
-                .table
-                .get_or_insert_with(|| SPARE_TABLE.with(|t| t.take()).unwrap_or_else(Table::new));
-            table.next_search();
+            let me = self.me;
+            let table = self.table.get_or_insert_with(take_table);
+            if !keep || table.me != Some(me) {
+                table.next_search();
+                table.me = Some(me);
+            }
         } else if let Some(table) = self.table.take() {
-            SPARE_TABLE.with(|t| t.set(Some(table)));
+            give_back(table);
         }
     }
 
     /// Searches `depth` turns from `pos`, which must not be over.
     pub fn search_depth(&mut self, pos: &Position, depth: u32) -> SearchResult {
+        self.search_depth_with(pos, depth, false)
+    }
+
+    /// [`AlphaBeta::search_depth`] reusing the entries `kept` holds from earlier searches of
+    /// the same evaluator, and keeping this search's for the next. The result is the same;
+    /// only the work shrinks. `kept` must only ever be used with one evaluator.
+    pub fn search_depth_keeping(
+        &mut self,
+        pos: &Position,
+        depth: u32,
+        kept: &mut KeptTable,
+    ) -> SearchResult {
+        if let Some(table) = kept.0.take() {
+            if let Some(old) = self.table.replace(table) {
+                give_back(old);
+            }
+        }
+        let result = self.search_depth_with(pos, depth, true);
+        kept.0 = self.table.take();
+        result
+    }
+
+    fn search_depth_with(&mut self, pos: &Position, depth: u32, keep: bool) -> SearchResult {
         let depth = depth.max(1);
-        self.begin(pos, depth);
+        self.begin(pos, depth, keep);
         // Shallower iterations cost a fraction of the last one and fill the table with the
         // best moves to try first. Only depths of the same parity: a turn more or less
         // changes who moved last before the horizon, and with it the best moves, so
@@ -279,7 +348,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     ) -> SearchResult {
         let start = Instant::now();
         let max_depth = max_depth.max(1);
-        self.begin(pos, max_depth);
+        self.begin(pos, max_depth, false);
         let mut best = self.root(pos, 1, true);
         for depth in 2..=max_depth {
             self.deadline = Some(start + budget);
@@ -575,7 +644,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
 impl<E: Evaluator> Drop for AlphaBeta<'_, E> {
     fn drop(&mut self) {
         if let Some(table) = self.table.take() {
-            SPARE_TABLE.with(|t| t.set(Some(table)));
+            give_back(table);
         }
     }
 }

@@ -7,5 +7,5 @@
 pub mod alphabeta;
 pub mod solver;
 
-pub use alphabeta::{minimax_plain, AlphaBeta, SearchResult};
+pub use alphabeta::{minimax_plain, AlphaBeta, KeptTable, SearchResult};
 pub use solver::{Solver, SolverStats};
