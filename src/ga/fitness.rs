@@ -22,6 +22,7 @@ use super::genome::Genome;
 use crate::agents::{Agent, AgentSpec, GameRng, SearchAgent, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
+use crate::matches::game::{play_until, points};
 use crate::matches::{game_rng, random_opening};
 
 /// RNG stream of the openings.
@@ -298,28 +299,21 @@ pub fn decided_result(
     north_rng: &mut GameRng,
 ) -> f64 {
     let total = start.total_seeds();
-    let mut pos = start;
-    while !pos.is_game_over() {
-        if 2 * pos.store(Side::South) > total {
-            return 1.0;
-        }
-        if 2 * pos.store(Side::North) > total {
-            return 0.0;
-        }
-        let mv = match pos.side_to_move() {
-            Side::South => south.choose(&pos, south_rng).mv,
-            Side::North => north.choose(&pos, north_rng).mv,
-        };
-        // Agents only return legal moves; an illegal one is a bug worth stopping for.
-        pos.play(mv, rules)
-            .unwrap_or_else(|e| panic!("agent chose an illegal move in {pos}: {e}"));
-    }
-    let (s, n) = pos.final_stores();
-    match s.cmp(&n) {
-        std::cmp::Ordering::Greater => 1.0,
-        std::cmp::Ordering::Equal => 0.5,
-        std::cmp::Ordering::Less => 0.0,
-    }
+    let decided =
+        |pos: &Position| 2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total;
+    let end = play_until(
+        south,
+        north,
+        start,
+        rules,
+        south_rng,
+        north_rng,
+        decided,
+        |_, _, _| {},
+    );
+    // A decided game's stores already say who wins; a finished one's final stores do.
+    let (s, n) = end.final_stores();
+    points(s, n)
 }
 
 #[cfg(test)]

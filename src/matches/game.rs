@@ -3,8 +3,8 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::agents::{rng_from_seed, Agent, GameRng};
-use crate::game::{Position, Rules, Side};
+use crate::agents::{rng_from_seed, Agent, Decision, GameRng};
+use crate::game::{MoveOutcome, Position, Rules, Side};
 
 /// One sowing of a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,11 +33,7 @@ pub struct GameRecord {
 impl GameRecord {
     /// 1 for a South win, 0.5 for a draw, 0 for a loss.
     pub fn south_points(&self) -> f64 {
-        match self.south_store.cmp(&self.north_store) {
-            std::cmp::Ordering::Greater => 1.0,
-            std::cmp::Ordering::Equal => 0.5,
-            std::cmp::Ordering::Less => 0.0,
-        }
+        points(self.south_store, self.north_store)
     }
 
     pub fn winner(&self) -> Option<Side> {
@@ -49,8 +45,47 @@ impl GameRecord {
     }
 }
 
-/// Plays `south` against `north` from `start` to the end. Each agent draws from its own RNG so
-/// that one agent's choices never shift the other's random numbers.
+/// Points (win 1, draw 0.5, loss 0) for final stores `mine` and `theirs`.
+pub fn points(mine: u32, theirs: u32) -> f64 {
+    match mine.cmp(&theirs) {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    }
+}
+
+/// The game loop every caller shares: asks the side to move for a move, plays it and reports
+/// it to `on_ply`, until the game is over or `stop` says enough. Returns the last position.
+/// Each agent draws from its own RNG so that one agent's choices never shift the other's
+/// random numbers.
+#[allow(clippy::too_many_arguments)]
+pub fn play_until(
+    south: &mut dyn Agent,
+    north: &mut dyn Agent,
+    start: Position,
+    rules: Rules,
+    south_rng: &mut GameRng,
+    north_rng: &mut GameRng,
+    mut stop: impl FnMut(&Position) -> bool,
+    mut on_ply: impl FnMut(Side, &Decision, MoveOutcome),
+) -> Position {
+    let mut pos = start;
+    while !pos.is_game_over() && !stop(&pos) {
+        let side = pos.side_to_move();
+        let decision = match side {
+            Side::South => south.choose(&pos, south_rng),
+            Side::North => north.choose(&pos, north_rng),
+        };
+        // An agent that returns an illegal move is a bug; playing on would corrupt the result.
+        let outcome = pos
+            .play(decision.mv, rules)
+            .unwrap_or_else(|e| panic!("agent chose an illegal move in {pos}: {e}"));
+        on_ply(side, &decision, outcome);
+    }
+    pos
+}
+
+/// Plays `south` against `north` from `start` to the end and records the game.
 pub fn play_game(
     south: &mut dyn Agent,
     north: &mut dyn Agent,
@@ -59,31 +94,30 @@ pub fn play_game(
     south_rng: &mut GameRng,
     north_rng: &mut GameRng,
 ) -> GameRecord {
-    let mut pos = start;
     let mut plies = Vec::new();
     let (mut south_nodes, mut north_nodes) = (0, 0);
-    while !pos.is_game_over() {
-        let side = pos.side_to_move();
-        let decision = match side {
-            Side::South => south.choose(&pos, south_rng),
-            Side::North => north.choose(&pos, north_rng),
-        };
-        match side {
-            Side::South => south_nodes += decision.nodes,
-            Side::North => north_nodes += decision.nodes,
-        }
-        // An agent that returns an illegal move is a bug; playing on would corrupt the result.
-        let outcome = pos
-            .play(decision.mv, rules)
-            .unwrap_or_else(|e| panic!("agent chose an illegal move in {pos}: {e}"));
-        plies.push(Ply {
-            side,
-            mv: decision.mv as u8,
-            extra_turn: outcome.extra_turn,
-            captured: outcome.captured,
-        });
-    }
-    let (south_store, north_store) = pos.final_stores();
+    let end = play_until(
+        south,
+        north,
+        start,
+        rules,
+        south_rng,
+        north_rng,
+        |_| false,
+        |side, decision, outcome| {
+            match side {
+                Side::South => south_nodes += decision.nodes,
+                Side::North => north_nodes += decision.nodes,
+            }
+            plies.push(Ply {
+                side,
+                mv: decision.mv as u8,
+                extra_turn: outcome.extra_turn,
+                captured: outcome.captured,
+            });
+        },
+    );
+    let (south_store, north_store) = end.final_stores();
     GameRecord {
         start: start.to_string(),
         opening: Vec::new(),
