@@ -315,6 +315,11 @@ pub struct FitnessConfig {
     /// Random sowings before the agents take over, shared by both games of a colour-swapped
     /// pair, so that deterministic players do not replay one game.
     pub opening_plies: u32,
+    /// Against fixed opponents, give every individual of a generation the same openings and
+    /// tie-breaking draws (common random numbers), so that differences in fitness within a
+    /// generation come from the weights rather than from luckier openings.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub common_openings: bool,
 }
 
 impl Default for FitnessConfig {
@@ -326,6 +331,7 @@ impl Default for FitnessConfig {
             opponents: Vec::new(),
             mixed_weight: 0.5,
             opening_plies: 2,
+            common_openings: false,
         }
     }
 }

@@ -13,17 +13,25 @@
 //! shortcuts leave every score unchanged: a game stops as soon as one store holds more than
 //! half the seeds (stores never lose seeds, so the winner is known), and games of an
 //! individual against itself are credited without being played, since playing both sides it
-//! always earns exactly one of the two points of such a game.
+//! always earns exactly one of the two points of such a game. And an individual's search from
+//! a position it has already searched in the same generation is not repeated: the search is
+//! exact (its value and its set of tied best moves are those of plain minimax), so only the
+//! tie-break, which is still drawn from the game's RNG, is left to do. Individuals meet the
+//! same early positions in many of their games.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::config::{ConfigError, FitnessMode, GaConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::{Agent, AgentSpec, GameRng, SearchAgent, Ties};
+use crate::agents::{Agent, AgentSpec, Decision, GameRng, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
 use crate::matches::game::{play_until, points};
 use crate::matches::{game_rng, random_opening};
+use crate::search::{AlphaBeta, KeptTable};
 
 /// RNG stream of the openings.
 const OPENING_STREAM: u64 = 0x6f70_656e;
@@ -49,6 +57,9 @@ pub struct Job {
     pub pair: u64,
     /// `me` plays South (moves first from the start position).
     pub me_first: bool,
+    /// Selects the game's tie-breaking RNGs: the job's index, or with common openings one
+    /// shared by every individual's game in the same place of the opponents' schedule.
+    pub draw: u64,
 }
 
 /// What one generation's games gave.
@@ -74,6 +85,37 @@ pub struct FitnessSetup {
     opponents: Vec<AgentSpec>,
     mixed_weight: f64,
     opening_plies: u32,
+    common_openings: bool,
+    /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
+    /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
+    opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
+}
+
+/// The evaluator, depth and ties of a fixed-depth search agent. `minimax` searches the store
+/// difference, which is the one-feature weighted evaluation `store_diff` with weight 1 (the
+/// same integer at every leaf).
+fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ties)> {
+    match spec {
+        AgentSpec::Minimax {
+            depth,
+            time_ms: None,
+            ties,
+        } => WeightedEval::new(&[Feature::StoreDiff], &[1.0], rules)
+            .ok()
+            .map(|eval| (eval, *depth, *ties)),
+        AgentSpec::Heuristic {
+            depth,
+            time_ms: None,
+            ties,
+            ..
+        } => {
+            let (features, weights) = spec.heuristic_terms().ok()?;
+            WeightedEval::new(&features, &weights, rules)
+                .ok()
+                .map(|eval| (eval, *depth, *ties))
+        }
+        _ => None,
+    }
 }
 
 /// An evaluator borrowed for one game, so that every game of a generation shares the
@@ -84,6 +126,79 @@ impl Evaluator for Shared<'_> {
     #[inline]
     fn evaluate(&self, pos: &Position, me: Side) -> i64 {
         self.0.evaluate(pos, me)
+    }
+}
+
+/// One individual's root search results in one generation: for each position it searched
+/// ([`Position::key16`]), its best moves as a bit set (bit `k - 1` for move `k`).
+#[derive(Default)]
+struct Memo(Mutex<HashMap<u128, u16>>);
+
+impl Memo {
+    fn get(&self, key: u128) -> Option<u16> {
+        // A panic elsewhere cannot leave a half-written entry: inserts are single calls.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&key)
+            .copied()
+    }
+
+    fn insert(&self, key: u128, best: u16) {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(key, best);
+    }
+}
+
+/// A fixed-depth search player for one game: an individual, exactly as the `heuristic` agent
+/// plays it (same search, same tie-breaking), or a fixed `minimax`/`heuristic` opponent, with
+/// its root results shared through its [`Memo`].
+struct Searcher<'a> {
+    eval: Shared<'a>,
+    memo: &'a Memo,
+    rules: Rules,
+    depth: u32,
+    ties: Ties,
+    table: KeptTable,
+}
+
+impl Agent for Searcher<'_> {
+    fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
+        let key = pos.fits_key16().then(|| pos.key16());
+        let cached = key.and_then(|k| self.memo.get(k));
+        let (best, nodes, value) = match cached {
+            Some(best) => (best, 0, None),
+            None => {
+                let result = AlphaBeta::new(&self.eval, self.rules).search_depth_keeping(
+                    pos,
+                    self.depth,
+                    &mut self.table,
+                );
+                let best = result
+                    .best_moves
+                    .iter()
+                    .fold(0u16, |set, &mv| set | 1 << (mv - 1));
+                if let Some(k) = key {
+                    self.memo.insert(k, best);
+                }
+                (best, result.nodes, Some(result.value))
+            }
+        };
+        let mut moves = [0usize; 16];
+        let mut n = 0;
+        for mv in 1..=pos.pits() {
+            if best & 1 << (mv - 1) != 0 {
+                moves[n] = mv;
+                n += 1;
+            }
+        }
+        Decision {
+            mv: self.ties.pick(&moves[..n], rng),
+            nodes,
+            value,
+        }
     }
 }
 
@@ -108,6 +223,12 @@ impl FitnessSetup {
             opponents: f.opponents.clone(),
             mixed_weight: f.mixed_weight,
             opening_plies: f.opening_plies,
+            common_openings: f.common_openings,
+            opponent_searches: f
+                .opponents
+                .iter()
+                .map(|spec| fixed_search(spec, config.rules))
+                .collect(),
         })
     }
 
@@ -127,11 +248,13 @@ impl FitnessSetup {
         let mut push_pairs = |jobs: &mut Vec<Job>, me: usize, rival: Rival| {
             for _ in 0..pairs {
                 for me_first in [true, false] {
+                    let draw = jobs.len() as u64;
                     jobs.push(Job {
                         me,
                         rival,
                         pair,
                         me_first,
+                        draw,
                     });
                 }
                 pair += 1;
@@ -145,9 +268,31 @@ impl FitnessSetup {
             }
         }
         if self.uses_opponents() {
-            for i in 0..n {
-                for o in 0..self.opponents.len() {
-                    push_pairs(&mut jobs, i, Rival::Opponent(o));
+            if self.common_openings {
+                // Pair and draw numbers start past the round robin's so the streams never meet.
+                let first_pair = pair;
+                let first_draw = jobs.len() as u64;
+                for i in 0..n {
+                    for o in 0..self.opponents.len() {
+                        for k in 0..pairs {
+                            let shared = o as u64 * pairs + k;
+                            for (side, me_first) in [true, false].into_iter().enumerate() {
+                                jobs.push(Job {
+                                    me: i,
+                                    rival: Rival::Opponent(o),
+                                    pair: first_pair + shared,
+                                    me_first,
+                                    draw: first_draw + 2 * shared + side as u64,
+                                });
+                            }
+                        }
+                    }
+                }
+            } else {
+                for i in 0..n {
+                    for o in 0..self.opponents.len() {
+                        push_pairs(&mut jobs, i, Rival::Opponent(o));
+                    }
                 }
             }
         }
@@ -162,14 +307,14 @@ impl FitnessSetup {
             .expect("genome weights are within the validated bounds")
     }
 
-    fn heuristic<'a>(&self, eval: &'a WeightedEval) -> SearchAgent<Shared<'a>> {
-        SearchAgent {
+    fn individual<'a>(&self, eval: &'a WeightedEval, memo: &'a Memo) -> Searcher<'a> {
+        Searcher {
             eval: Shared(eval),
+            memo,
             rules: self.rules,
             depth: self.depth,
-            time: None,
             ties: Ties::Random,
-            table: Default::default(),
+            table: KeptTable::default(),
         }
     }
 
@@ -177,12 +322,16 @@ impl FitnessSetup {
     pub fn evaluate(&self, population: &[Genome], generation: u32) -> Evaluation {
         let n = population.len();
         let evals: Vec<WeightedEval> = population.iter().map(|g| self.evaluator(g)).collect();
+        // One memo per individual, then one per fixed opponent: an opponent's moves do not
+        // depend on whom it plays.
+        let memos: Vec<Memo> = (0..n + self.opponents.len())
+            .map(|_| Memo::default())
+            .collect();
         let jobs = self.jobs(n);
         let generation = generation as u64;
         let south_points: Vec<f64> = jobs
             .par_iter()
-            .enumerate()
-            .map(|(index, job)| self.play_job(job, index as u64, generation, &evals))
+            .map(|job| self.play_job(job, generation, &evals, &memos))
             .collect();
 
         let (mut rr_points, mut rr_avail) = (vec![0.0; n], vec![0.0; n]);
@@ -245,24 +394,38 @@ impl FitnessSetup {
     }
 
     /// Plays job `index` and returns South's points.
-    fn play_job(&self, job: &Job, index: u64, generation: u64, evals: &[WeightedEval]) -> f64 {
+    fn play_job(&self, job: &Job, generation: u64, evals: &[WeightedEval], memos: &[Memo]) -> f64 {
         let start = self.pair_start(generation, job.pair);
-        let (mut south_rng, mut north_rng) = self.game_rngs(generation, index);
-        let mut me = self.heuristic(&evals[job.me]);
+        let (mut south_rng, mut north_rng) = self.game_rngs(generation, job.draw);
+        let mut me = self.individual(&evals[job.me], &memos[job.me]);
         let mut member;
+        let mut searcher;
         let mut built;
         let rival: &mut dyn Agent = match job.rival {
             Rival::Member(j) => {
-                member = self.heuristic(&evals[j]);
+                member = self.individual(&evals[j], &memos[j]);
                 &mut member
             }
-            Rival::Opponent(o) => {
-                // Opponents were built once in `new`, so building again cannot fail.
-                built = self.opponents[o]
-                    .build(self.rules)
-                    .expect("opponent specs are checked when the setup is made");
-                &mut *built
-            }
+            Rival::Opponent(o) => match &self.opponent_searches[o] {
+                Some((eval, depth, ties)) => {
+                    searcher = Searcher {
+                        eval: Shared(eval),
+                        memo: &memos[evals.len() + o],
+                        rules: self.rules,
+                        depth: *depth,
+                        ties: *ties,
+                        table: KeptTable::default(),
+                    };
+                    &mut searcher
+                }
+                None => {
+                    // Opponents were built once in `new`, so building again cannot fail.
+                    built = self.opponents[o]
+                        .build(self.rules)
+                        .expect("opponent specs are checked when the setup is made");
+                    &mut *built
+                }
+            },
         };
         if job.me_first {
             decided_result(
@@ -348,6 +511,34 @@ mod tests {
     }
 
     #[test]
+    fn common_openings_give_every_individual_the_same_games() {
+        let (_, s) = setup(
+            r#"{"population": 3, "fitness": {"mode": "mixed", "games_per_pair": 4,
+                "opponents": ["random", "greedy"], "common_openings": true}}"#,
+        );
+        let jobs = s.jobs(3);
+        let rr = 3 * 4;
+        assert!(jobs[..rr]
+            .iter()
+            .all(|j| matches!(j.rival, Rival::Member(_))));
+        let schedule = |me: usize| -> Vec<(Rival, u64, bool, u64)> {
+            jobs[rr..]
+                .iter()
+                .filter(|j| j.me == me)
+                .map(|j| (j.rival, j.pair, j.me_first, j.draw))
+                .collect()
+        };
+        assert_eq!(schedule(0).len(), 2 * 4);
+        assert_eq!(schedule(0), schedule(1));
+        assert_eq!(schedule(0), schedule(2));
+        // No opponent game reuses a round-robin opening or tie-breaking stream.
+        let rr_max = jobs[..rr].iter().map(|j| (j.pair, j.draw)).max().unwrap();
+        assert!(jobs[rr..]
+            .iter()
+            .all(|j| j.pair > rr_max.0 && j.draw > rr_max.1));
+    }
+
+    #[test]
     fn points_add_up() {
         // Round robin without self-play: the points of a generation are exactly its games.
         let (_, s) = setup(r#"{"population": 5, "depth": 1, "features": "abrams3"}"#);
@@ -383,14 +574,19 @@ mod tests {
             time_ms: None,
             ties: Ties::Random,
         };
+        // Shared by all the games below, so that many moves come from the memo.
+        let memos = [Memo::default(), Memo::default()];
         let mut decided_early = 0;
         for (index, job) in s.jobs(2).iter().enumerate().cycle().take(8) {
             for generation in 0..3u64 {
-                let index = index as u64 + 10 * generation;
-                let ga = s.play_job(job, index, generation, &evals);
+                let job = Job {
+                    draw: index as u64 + 10 * generation,
+                    ..*job
+                };
+                let ga = s.play_job(&job, generation, &evals, &memos);
                 let mut a = spec(&weights[0]).build(config.rules).unwrap();
                 let mut b = spec(&weights[1]).build(config.rules).unwrap();
-                let (mut rs, mut rn) = s.game_rngs(generation, index);
+                let (mut rs, mut rn) = s.game_rngs(generation, job.draw);
                 let start = s.pair_start(generation, job.pair);
                 let record = if job.me_first {
                     play_game(&mut *a, &mut *b, start, config.rules, &mut rs, &mut rn)
@@ -405,6 +601,50 @@ mod tests {
             }
         }
         assert!(decided_early > 0);
+    }
+
+    #[test]
+    fn games_against_fixed_opponents_match_agents_built_from_specs() {
+        let (config, s) = setup(
+            r#"{"population": 2, "depth": 2, "features": "hunter10",
+                "fitness": {"mode": "opponents", "games_per_pair": 4, "common_openings": true,
+                "opening_plies": 3, "opponents": ["minimax:3", "greedy",
+                {"kind": "heuristic", "weights": "published", "depth": 2, "ties": "first"}]}}"#,
+        );
+        assert!(s.opponent_searches[0].is_some() && s.opponent_searches[1].is_none());
+        let weights = [
+            vec![0.2, 0.1, 0.6, 1.0, 0.4, 0.7, 0.9, 0.6, 0.1, 0.3],
+            vec![0.9, 0.1, 0.1, 0.3, 0.0, 0.8, 0.2, 0.5, 0.5, 0.05],
+        ];
+        let evals: Vec<WeightedEval> = weights.iter().map(|w| s.evaluator(w)).collect();
+        let memos: Vec<Memo> = (0..5).map(|_| Memo::default()).collect();
+        for generation in 0..2u64 {
+            for job in s.jobs(2) {
+                let ga = s.play_job(&job, generation, &evals, &memos);
+                let mut me = AgentSpec::Heuristic {
+                    features: FeatureChoice::List(s.features.clone()),
+                    weights: WeightChoice::Values(weights[job.me].clone()),
+                    depth: config.depth,
+                    time_ms: None,
+                    ties: Ties::Random,
+                }
+                .build(config.rules)
+                .unwrap();
+                let Rival::Opponent(o) = job.rival else {
+                    panic!("only opponents")
+                };
+                let mut rival = s.opponents[o].build(config.rules).unwrap();
+                let (mut rs, mut rn) = s.game_rngs(generation, job.draw);
+                let start = s.pair_start(generation, job.pair);
+                let (south, north) = if job.me_first {
+                    (&mut *me, &mut *rival)
+                } else {
+                    (&mut *rival, &mut *me)
+                };
+                let record = play_game(south, north, start, config.rules, &mut rs, &mut rn);
+                assert_eq!(ga, record.south_points(), "{job:?}");
+            }
+        }
     }
 
     #[test]
