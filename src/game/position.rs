@@ -115,6 +115,35 @@ pub struct Position {
     side: Side,
 }
 
+/// For a 6-pit board, indexed by the cell a move lifts and its seeds (at most a lap, 13): how
+/// many seeds each of the first 16 cells receives. Cells 14 and 15 are never used.
+static SOW6: [[[u16; 16]; 14]; 14] = sow6_table();
+
+const fn sow6_table() -> [[[u16; 16]; 14]; 14] {
+    let mut table = [[[0u16; 16]; 14]; 14];
+    let mut start = 0;
+    while start < 14 {
+        // The stores (6 and 13) are never lifted.
+        if start != 6 && start != 13 {
+            let skip = if start < 6 { 13 } else { 6 };
+            let mut seeds = 1;
+            while seeds < 14 {
+                let (mut cell, mut left) = (start, seeds);
+                while left > 0 {
+                    cell = (cell + 1) % 14;
+                    if cell != skip {
+                        table[start][seeds][cell] += 1;
+                        left -= 1;
+                    }
+                }
+                seeds += 1;
+            }
+        }
+        start += 1;
+    }
+    table
+}
+
 impl Position {
     /// The start position of Kalah(m, n) with South to move.
     pub fn start(pits: usize, seeds: u32) -> Result<Position, GameError> {
@@ -346,13 +375,32 @@ impl Position {
             seeds -= laps as usize * cycle;
         }
 
+        let o = mv - 1;
+        let end = o + seeds;
+        if m == 6 {
+            // The common board: every sowing of at most a lap is one row of a table, added to
+            // the first 16 cells in two vector instructions.
+            for (cell, add) in self.cells[..16].iter_mut().zip(&SOW6[start][seeds]) {
+                *cell += add;
+            }
+        } else {
+            self.sow_runs(first, opp_first, start, end);
+        }
+        let last_offset = if end >= cycle { end - cycle } else { end };
+        self.finish_move(m, side, first, opp_first, own_store, last_offset, rules)
+    }
+
+    /// Sows the seeds of a move of at most one lap, which lift pit `start` (offset `end - seeds`
+    /// along the mover's cycle) and reach offset `end`.
+    #[inline]
+    fn sow_runs(&mut self, first: usize, opp_first: usize, start: usize, end: usize) {
+        let m = self.pits as usize;
+        let cycle = 2 * m + 1;
         // At most one lap is left. Along the mover's cycle (offset 0 its move 1, m its store,
         // m + 1..=2m the opponent's pits) the seeds go to offsets o + 1..=o + seeds, which
         // fall into at most three runs of adjacent cells: the mover's pits and store, the
         // opponent's pits, and the mover's pits again. Sowing runs instead of single seeds
         // avoids a wrap and a skip test per seed.
-        let o = mv - 1;
-        let end = o + seeds;
         for c in &mut self.cells[start + 1..=first + end.min(m)] {
             *c += 1;
         }
@@ -366,8 +414,22 @@ impl Position {
                 }
             }
         }
-        let last_offset = if end >= cycle { end - cycle } else { end };
+    }
 
+    /// Captures, the extra turn, the change of turn and the end of the game, once a move by
+    /// `side` has been sown and its last seed fell at `last_offset` along the mover's cycle.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn finish_move(
+        &mut self,
+        m: usize,
+        side: Side,
+        first: usize,
+        opp_first: usize,
+        own_store: usize,
+        last_offset: usize,
+        rules: Rules,
+    ) -> MoveOutcome {
         let mut outcome = MoveOutcome::default();
         let mut opp_may_be_empty = false;
         if last_offset == m {
