@@ -116,6 +116,9 @@ pub struct AppState {
     /// can take the machine from the runs.
     pub compute: Semaphore,
     pub tournaments: Mutex<HashMap<String, play::TournamentState>>,
+    /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
+    /// run's config for each poll would cost more than everything else the request does.
+    pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
 }
@@ -198,6 +201,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         wake: Notify::new(),
         compute: Semaphore::new(2),
         tournaments: Mutex::new(HashMap::new()),
+        runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),
     });

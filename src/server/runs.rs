@@ -149,10 +149,28 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(run_json(&run))).into_response())
 }
 
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
-    let runs = state.store.list_runs().await?;
-    let runs: Vec<Value> = runs.iter().map(run_json).collect();
-    Ok(Json(json!({ "runs": runs })))
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Response> {
+    // Read the version before the rows: a write that lands in between makes the cached copy
+    // outdated at once, never newer than its version says.
+    let version = state.store.version();
+    let cached = state.runs_cache.read().ok().and_then(|c| {
+        c.as_ref()
+            .filter(|(v, _)| *v == version)
+            .map(|(_, b)| b.clone())
+    });
+    let body = match cached {
+        Some(body) => body,
+        None => {
+            let runs = state.store.list_runs().await?;
+            let runs: Vec<Value> = runs.iter().map(run_json).collect();
+            let body = axum::body::Bytes::from(json!({ "runs": runs }).to_string());
+            if let Ok(mut cache) = state.runs_cache.write() {
+                *cache = Some((version, body.clone()));
+            }
+            body
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// The run or 404; ids that are not UUIDs are unknown ids too.

@@ -10,6 +10,8 @@
 //! callers racing on one run never both succeed, whatever the backend.
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -186,6 +188,9 @@ const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generatio
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// Bumped after every write this process makes, so readers can cache what they render
+    /// from the runs table until it changes (one server process per database).
+    changes: Arc<AtomicU64>,
 }
 
 impl Store {
@@ -234,7 +239,22 @@ impl Store {
         }
         let pool = pool.connect_with(options).await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store { pool, backend })
+        Ok(Store {
+            pool,
+            backend,
+            changes: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// A number that changes after each write to the runs or generations of this store.
+    pub fn version(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
+    /// Called after a write has committed: bumping before would let a reader cache the old
+    /// state under the new version.
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn backend(&self) -> Backend {
@@ -265,6 +285,7 @@ impl Store {
         .bind(now_rfc3339())
         .execute(&self.pool)
         .await?;
+        self.changed();
         self.get_run(&run.id)
             .await?
             .ok_or_else(|| StoreError::Corrupt("a created run vanished".into()))
@@ -303,6 +324,7 @@ impl Store {
             sqlx::query("UPDATE runs SET status = 'queued' WHERE status = 'running' RETURNING id")
                 .fetch_all(&self.pool)
                 .await?;
+        self.changed();
         rows.iter()
             .map(|r| r.try_get::<String, _>("id").map_err(StoreError::from))
             .collect()
@@ -322,6 +344,7 @@ impl Store {
         .await?;
         match row {
             Some(r) => {
+                self.changed();
                 let id: String = r.try_get("id")?;
                 self.get_run(&id).await
             }
@@ -339,6 +362,7 @@ impl Store {
         .bind(now_rfc3339())
         .execute(&self.pool)
         .await?;
+        self.changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -351,6 +375,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
+        self.changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -365,6 +390,7 @@ impl Store {
         .bind(now_rfc3339())
         .execute(&self.pool)
         .await?;
+        self.changed();
         Ok(())
     }
 
@@ -380,6 +406,7 @@ impl Store {
         .bind(stop.map(stop_name))
         .execute(&self.pool)
         .await?;
+        self.changed();
         Ok(())
     }
 
@@ -395,6 +422,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -458,6 +486,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
+        self.changed();
         Ok(WriteOutcome::Written)
     }
 
