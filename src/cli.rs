@@ -39,6 +39,8 @@ pub enum Command {
     Evolve(crate::evolve::EvolveArgs),
     /// Measure move generation, search and game speed on one thread
     Bench(crate::bench::BenchArgs),
+    /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)
+    Serve(crate::server::ServeArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -354,6 +356,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Evolve(args) => crate::evolve::run(&args)?,
         Command::Bench(args) => crate::bench::run(&args)?,
+        Command::Serve(args) => crate::server::run(&args)?,
     }
     Ok(())
 }

@@ -12,6 +12,9 @@
 //!   confidence intervals.
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
 //!   and resumable), its config and presets, and the export document.
+//! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
+//! - [`server`]: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
+//!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
 //! - [`cli`], [`evolve`] and [`bench`]: the `kalah-tuner` command line.
 
 pub mod agents;
@@ -23,3 +26,5 @@ pub mod ga;
 pub mod game;
 pub mod matches;
 pub mod search;
+pub mod server;
+pub mod store;

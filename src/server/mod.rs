@@ -1,0 +1,397 @@
+//! The HTTP service (DESIGN.md section 7): axum routes under `/api`, run workers, server-sent
+//! events, the OpenAPI document and the dashboard's static files. Wires the GA, the agents and
+//! the store together; none of them knows about it.
+//!
+//! - [`error`]: the JSON error shape and the lenient JSON body extractor.
+//! - [`runs`]: runs, generations, export and the event stream.
+//! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
+//! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
+//! - [`openapi`]: the hand-written OpenAPI 3.0 document.
+//! - [`assets`]: the dashboard, embedded at compile time or read from `--static-dir`.
+
+pub mod assets;
+pub mod error;
+pub mod openapi;
+pub mod play;
+pub mod runs;
+pub mod workers;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use clap::Args;
+use serde_json::json;
+use tokio::sync::{broadcast, Notify, Semaphore};
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use crate::store::Store;
+use error::ApiError;
+
+/// Largest request body: an export document used as an agent fits with room to spare.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// `kalah-tuner serve` options.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port)
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://kalah-tuner.db]
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Runs evolved at the same time
+    #[arg(long, default_value_t = 1, env = "KALAH_TUNER_WORKERS")]
+    pub workers: usize,
+    /// Threads of the pool that plays the games (default: all cores)
+    #[arg(long, env = "KALAH_TUNER_THREADS")]
+    pub threads: Option<usize>,
+    /// Serve the dashboard from this folder instead of the copy built into the binary
+    #[arg(long, env = "KALAH_TUNER_STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
+}
+
+/// Everything [`start`] needs; [`ServeArgs`] converts into it.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub bind: String,
+    pub database_url: String,
+    pub workers: usize,
+    pub threads: Option<usize>,
+    pub static_dir: Option<PathBuf>,
+    /// Bearer token required by POST and DELETE routes (env `KALAH_TUNER_TOKEN`).
+    pub token: Option<String>,
+}
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
+
+impl ServerConfig {
+    pub fn from_args(args: &ServeArgs) -> ServerConfig {
+        ServerConfig {
+            bind: args.bind.clone(),
+            database_url: args
+                .database_url
+                .clone()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_string()),
+            workers: args.workers,
+            threads: args.threads,
+            static_dir: args.static_dir.clone(),
+            token: std::env::var("KALAH_TUNER_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty()),
+        }
+    }
+}
+
+/// A change a client may want to hear about, broadcast to the event streams.
+#[derive(Clone, Debug)]
+pub struct RunEvent {
+    pub run_id: String,
+    /// `generation` or `status`.
+    pub kind: &'static str,
+    pub data: serde_json::Value,
+}
+
+/// Shared by every handler and worker.
+pub struct AppState {
+    pub store: Store,
+    /// Plays the games of runs, matches and tournaments, at a lower CPU priority than the
+    /// HTTP threads so that a busy machine still answers requests promptly.
+    pub pool: Arc<rayon::ThreadPool>,
+    pub events: broadcast::Sender<RunEvent>,
+    /// Wakes idle workers when a run is queued.
+    pub wake: Notify,
+    /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
+    /// can take the machine from the runs.
+    pub compute: Semaphore,
+    pub tournaments: Mutex<HashMap<String, play::TournamentState>>,
+    /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
+    /// run's config for each poll would cost more than everything else the request does.
+    pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
+    pub token: Option<String>,
+    pub static_dir: Option<PathBuf>,
+}
+
+pub type SharedState = Arc<AppState>;
+
+/// A started server.
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    pub state: SharedState,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    serve: tokio::task::JoinHandle<()>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// Stops accepting requests, stops the workers (a generation under way is dropped and
+    /// recomputed on the next start) and closes the database.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        for w in &self.workers {
+            w.abort();
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.serve).await;
+        self.state.store.close().await;
+    }
+
+    /// Serves until the process is asked to stop (Ctrl-C or SIGTERM).
+    pub async fn wait(mut self) {
+        let _ = (&mut self.serve).await;
+    }
+}
+
+fn rayon_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let threads = threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    });
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("kalah-games-{i}"))
+        .start_handler(|_| lower_priority())
+        .build()
+        .context("starting the game threads")
+}
+
+/// Game threads yield to the HTTP threads: on Linux `nice` applies to the calling thread.
+fn lower_priority() {
+    #[cfg(unix)]
+    // SAFETY: nice only changes the scheduling priority of the calling thread.
+    unsafe {
+        libc::nice(10);
+    }
+}
+
+/// Connects the database (running migrations), requeues runs a dead process left running,
+/// binds and starts serving and the workers.
+pub async fn start(config: ServerConfig) -> Result<RunningServer> {
+    if config.workers == 0 || config.workers > 64 {
+        anyhow::bail!(crate::cli::UsageError(format!(
+            "--workers must be 1 to 64, got {}",
+            config.workers
+        )));
+    }
+    let store = Store::connect(&config.database_url)
+        .await
+        .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
+    let resumed = store.requeue_running().await?;
+    for id in &resumed {
+        tracing::info!(run = %id, "run left running by a previous process: resuming");
+    }
+    let (events, _) = broadcast::channel(1024);
+    let state = Arc::new(AppState {
+        store,
+        pool: Arc::new(rayon_pool(config.threads)?),
+        events,
+        wake: Notify::new(),
+        compute: Semaphore::new(2),
+        tournaments: Mutex::new(HashMap::new()),
+        runs_cache: std::sync::RwLock::new(None),
+        token: config.token.clone(),
+        static_dir: config.static_dir.clone(),
+    });
+    let listener = tokio::net::TcpListener::bind(&config.bind)
+        .await
+        .with_context(|| format!("binding {}", config.bind))?;
+    let addr = listener.local_addr()?;
+    let app = router(state.clone());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let serve = tokio::spawn(async move {
+        let shutdown = async move {
+            tokio::select! {
+                _ = rx => {}
+                _ = shutdown_signal() => {}
+            }
+        };
+        if let Err(e) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            tracing::error!("server error: {e}");
+        }
+    });
+    let workers = (0..config.workers)
+        .map(|i| tokio::spawn(workers::worker(state.clone(), i)))
+        .collect();
+    Ok(RunningServer {
+        addr,
+        state,
+        shutdown: Some(tx),
+        serve,
+        workers,
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+pub fn router(state: SharedState) -> Router {
+    let api = Router::new()
+        .route("/runs", get(runs::list).post(runs::create))
+        .route("/runs/{id}", get(runs::show).delete(runs::delete))
+        .route("/runs/{id}/cancel", post(runs::cancel))
+        .route("/runs/{id}/resume", post(runs::resume))
+        .route("/runs/{id}/generations", get(runs::generations))
+        .route("/runs/{id}/generations/{g}", get(runs::generation))
+        .route("/runs/{id}/export", get(runs::export))
+        .route("/runs/{id}/events", get(runs::events))
+        .route("/agents", get(play::agents))
+        .route("/move", post(play::best_move))
+        .route("/position", post(play::position_move))
+        .route("/position/start", get(play::position_start))
+        .route("/matches", post(play::play_match))
+        .route("/tournaments", post(play::start_tournament))
+        .route("/tournaments/{id}", get(play::show_tournament))
+        .route("/healthz", get(healthz))
+        .route("/openapi.json", get(openapi::document))
+        .fallback(api_not_found);
+    Router::new()
+        .route("/healthz", get(healthz))
+        .nest("/api", api)
+        .fallback(assets::serve)
+        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_request(())
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        )
+        .with_state(state)
+}
+
+async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {
+    state.store.ping().await?;
+    Ok(Json(
+        json!({"status": "ok", "database": state.store.backend().name()}),
+    ))
+}
+
+async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no route {method} {}", uri.path()))
+}
+
+/// With a token configured, every state-changing request needs `Authorization: Bearer
+/// <token>`; reads stay open.
+async fn auth(State(state): State<SharedState>, req: Request, next: Next) -> Response {
+    let Some(token) = &state.token else {
+        return next.run(req).await;
+    };
+    let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if changes_state {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            let mut resp = ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                Some("Authorization"),
+                "this route needs Authorization: Bearer <KALAH_TUNER_TOKEN>",
+            )
+            .into_response();
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+            return resp;
+        }
+    }
+    next.run(req).await
+}
+
+/// Compares without stopping at the first difference, so response times do not tell how
+/// much of a guessed token was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Logs to standard error; `RUST_LOG` sets the level (default: info for this crate and the
+/// request log).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("kalah_tuner=info,tower_http=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// `kalah-tuner serve`: starts and serves until Ctrl-C or SIGTERM.
+pub fn run(args: &ServeArgs) -> Result<()> {
+    init_tracing();
+    let config = ServerConfig::from_args(args);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let server = start(config.clone()).await?;
+        tracing::info!(
+            "database {} ({}), {} worker(s)",
+            redact(&config.database_url),
+            server.state.store.backend().name(),
+            config.workers
+        );
+        // Tests and scripts read this line to find the port.
+        println!("kalah-tuner listening on http://{}", server.addr);
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        server.wait().await;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}

@@ -1,0 +1,233 @@
+//! The OpenAPI 3.0 document of every route, written by hand as JSON: the API is small, and a
+//! plain document keeps the handlers free of annotation macros. A test checks that every
+//! route of the router appears here.
+
+use axum::Json;
+use serde_json::{json, Map, Value};
+
+use super::play::{MAX_API_DEPTH, MAX_MATCH_GAMES, MAX_TOURNAMENT_AGENTS, MAX_TOURNAMENT_GAMES};
+use super::MAX_BODY_BYTES;
+
+pub async fn document() -> Json<Value> {
+    Json(spec())
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn ok(description: &str, schema: Value) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": schema}}})
+}
+
+fn error_responses(codes: &[u16]) -> Map<String, Value> {
+    codes
+        .iter()
+        .map(|c| {
+            let text = match c {
+                400 => "malformed JSON or a body that is not an object",
+                401 => "missing or wrong bearer token (when KALAH_TUNER_TOKEN is set)",
+                404 => "unknown id",
+                409 => "the run is not in a state that allows this",
+                413 => "request body too large",
+                422 => "an invalid field; `field` names it",
+                429 => "too many queued runs or tournaments",
+                _ => "error",
+            };
+            (c.to_string(), ok(text, schema_ref("Error")))
+        })
+        .collect()
+}
+
+fn op(summary: &str, responses: Vec<(&str, Value)>, errors: &[u16]) -> Value {
+    let mut map: Map<String, Value> = responses
+        .into_iter()
+        .map(|(c, v)| (c.to_string(), v))
+        .collect();
+    map.extend(error_responses(errors));
+    json!({"summary": summary, "responses": map})
+}
+
+fn with_body(mut operation: Value, schema: Value) -> Value {
+    operation["requestBody"] =
+        json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    operation
+}
+
+fn with_params(mut operation: Value, params: Value) -> Value {
+    operation["parameters"] = params;
+    operation
+}
+
+fn secured(mut operation: Value) -> Value {
+    operation["security"] = json!([{"bearer": []}]);
+    operation
+}
+
+fn path_id() -> Value {
+    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}})
+}
+
+fn agent_spec_schema() -> Value {
+    json!({"oneOf": [
+        {"type": "string", "example": "minimax:4", "description": "short spec: random, greedy, minimax:D, heuristic:SET:WEIGHTS:D, pekar, pekar-minimax:D, perfect:S, run:ID"},
+        {"type": "object", "required": ["kind"], "properties": {
+            "kind": {"type": "string", "enum": ["random", "greedy", "minimax", "heuristic", "pekar", "pekar-minimax", "perfect", "run"]},
+            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_API_DEPTH},
+            "time_ms": {"type": "integer"},
+            "features": {}, "weights": {}, "ties": {"type": "string", "enum": ["random", "first"]},
+            "from_export": {"type": "object", "description": "an export document"},
+            "id": {"type": "string", "description": "run id (kind run)"}
+        }}
+    ]})
+}
+
+pub fn spec() -> Value {
+    let run = schema_ref("Run");
+    let board = json!({"type": "object", "properties": {"pits": {"type": "integer"}, "seeds": {"type": "integer"}}});
+    let paths = json!({
+        "/api/runs": {
+            "get": op("List runs, newest first", vec![("200", ok("the runs", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}}})))], &[]),
+            "post": secured(with_body(
+                op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
+                json!({"type": "object", "properties": {
+                    "preset": {"type": "string", "enum": ["abrams", "hunter"], "nullable": true},
+                    "config": {"type": "object", "description": "partial GaConfig overrides laid over the preset or the defaults"},
+                    "name": {"type": "string", "nullable": true, "maxLength": 200}
+                }, "additionalProperties": false})))
+        },
+        "/api/runs/{id}": {
+            "get": with_params(op("Show a run", vec![("200", ok("the run", run.clone()))], &[404]), json!([path_id()])),
+            "delete": secured(with_params(json!({"summary": "Delete a run and its generations (cancels it first)", "responses": {"204": {"description": "deleted"}, "401": ok("token", schema_ref("Error")), "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()])))
+        },
+        "/api/runs/{id}/cancel": {
+            "post": secured(with_params(op("Cancel a queued or running run", vec![("200", ok("the run, cancelled", run.clone()))], &[401, 404, 409]), json!([path_id()])))
+        },
+        "/api/runs/{id}/resume": {
+            "post": secured(with_params(op("Queue a cancelled or failed run again; it continues from its last generation", vec![("200", ok("the run, queued", run.clone()))], &[401, 404, 409]), json!([path_id()])))
+        },
+        "/api/runs/{id}/generations": {
+            "get": with_params(op("The fitness curve", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}}})))], &[404, 422]),
+                json!([path_id(), {"name": "since", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "only generations after this one"}]))
+        },
+        "/api/runs/{id}/generations/{g}": {
+            "get": with_params(op("A generation's full record: every individual's weights and fitness", vec![("200", ok("the record", schema_ref("GenerationRecord")))], &[404]),
+                json!([path_id(), {"name": "g", "in": "path", "required": true, "schema": {"type": "integer"}}]))
+        },
+        "/api/runs/{id}/export": {
+            "get": with_params(op("The export document (as a download)", vec![("200", ok("the export document", schema_ref("ExportDocument")))], &[404, 409]), json!([path_id()]))
+        },
+        "/api/runs/{id}/events": {
+            "get": with_params(json!({"summary": "Server-sent events: `status` (data: the run; sent first on connect) and `generation` (data: a generation point plus run_id)",
+                "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
+        },
+        "/api/agents": {
+            "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
+                "agents": {"type": "array", "items": {"type": "object"}},
+                "presets": {"type": "object"},
+                "exports": {"type": "array", "items": {"type": "object", "properties": {"run_id": {"type": "string"}, "spec": {"type": "object"}, "label": {"type": "string"}}}}
+            }})))], &[])
+        },
+        "/api/move": {
+            "post": secured(with_body(op("Ask an agent for a move", vec![("200", ok("the move and the position after it", schema_ref("MoveResult")))], &[400, 401, 422]),
+                json!({"type": "object", "required": ["agent", "position"], "properties": {
+                    "agent": agent_spec_schema(), "position": {"type": "string", "description": "KPN"},
+                    "seed": {"type": "integer", "minimum": 0}, "rules": {"type": "string", "enum": ["standard", "empty-capture"]}}})))
+        },
+        "/api/position": {
+            "post": secured(with_body(op("Play a move (a human's) in a position", vec![("200", ok("the position after the move", schema_ref("MoveResult")))], &[400, 401, 422]),
+                json!({"type": "object", "required": ["position", "move"], "properties": {
+                    "position": {"type": "string"}, "move": {"type": "integer", "minimum": 1},
+                    "rules": {"type": "string", "enum": ["standard", "empty-capture"]}}})))
+        },
+        "/api/position/start": {
+            "get": with_params(op("The start position of Kalah(pits, seeds)", vec![("200", ok("the position", schema_ref("PositionView")))], &[422]),
+                json!([{"name": "pits", "in": "query", "schema": {"type": "integer", "default": 6}}, {"name": "seeds", "in": "query", "schema": {"type": "integer", "default": 4}}]))
+        },
+        "/api/matches": {
+            "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report", json!({"type": "object", "properties": {
+                    "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"}}})))], &[400, 401, 422]),
+                json!({"type": "object", "required": ["south", "north"], "properties": {
+                    "south": agent_spec_schema(), "north": agent_spec_schema(),
+                    "games": {"type": "integer", "minimum": 1, "maximum": MAX_MATCH_GAMES, "default": 10},
+                    "seed": {"type": "integer"}, "opening_plies": {"type": "integer", "minimum": 0, "maximum": 30},
+                    "board": board, "rules": {"type": "string"}, "fixed_colours": {"type": "boolean"}}})))
+        },
+        "/api/tournaments": {
+            "post": secured(with_body(op("Start a round-robin tournament", vec![("202", ok("started", json!({"type": "object", "properties": {"id": {"type": "string"}, "status": {"type": "string"}}})))], &[400, 401, 422, 429]),
+                json!({"type": "object", "required": ["agents"], "properties": {
+                    "agents": {"type": "array", "items": agent_spec_schema(), "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS},
+                    "games": {"type": "integer", "minimum": 1, "maximum": MAX_TOURNAMENT_GAMES, "default": 20},
+                    "seed": {"type": "integer"}, "opening_plies": {"type": "integer"}, "self_play": {"type": "boolean"},
+                    "board": board, "rules": {"type": "string"}}})))
+        },
+        "/api/tournaments/{id}": {
+            "get": with_params(op("A tournament's state and cross-table", vec![("200", ok("the tournament", schema_ref("Tournament")))], &[404]), json!([path_id()]))
+        },
+        "/api/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
+        "/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
+        "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}
+    });
+    let nullable_number = json!({"type": "number", "nullable": true});
+    let nullable_string = json!({"type": "string", "nullable": true});
+    let schemas = json!({
+        "Error": {"type": "object", "properties": {"error": {"type": "object", "properties": {
+            "status": {"type": "integer"}, "field": nullable_string, "message": {"type": "string"}}}}},
+        "Run": {"type": "object", "properties": {
+            "id": {"type": "string"}, "name": nullable_string,
+            "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]},
+            "preset": nullable_string, "config": {"type": "object"}, "seed": {"type": "integer"},
+            "generations_total": {"type": "integer"}, "generations_done": {"type": "integer"},
+            "progress": {"type": "number"}, "best_fitness": nullable_number,
+            "best_weights": {"type": "array", "items": {"type": "number"}, "nullable": true},
+            "features": {"type": "array", "items": {"type": "string"}},
+            "created_at": {"type": "string", "format": "date-time"},
+            "started_at": nullable_string, "finished_at": nullable_string,
+            "error": nullable_string, "stop_reason": {"type": "string", "nullable": true, "enum": ["generations", "stagnation", "target-fitness", null]}}},
+        "GenerationPoint": {"type": "object", "properties": {
+            "generation": {"type": "integer"}, "best": {"type": "number"}, "mean": {"type": "number"},
+            "min": {"type": "number"}, "std": {"type": "number"}, "diversity": {"type": "number"},
+            "best_so_far": {"type": "number"}, "best_weights": {"type": "array", "items": {"type": "number"}},
+            "games_played": {"type": "integer"}, "wall_ms": {"type": "integer"}}},
+        "GenerationRecord": {"type": "object", "properties": {
+            "generation": {"type": "integer"}, "features": {"type": "array", "items": {"type": "string"}},
+            "individuals": {"type": "array", "items": {"type": "object", "properties": {"weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"}}}},
+            "fitness": {"type": "object"}, "best_index": {"type": "integer"}, "diversity": {"type": "number"},
+            "hall_of_fame": {"type": "object"}, "games_played": {"type": "integer"}, "stop": nullable_string,
+            "timing": {"type": "object", "properties": {"wall_ms": {"type": "integer"}}}}},
+        "ExportDocument": {"type": "object", "properties": {
+            "format_version": {"type": "integer"}, "generator": {"type": "string"}, "rules": {"type": "string"},
+            "board": {"type": "object"}, "features": {"type": "array", "items": {"type": "string"}},
+            "weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"},
+            "generation": {"type": "integer"}, "depth": {"type": "integer"}, "seed": {"type": "integer"},
+            "config": {"type": "object"}, "history": {"type": "array", "items": {"type": "object"}}, "agent": {"type": "object"}}},
+        "PositionView": {"type": "object", "properties": {
+            "position": {"type": "string"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
+            "to_move": {"type": "string", "enum": ["south", "north"]}, "stores": {"type": "array", "items": {"type": "integer"}},
+            "game_over": {"type": "boolean"}, "pits": {"type": "integer"}}},
+        "MoveResult": {"type": "object", "properties": {
+            "move": {"type": "integer"}, "nodes": {"type": "integer"}, "value": nullable_number,
+            "position_after": {"type": "string"}, "extra_turn": {"type": "boolean"}, "capture": {"type": "integer"},
+            "game_over": {"type": "boolean"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
+            "to_move": {"type": "string"}, "stores": {"type": "array", "items": {"type": "integer"}}}},
+        "Tournament": {"type": "object", "properties": {
+            "id": {"type": "string"}, "status": {"type": "string", "enum": ["running", "finished", "failed"]},
+            "agents": {"type": "array", "items": {"type": "string"}},
+            "table": {"type": "array", "items": {"type": "array", "items": {"type": "object", "nullable": true}}},
+            "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number"}, "error": nullable_string}},
+        "Health": {"type": "object", "properties": {"status": {"type": "string"}, "database": {"type": "string", "enum": ["sqlite", "postgres"]}}}
+    });
+    json!({
+        "openapi": "3.0.3",
+        "info": {
+            "title": "kalah-tuner",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": format!("Evolve Kalah evaluation weights with a GA, play agents, run matches and tournaments. JSON bodies up to {MAX_BODY_BYTES} bytes. When KALAH_TUNER_TOKEN is set, POST and DELETE need `Authorization: Bearer <token>`.")
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}
+        }
+    })
+}

@@ -1,0 +1,341 @@
+//! Runs: create, list, show, cancel, resume, delete; generations; export; live events.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_stream::wrappers::BroadcastStream;
+
+use super::error::{ApiError, ApiJson, ApiResult};
+use super::{RunEvent, SharedState};
+use crate::ga::{ExportDocument, GaConfig, PRESETS};
+use crate::store::{NewRun, RunRow, RunStatus};
+
+/// Most runs waiting in the queue at once.
+pub const MAX_QUEUED: u64 = 100;
+/// Longest run name.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// The run object of the API.
+pub fn run_json(run: &RunRow) -> Value {
+    let progress = if run.status == RunStatus::Finished {
+        1.0
+    } else if run.generations_total == 0 {
+        0.0
+    } else {
+        run.generations_done as f64 / run.generations_total as f64
+    };
+    json!({
+        "id": run.id,
+        "name": run.name,
+        "status": run.status,
+        "preset": run.preset,
+        "config": run.config,
+        "seed": run.config.seed,
+        "generations_total": run.generations_total,
+        "generations_done": run.generations_done,
+        "progress": progress,
+        "best_fitness": run.best_fitness,
+        "best_weights": run.best_weights,
+        "features": run.features,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "error": run.error,
+        "stop_reason": run.stop_reason,
+    })
+}
+
+/// Broadcasts a run's current state to its event streams.
+pub async fn publish_status(state: &SharedState, id: &str) {
+    if let Ok(Some(run)) = state.store.get_run(id).await {
+        let _ = state.events.send(RunEvent {
+            run_id: id.to_string(),
+            kind: "status",
+            data: run_json(&run),
+        });
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRun {
+    #[serde(default)]
+    preset: Option<String>,
+    #[serde(default)]
+    config: Option<Value>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// Builds the config of a new run: the preset (or the defaults), then the overrides.
+pub fn build_config(preset: Option<&str>, overrides: Option<&Value>) -> ApiResult<GaConfig> {
+    let base = match preset {
+        None => GaConfig::default(),
+        Some(name) => GaConfig::preset(name).map_err(|_| {
+            ApiError::invalid(
+                "preset",
+                format!(
+                    "unknown preset {name:?}, expected one of {}",
+                    PRESETS.join(", ")
+                ),
+            )
+        })?,
+    };
+    let config = match overrides {
+        None | Some(Value::Null) => base,
+        Some(v @ Value::Object(map)) => {
+            if map.contains_key("preset") {
+                return Err(ApiError::invalid(
+                    "config.preset",
+                    "give the preset at the top level of the request, not inside config",
+                ));
+            }
+            base.with_overrides(v)
+                .map_err(|e| ApiError::from_config("config", &e))?
+        }
+        Some(_) => return Err(ApiError::invalid("config", "must be an object")),
+    };
+    config
+        .validate()
+        .map_err(|e| ApiError::from_config("config", &e))?;
+    Ok(config)
+}
+
+pub async fn create(
+    State(state): State<SharedState>,
+    ApiJson(body): ApiJson<CreateRun>,
+) -> ApiResult<Response> {
+    if let Some(name) = &body.name {
+        if name.chars().count() > MAX_NAME_CHARS {
+            return Err(ApiError::invalid(
+                "name",
+                format!("at most {MAX_NAME_CHARS} characters"),
+            ));
+        }
+    }
+    let config = build_config(body.preset.as_deref(), body.config.as_ref())?;
+    let features = config
+        .validate()
+        .map_err(|e| ApiError::from_config("config", &e))?
+        .features;
+    if state.store.count_status(RunStatus::Queued).await? >= MAX_QUEUED {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            None,
+            format!("{MAX_QUEUED} runs are already queued; cancel some or wait"),
+        ));
+    }
+    let run = state
+        .store
+        .create_run(&NewRun {
+            id: uuid::Uuid::now_v7().to_string(),
+            name: body.name.filter(|n| !n.trim().is_empty()),
+            preset: body.preset,
+            features: serde_json::to_value(&features).map_err(ApiError::internal)?,
+            config,
+        })
+        .await?;
+    tracing::info!(run = %run.id, "run queued");
+    state.wake.notify_waiters();
+    publish_status(&state, &run.id).await;
+    Ok((StatusCode::CREATED, Json(run_json(&run))).into_response())
+}
+
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Response> {
+    // Read the version before the rows: a write that lands in between makes the cached copy
+    // outdated at once, never newer than its version says.
+    let version = state.store.version();
+    let cached = state.runs_cache.read().ok().and_then(|c| {
+        c.as_ref()
+            .filter(|(v, _)| *v == version)
+            .map(|(_, b)| b.clone())
+    });
+    let body = match cached {
+        Some(body) => body,
+        None => {
+            let runs = state.store.list_runs().await?;
+            let runs: Vec<Value> = runs.iter().map(run_json).collect();
+            let body = axum::body::Bytes::from(json!({ "runs": runs }).to_string());
+            if let Ok(mut cache) = state.runs_cache.write() {
+                *cache = Some((version, body.clone()));
+            }
+            body
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// The run or 404; ids that are not UUIDs are unknown ids too.
+async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(ApiError::not_found(format!("no run {id:?}")));
+    }
+    state
+        .store
+        .get_run(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no run {id}")))
+}
+
+pub async fn show(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(run_json(&find(&state, &id).await?)))
+}
+
+pub async fn cancel(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let run = find(&state, &id).await?;
+    if !state.store.cancel(&id).await? {
+        return Err(ApiError::conflict(format!(
+            "run {id} is {}: only queued or running runs can be cancelled",
+            run.status.as_str()
+        )));
+    }
+    tracing::info!(run = %id, "run cancelled");
+    publish_status(&state, &id).await;
+    Ok(Json(run_json(&find(&state, &id).await?)))
+}
+
+pub async fn resume(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let run = find(&state, &id).await?;
+    if !state.store.requeue(&id).await? {
+        return Err(ApiError::conflict(format!(
+            "run {id} is {}: only cancelled or failed runs can be resumed",
+            run.status.as_str()
+        )));
+    }
+    tracing::info!(run = %id, "run queued again");
+    state.wake.notify_waiters();
+    publish_status(&state, &id).await;
+    Ok(Json(run_json(&find(&state, &id).await?)))
+}
+
+pub async fn delete(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    find(&state, &id).await?;
+    // Cancelling first makes the worker drop the generation under way.
+    state.store.cancel(&id).await?;
+    if !state.store.delete_run(&id).await? {
+        return Err(ApiError::not_found(format!("no run {id}")));
+    }
+    tracing::info!(run = %id, "run deleted");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+pub struct SinceQuery {
+    since: Option<String>,
+}
+
+pub async fn generations(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+    Query(q): Query<SinceQuery>,
+) -> ApiResult<Json<Value>> {
+    find(&state, &id).await?;
+    let since = match q.since.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(s.parse::<i64>().map_err(|_| {
+            ApiError::invalid("since", format!("must be a generation number, got {s:?}"))
+        })?),
+    };
+    let points = state.store.generation_points(&id, since).await?;
+    Ok(Json(json!({"run_id": id, "generations": points})))
+}
+
+pub async fn generation(
+    State(state): State<SharedState>,
+    Path((id, g)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let run = find(&state, &id).await?;
+    let g: i64 = g.parse().map_err(|_| {
+        ApiError::not_found(format!("no generation {g:?}: generations are numbers"))
+    })?;
+    let record = state
+        .store
+        .record(&id, g)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("run {id} has no generation {g} yet")))?;
+    let mut value = serde_json::to_value(&record).map_err(ApiError::internal)?;
+    if let Some(map) = value.as_object_mut() {
+        map.insert("features".into(), run.features.clone());
+        map.insert("run_id".into(), json!(id));
+    }
+    Ok(Json(value))
+}
+
+/// The export document of a run's generations so far.
+pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<ExportDocument> {
+    let records = state.store.records(&run.id).await?;
+    if records.is_empty() {
+        return Err(ApiError::conflict(format!(
+            "run {} has no finished generation to export yet",
+            run.id
+        )));
+    }
+    ExportDocument::from_run(&run.config, &records).map_err(ApiError::internal)
+}
+
+pub async fn export(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let run = find(&state, &id).await?;
+    let doc = export_document(&state, &run).await?;
+    let disposition = format!("attachment; filename=\"kalah-tuner-{id}.json\"");
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json".to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        doc.to_json_pretty(),
+    )
+        .into_response())
+}
+
+fn sse_event(kind: &str, data: &Value) -> Event {
+    Event::default().event(kind).data(data.to_string())
+}
+
+/// Server-sent events: first a `status` event with the run as it is, then a `generation`
+/// event per new generation and a `status` event per status change.
+pub async fn events(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    // Subscribe before reading the run so that nothing between the two is missed.
+    let rx = state.events.subscribe();
+    let run = find(&state, &id).await?;
+    let first = stream::once(async move { Ok(sse_event("status", &run_json(&run))) });
+    let wanted = id.clone();
+    let updates = BroadcastStream::new(rx).filter_map(move |msg| {
+        let wanted = wanted.clone();
+        async move {
+            match msg {
+                Ok(ev) if ev.run_id == wanted => Some(Ok(sse_event(ev.kind, &ev.data))),
+                // A slow client that lagged behind just misses some events; the next status
+                // or generation catches it up.
+                _ => None,
+            }
+        }
+    });
+    Ok(Sse::new(first.chain(updates))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}

@@ -1,0 +1,603 @@
+//! Storage of runs and their generations in SQLite or PostgreSQL. Knows the GA's record types
+//! (it stores them) and nothing of HTTP.
+//!
+//! One code path serves both databases through sqlx's `Any` driver with one portable
+//! migrations folder (`migrations/`): the schema only needs TEXT, BIGINT and DOUBLE PRECISION,
+//! and every statement uses `$n` placeholders, which SQLite accepts too. Typed pools would
+//! have doubled every query for no gain here.
+//!
+//! Status changes are single conditional `UPDATE`s (`... WHERE status IN (...)`), so two
+//! callers racing on one run never both succeed, whatever the backend.
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::ga::{GaConfig, GenerationRecord, StopReason};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Which database a [`Store`] talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// A run's life: queued -> running -> finished | cancelled | failed; cancelled and failed runs
+/// can be queued again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Finished,
+    Cancelled,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+impl FromStr for RunStatus {
+    type Err = StoreError;
+    fn from_str(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "queued" => RunStatus::Queued,
+            "running" => RunStatus::Running,
+            "finished" => RunStatus::Finished,
+            "cancelled" => RunStatus::Cancelled,
+            "failed" => RunStatus::Failed,
+            other => return Err(StoreError::Corrupt(format!("unknown run status {other:?}"))),
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("database migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored data is unreadable: {0}")]
+    Corrupt(String),
+    #[error("unsupported database URL {0:?}: use sqlite://PATH or postgres://...")]
+    BadUrl(String),
+}
+
+fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {e}"))
+}
+
+/// One run as stored.
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    pub id: String,
+    pub name: Option<String>,
+    pub status: RunStatus,
+    pub preset: Option<String>,
+    pub config: GaConfig,
+    pub features: serde_json::Value,
+    pub generations_total: u32,
+    pub generations_done: u32,
+    pub best_fitness: Option<f64>,
+    pub best_weights: Option<Vec<f64>>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub error: Option<String>,
+    pub stop_reason: Option<String>,
+}
+
+/// A run to create.
+pub struct NewRun {
+    pub id: String,
+    pub name: Option<String>,
+    pub preset: Option<String>,
+    pub config: GaConfig,
+    pub features: serde_json::Value,
+}
+
+/// One point of a run's fitness curve.
+#[derive(Clone, Debug, Serialize)]
+pub struct GenerationPoint {
+    pub generation: u32,
+    pub best: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub std: f64,
+    pub diversity: f64,
+    pub best_so_far: f64,
+    pub best_weights: Vec<f64>,
+    pub games_played: u64,
+    pub wall_ms: u64,
+}
+
+impl GenerationPoint {
+    pub fn of(record: &GenerationRecord) -> GenerationPoint {
+        GenerationPoint {
+            generation: record.generation,
+            best: record.fitness.best,
+            mean: record.fitness.mean,
+            min: record.fitness.min,
+            std: record.fitness.std,
+            diversity: record.diversity,
+            best_so_far: record.hall_of_fame.fitness,
+            best_weights: record.best().weights.clone(),
+            games_played: record.games_played,
+            wall_ms: record.timing.wall_ms,
+        }
+    }
+}
+
+/// What became of a generation the worker tried to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    Written,
+    /// The run is no longer running (cancelled or deleted meanwhile): nothing was written.
+    NotRunning,
+}
+
+/// Now, as fixed-width RFC 3339 UTC with milliseconds (sorts as text).
+pub fn now_rfc3339() -> String {
+    let now = OffsetDateTime::now_utc();
+    let now = now
+        .replace_nanosecond(now.millisecond() as u32 * 1_000_000)
+        .unwrap_or(now);
+    // Formatting a valid UTC time with the well-known format cannot fail.
+    let text = now.format(&Rfc3339).unwrap_or_default();
+    // Rfc3339 drops a zero fraction; keep the width fixed for text ordering.
+    if text.len() == 20 {
+        format!("{}.000Z", &text[..19])
+    } else {
+        text
+    }
+}
+
+const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
+     generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
+     stop_reason";
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    /// Bumped after every write this process makes, so readers can cache what they render
+    /// from the runs table until it changes (one server process per database).
+    changes: Arc<AtomicU64>,
+}
+
+impl Store {
+    /// Connects and migrates. `url` is `sqlite://PATH` (created if missing) or
+    /// `postgres://...` (the database must exist).
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let (backend, url) = if url.starts_with("sqlite:") {
+            let url = if url.contains("mode=") {
+                url.to_string()
+            } else if url.contains('?') {
+                format!("{url}&mode=rwc")
+            } else {
+                format!("{url}?mode=rwc")
+            };
+            (Backend::Sqlite, url)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Backend::Postgres, url.to_string())
+        } else {
+            return Err(StoreError::BadUrl(url.to_string()));
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        let mut pool = AnyPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(10));
+        if backend == Backend::Sqlite {
+            // WAL lets readers go on while a worker writes a generation; the busy timeout
+            // makes concurrent writers wait for each other instead of failing.
+            pool = pool.after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    sqlx::query("PRAGMA journal_mode = WAL")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("PRAGMA busy_timeout = 5000")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("PRAGMA foreign_keys = ON")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("PRAGMA synchronous = NORMAL")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = pool.connect_with(options).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Store {
+            pool,
+            backend,
+            changes: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// A number that changes after each write to the runs or generations of this store.
+    pub fn version(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
+    /// Called after a write has committed: bumping before would let a reader cache the old
+    /// state under the new version.
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub async fn create_run(&self, run: &NewRun) -> Result<RunRow, StoreError> {
+        let config = serde_json::to_string(&run.config).map_err(|e| corrupt("config", e))?;
+        sqlx::query(
+            "INSERT INTO runs (id, name, status, preset, config, features, generations_total, \
+             generations_done, created_at) VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7)",
+        )
+        .bind(&run.id)
+        .bind(&run.name)
+        .bind(&run.preset)
+        .bind(config)
+        .bind(run.features.to_string())
+        .bind(run.config.generations as i64)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        self.get_run(&run.id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a created run vanished".into()))
+    }
+
+    pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| run_from_row(&r)).transpose()
+    }
+
+    /// All runs, newest first.
+    pub async fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
+    pub async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM runs WHERE status = $1")
+            .bind(status.as_str())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get::<i64, _>("n")?.max(0) as u64)
+    }
+
+    /// Runs a dead process left `running` go back to the queue; their generations stay, so
+    /// a worker resumes them from the last one written.
+    pub async fn requeue_running(&self) -> Result<Vec<String>, StoreError> {
+        let rows =
+            sqlx::query("UPDATE runs SET status = 'queued' WHERE status = 'running' RETURNING id")
+                .fetch_all(&self.pool)
+                .await?;
+        self.changed();
+        rows.iter()
+            .map(|r| r.try_get::<String, _>("id").map_err(StoreError::from))
+            .collect()
+    }
+
+    /// Takes the oldest queued run and marks it running; `None` when the queue is empty or
+    /// another worker took the run first.
+    pub async fn claim_next(&self) -> Result<Option<RunRow>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1) \
+             WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
+                         ORDER BY created_at, id LIMIT 1) \
+             AND status = 'queued' RETURNING id",
+        )
+        .bind(now_rfc3339())
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(r) => {
+                self.changed();
+                let id: String = r.try_get("id")?;
+                self.get_run(&id).await
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Cancels a queued or running run. `Ok(false)` when it is in another state.
+    pub async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = 'cancelled', finished_at = $2 \
+             WHERE id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(id)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Queues a cancelled or failed run again. `Ok(false)` when it is in another state.
+    pub async fn requeue(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = 'queued', finished_at = NULL, error = NULL \
+             WHERE id = $1 AND status IN ('cancelled', 'failed')",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Marks a running run failed.
+    pub async fn fail(&self, id: &str, error: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(error)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Marks a running run finished without a new generation (a resumed run whose last
+    /// record already ends it).
+    pub async fn finish(&self, id: &str, stop: Option<StopReason>) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE runs SET status = 'finished', finished_at = $2, stop_reason = $3 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(now_rfc3339())
+        .bind(stop.map(stop_name))
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Deletes a run and its generations. `Ok(false)` when there was no such run.
+    pub async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM generations WHERE run_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let done = sqlx::query("DELETE FROM runs WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.changed();
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Writes one generation and the run's progress in one transaction, only while the run
+    /// is still `running`. The last generation of a run (`record.stop` set) also finishes it.
+    pub async fn write_generation(
+        &self,
+        run_id: &str,
+        record: &GenerationRecord,
+    ) -> Result<WriteOutcome, StoreError> {
+        let point = GenerationPoint::of(record);
+        let record_json = serde_json::to_string(record).map_err(|e| corrupt("record", e))?;
+        let hof_weights = serde_json::to_string(&record.hall_of_fame.weights)
+            .map_err(|e| corrupt("weights", e))?;
+        let best_weights =
+            serde_json::to_string(&point.best_weights).map_err(|e| corrupt("weights", e))?;
+        let now = now_rfc3339();
+        let (status, finished_at) = match record.stop {
+            Some(_) => ("finished", Some(now.clone())),
+            None => ("running", None),
+        };
+        let mut tx = self.pool.begin().await?;
+        // The UPDATE comes first: on PostgreSQL it locks the run row, so a cancel waits for
+        // this transaction instead of slipping in between.
+        let updated = sqlx::query(
+            "UPDATE runs SET generations_done = $2, best_fitness = $3, best_weights = $4, \
+             status = $5, finished_at = $6, stop_reason = $7 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(run_id)
+        .bind(record.generation as i64 + 1)
+        .bind(record.hall_of_fame.fitness)
+        .bind(hof_weights)
+        .bind(status)
+        .bind(finished_at)
+        .bind(record.stop.map(stop_name))
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(WriteOutcome::NotRunning);
+        }
+        sqlx::query(
+            "INSERT INTO generations (run_id, generation, best, mean, min, std, diversity, \
+             best_so_far, best_weights, games_played, wall_ms, record, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        )
+        .bind(run_id)
+        .bind(record.generation as i64)
+        .bind(point.best)
+        .bind(point.mean)
+        .bind(point.min)
+        .bind(point.std)
+        .bind(point.diversity)
+        .bind(point.best_so_far)
+        .bind(best_weights)
+        .bind(point.games_played as i64)
+        .bind(point.wall_ms as i64)
+        .bind(record_json)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.changed();
+        Ok(WriteOutcome::Written)
+    }
+
+    /// A run's fitness curve, generations after `since` (all when `None`).
+    pub async fn generation_points(
+        &self,
+        run_id: &str,
+        since: Option<i64>,
+    ) -> Result<Vec<GenerationPoint>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT generation, best, mean, min, std, diversity, best_so_far, best_weights, \
+             games_played, wall_ms FROM generations \
+             WHERE run_id = $1 AND generation > $2 ORDER BY generation",
+        )
+        .bind(run_id)
+        .bind(since.unwrap_or(-1))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let weights: String = r.try_get("best_weights")?;
+                Ok(GenerationPoint {
+                    generation: r.try_get::<i64, _>("generation")? as u32,
+                    best: r.try_get("best")?,
+                    mean: r.try_get("mean")?,
+                    min: r.try_get("min")?,
+                    std: r.try_get("std")?,
+                    diversity: r.try_get("diversity")?,
+                    best_so_far: r.try_get("best_so_far")?,
+                    best_weights: serde_json::from_str(&weights)
+                        .map_err(|e| corrupt("best_weights", e))?,
+                    games_played: r.try_get::<i64, _>("games_played")? as u64,
+                    wall_ms: r.try_get::<i64, _>("wall_ms")? as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// The full record of generation `generation`.
+    pub async fn record(
+        &self,
+        run_id: &str,
+        generation: i64,
+    ) -> Result<Option<GenerationRecord>, StoreError> {
+        let row =
+            sqlx::query("SELECT record FROM generations WHERE run_id = $1 AND generation = $2")
+                .bind(run_id)
+                .bind(generation)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.map(|r| record_from_row(&r)).transpose()
+    }
+
+    /// The last record written for a run.
+    pub async fn last_record(&self, run_id: &str) -> Result<Option<GenerationRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT record FROM generations WHERE run_id = $1 ORDER BY generation DESC LIMIT 1",
+        )
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| record_from_row(&r)).transpose()
+    }
+
+    /// Every record of a run, in generation order.
+    pub async fn records(&self, run_id: &str) -> Result<Vec<GenerationRecord>, StoreError> {
+        let rows =
+            sqlx::query("SELECT record FROM generations WHERE run_id = $1 ORDER BY generation")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter().map(record_from_row).collect()
+    }
+}
+
+fn stop_name(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Generations => "generations",
+        StopReason::Stagnation => "stagnation",
+        StopReason::TargetFitness => "target-fitness",
+    }
+}
+
+fn record_from_row(row: &AnyRow) -> Result<GenerationRecord, StoreError> {
+    let text: String = row.try_get("record")?;
+    serde_json::from_str(&text).map_err(|e| corrupt("generation record", e))
+}
+
+fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
+    let config: String = r.try_get("config")?;
+    let features: String = r.try_get("features")?;
+    let weights: Option<String> = r.try_get("best_weights")?;
+    let status: String = r.try_get("status")?;
+    Ok(RunRow {
+        id: r.try_get("id")?,
+        name: r.try_get("name")?,
+        status: status.parse()?,
+        preset: r.try_get("preset")?,
+        config: serde_json::from_str(&config).map_err(|e| corrupt("run config", e))?,
+        features: serde_json::from_str(&features).map_err(|e| corrupt("run features", e))?,
+        generations_total: r.try_get::<i64, _>("generations_total")? as u32,
+        generations_done: r.try_get::<i64, _>("generations_done")? as u32,
+        best_fitness: r.try_get("best_fitness")?,
+        best_weights: weights
+            .map(|w| serde_json::from_str(&w))
+            .transpose()
+            .map_err(|e| corrupt("best_weights", e))?,
+        created_at: r.try_get("created_at")?,
+        started_at: r.try_get("started_at")?,
+        finished_at: r.try_get("finished_at")?,
+        error: r.try_get("error")?,
+        stop_reason: r.try_get("stop_reason")?,
+    })
+}

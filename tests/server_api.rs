@@ -1,0 +1,674 @@
+//! The HTTP API against a real server on port 0, on SQLite and on PostgreSQL (set
+//! KALAH_TUNER_TEST_PG_URL; `.ci/run` does). Runs are tiny so the suite stays fast.
+
+mod server_support;
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use server_support::{check_records, export, pg_db, reference_run, server, sqlite_db, Api, TestDb};
+
+/// A small run: 4 individuals at depth 1, `generations` generations.
+fn tiny(generations: u32, seed: u64) -> Value {
+    json!({"population": 4, "depth": 1, "generations": generations, "seed": seed})
+}
+
+/// Create, watch to the end, read the curve, a generation and the export; list and show.
+async fn lifecycle(api: &Api, backend: &str) {
+    let (code, health) = api.get("/api/healthz").await;
+    assert_eq!(code, 200);
+    assert_eq!(health["database"], backend);
+    assert_eq!(api.get("/healthz").await.1["status"], "ok");
+
+    let run = api
+        .create_run(json!({"preset": "abrams", "config": tiny(5, 3), "name": "first"}))
+        .await;
+    let id = run["id"].as_str().unwrap().to_string();
+    assert_eq!(run["preset"], "abrams");
+    assert_eq!(run["name"], "first");
+    assert_eq!(run["generations_total"], 5);
+    assert_eq!(run["seed"], 3);
+    assert_eq!(
+        run["features"],
+        json!(["store_diff", "side_diff", "overflow_diff"])
+    );
+    let done = api.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(done["generations_done"], 5);
+    assert_eq!(done["progress"], 1.0);
+    assert_eq!(done["stop_reason"], "generations");
+    assert!(done["best_fitness"].as_f64().unwrap() > 0.0);
+    assert!(done["started_at"].is_string() && done["finished_at"].is_string());
+
+    // The same run without the server gives the same records and export.
+    let (_, records, reference) = reference_run(&run["config"]);
+    check_records(api, &id, &records).await;
+    assert_eq!(export(api, &id).await, reference);
+
+    let resp = api
+        .client
+        .get(format!("{}/api/runs/{id}/export", api.base))
+        .send()
+        .await
+        .unwrap();
+    let disposition = resp.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        disposition,
+        format!("attachment; filename=\"kalah-tuner-{id}.json\"")
+    );
+
+    let (_, gens) = api
+        .get(&format!("/api/runs/{id}/generations?since=2"))
+        .await;
+    let g: Vec<u64> = gens["generations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["generation"].as_u64().unwrap())
+        .collect();
+    assert_eq!(g, vec![3, 4]);
+    assert_eq!(gens["run_id"], id.as_str());
+    let first = &gens["generations"][0];
+    for key in [
+        "best",
+        "mean",
+        "min",
+        "std",
+        "diversity",
+        "best_so_far",
+        "games_played",
+        "wall_ms",
+    ] {
+        assert!(first[key].is_number(), "{key} in {first}");
+    }
+    assert_eq!(first["best_weights"].as_array().unwrap().len(), 3);
+
+    let (_, g0) = api.get(&format!("/api/runs/{id}/generations/0")).await;
+    assert_eq!(g0["individuals"].as_array().unwrap().len(), 4);
+    assert_eq!(g0["features"].as_array().unwrap().len(), 3);
+    assert!(g0["fitness"]["best"].is_number() && g0["hall_of_fame"].is_object());
+    assert!(g0["timing"]["wall_ms"].is_number());
+    assert_eq!(
+        api.get(&format!("/api/runs/{id}/generations/9")).await.0,
+        404
+    );
+
+    // Newest first.
+    let second = api.create_run(json!({"config": tiny(2, 1)})).await;
+    let (_, list) = api.get("/api/runs").await;
+    let ids: Vec<&str> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![second["id"].as_str().unwrap(), id.as_str()]);
+    api.wait_status(second["id"].as_str().unwrap(), &["finished"])
+        .await;
+
+    // Finished runs can be neither cancelled nor resumed; deleting works once.
+    assert_eq!(
+        api.post(&format!("/api/runs/{id}/cancel"), json!({}))
+            .await
+            .0,
+        409
+    );
+    assert_eq!(
+        api.post(&format!("/api/runs/{id}/resume"), json!({}))
+            .await
+            .0,
+        409
+    );
+    assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    assert_eq!(api.get(&format!("/api/runs/{id}")).await.0, 404);
+    assert_eq!(api.get(&format!("/api/runs/{id}/generations")).await.0, 404);
+    assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 404);
+}
+
+/// Reads server-sent events as (event, data) pairs.
+struct Events {
+    stream: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = reqwest::Result<bytes_alias::Bytes>> + Send>,
+    >,
+    buffer: String,
+}
+
+mod bytes_alias {
+    pub use axum::body::Bytes;
+}
+
+impl Events {
+    async fn open(api: &Api, id: &str) -> Events {
+        let resp = api
+            .client
+            .get(format!("{}/api/runs/{id}/events", api.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        assert!(resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        Events {
+            stream: Box::pin(resp.bytes_stream()),
+            buffer: String::new(),
+        }
+    }
+
+    async fn next(&mut self) -> (String, Value) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = String::new();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(e) = line.strip_prefix("event:") {
+                        event = e.trim().to_string();
+                    } else if let Some(d) = line.strip_prefix("data:") {
+                        data.push_str(d.trim_start());
+                    }
+                }
+                if event.is_empty() {
+                    continue; // keep-alive comment
+                }
+                return (event, serde_json::from_str(&data).unwrap());
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(120), self.stream.next())
+                .await
+                .expect("an event within two minutes")
+                .expect("the stream stays open")
+                .unwrap();
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+/// One worker: a long run holds it while a second run waits in the queue, so the second
+/// run's whole life shows on its event stream. The long run is cancelled mid-way, resumed,
+/// and still ends exactly as an uninterrupted run.
+async fn events_cancel_resume(api: &Api) {
+    // About 150 depth-4 games a generation: long enough to still be running when cancelled.
+    let long_config = json!({"population": 6, "depth": 4, "generations": 20, "seed": 5,
+                             "fitness": {"games_per_pair": 10}});
+    let long = api.create_run(json!({"config": long_config})).await;
+    let long_id = long["id"].as_str().unwrap().to_string();
+    api.wait_generations(&long_id, 1).await;
+    let queued = api.create_run(json!({"config": tiny(3, 9)})).await;
+    let id = queued["id"].as_str().unwrap().to_string();
+
+    let mut events = Events::open(api, &id).await;
+    let (kind, first) = events.next().await;
+    assert_eq!(kind, "status");
+    assert_eq!(first["status"], "queued");
+
+    let (code, cancelled) = api
+        .post(&format!("/api/runs/{long_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(
+        api.post(&format!("/api/runs/{long_id}/cancel"), json!({}))
+            .await
+            .0,
+        409
+    );
+
+    let mut generations = Vec::new();
+    loop {
+        let (kind, data) = events.next().await;
+        match kind.as_str() {
+            "generation" => {
+                assert_eq!(data["run_id"], id.as_str());
+                assert!(data["best"].is_number() && data["best_weights"].is_array());
+                generations.push(data["generation"].as_u64().unwrap());
+            }
+            "status" if data["status"] == "finished" => break,
+            "status" => assert_eq!(data["status"], "running", "{data}"),
+            other => panic!("unexpected event {other}"),
+        }
+    }
+    assert_eq!(generations, vec![0, 1, 2]);
+
+    // Resume the cancelled run: it goes on from its last written generation.
+    let before = api.get(&format!("/api/runs/{long_id}")).await.1;
+    let (code, resumed) = api
+        .post(&format!("/api/runs/{long_id}/resume"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{resumed}");
+    assert_eq!(resumed["status"], "queued");
+    assert!(resumed["generations_done"].as_u64() >= before["generations_done"].as_u64());
+    let done = api.wait_status(&long_id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    let (_, records, reference) = reference_run(&long["config"]);
+    check_records(api, &long_id, &records).await;
+    assert_eq!(export(api, &long_id).await, reference);
+}
+
+/// The agent catalogue, moves, positions, matches and tournaments, with a run as an agent.
+async fn games(api: &Api) {
+    let run = api.create_run(json!({"config": tiny(2, 4)})).await;
+    let id = run["id"].as_str().unwrap();
+    api.wait_status(id, &["finished"]).await;
+
+    let (code, agents) = api.get("/api/agents").await;
+    assert_eq!(code, 200);
+    let kinds: Vec<&str> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap())
+        .collect();
+    for k in [
+        "random",
+        "greedy",
+        "minimax",
+        "heuristic",
+        "pekar",
+        "pekar-minimax",
+        "perfect",
+    ] {
+        assert!(kinds.contains(&k), "{k} in {kinds:?}");
+    }
+    assert!(agents["presets"]["feature_sets"].as_array().unwrap().len() >= 3);
+    let export_entry = agents["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["run_id"] == id)
+        .expect("the finished run is in the exports")
+        .clone();
+
+    let (code, start) = api.get("/api/position/start?pits=6&seeds=4").await;
+    assert_eq!(code, 200, "{start}");
+    assert_eq!(start["position"], "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S");
+    assert_eq!(start["legal_moves"], json!([1, 2, 3, 4, 5, 6]));
+    assert_eq!(start["to_move"], "south");
+
+    let (code, human) = api
+        .post(
+            "/api/position",
+            json!({"position": start["position"], "move": 3}),
+        )
+        .await;
+    assert_eq!(code, 200, "{human}");
+    assert_eq!(human["position_after"], "4,4,0,5,5,5/1/4,4,4,4,4,4/0/S");
+    assert_eq!(human["extra_turn"], true);
+    assert_eq!(human["stores"], json!([1, 0]));
+
+    for agent in [
+        json!("minimax:2"),
+        export_entry["spec"].clone(),
+        json!(format!("run:{id}")),
+    ] {
+        let (code, mv) = api
+            .post(
+                "/api/move",
+                json!({"agent": agent, "position": start["position"], "seed": 1}),
+            )
+            .await;
+        assert_eq!(code, 200, "{mv}");
+        let m = mv["move"].as_u64().unwrap();
+        assert!((1..=6).contains(&m));
+        assert!(mv["position_after"].is_string() && mv["nodes"].is_number());
+        assert!(mv["extra_turn"].is_boolean() && mv["game_over"] == false);
+    }
+
+    let (code, report) = api
+        .post(
+            "/api/matches",
+            json!({"south": "minimax:2", "north": export_entry["spec"], "games": 4, "seed": 1, "opening_plies": 1}),
+        )
+        .await;
+    assert_eq!(code, 200, "{report}");
+    assert_eq!(report["games"].as_array().unwrap().len(), 4);
+    assert!(report["score"].is_number());
+    assert_eq!(report["summary"]["games"], 4);
+
+    let (code, t) = api
+        .post(
+            "/api/tournaments",
+            json!({"agents": ["random", "greedy", "minimax:1"], "games": 2, "seed": 1}),
+        )
+        .await;
+    assert_eq!(code, 202, "{t}");
+    let tid = t["id"].as_str().unwrap();
+    let table = loop {
+        let (code, t) = api.get(&format!("/api/tournaments/{tid}")).await;
+        assert_eq!(code, 200);
+        if t["status"] != "running" {
+            break t;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(table["status"], "finished", "{table}");
+    assert_eq!(table["progress"], 1.0);
+    assert_eq!(table["agents"].as_array().unwrap().len(), 3);
+    assert!(table["table"][0][0].is_null());
+    assert_eq!(table["table"][0][1]["games"], 1);
+    assert_eq!(table["scores"].as_array().unwrap().len(), 3);
+    assert_eq!(api.get("/api/tournaments/nope").await.0, 404);
+}
+
+async fn all_scenarios(db: TestDb, backend: &str) {
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    lifecycle(&api, backend).await;
+    events_cancel_resume(&api).await;
+    games(&api).await;
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_api() {
+    all_scenarios(sqlite_db(), "sqlite").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_api() {
+    let Some(db) = pg_db().await else { return };
+    all_scenarios(db, "postgres").await;
+}
+
+/// A database survives a restart of the server: runs and their generations are still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_restart_keeps_runs() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let run = api.create_run(json!({"config": tiny(2, 2)})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    api.wait_status(&id, &["finished"]).await;
+    srv.shutdown().await;
+
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let again = api.get(&format!("/api/runs/{id}")).await.1;
+    assert_eq!(again["status"], "finished");
+    assert_eq!(again["generations_done"], 2);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_guards_state_changes() {
+    let db = sqlite_db();
+    let srv = server(&db, Some("s3cret")).await;
+    let mut api = Api::of(&srv);
+    let body = json!({"config": tiny(1, 1)});
+    let (code, err) = api.post("/api/runs", body.clone()).await;
+    assert_eq!(code, 401, "{err}");
+    assert_eq!(err["error"]["status"], 401);
+    api.token = Some("wrong".into());
+    assert_eq!(api.post("/api/runs", body.clone()).await.0, 401);
+    assert_eq!(
+        api.delete("/api/runs/00000000-0000-0000-0000-000000000000")
+            .await,
+        401
+    );
+    // Reads stay open.
+    assert_eq!(api.get("/api/runs").await.0, 200);
+    api.token = Some("s3cret".into());
+    let run = api.create_run(body).await;
+    api.wait_status(run["id"].as_str().unwrap(), &["finished"])
+        .await;
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// (status, field) of an error response.
+fn error_of(code: u16, body: &Value) -> (u16, Option<String>) {
+    assert_eq!(body["error"]["status"], code, "{body}");
+    assert!(body["error"]["message"].is_string(), "{body}");
+    (code, body["error"]["field"].as_str().map(str::to_string))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_names_the_field() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let field = |f: &str| Some(f.to_string());
+
+    let (c, b) = api.post_raw("/api/runs", "{not json").await;
+    assert_eq!(error_of(c, &b), (400, None));
+    let (c, b) = api.post_raw("/api/runs", "[1, 2]").await;
+    assert_eq!(error_of(c, &b), (400, None));
+    let (c, b) = api.post_raw("/api/runs", "").await;
+    assert_eq!(error_of(c, &b), (400, None));
+
+    let cases = [
+        (
+            json!({"config": {"population": "many"}}),
+            "config.population",
+        ),
+        (json!({"config": {"population": 0}}), "config.population"),
+        (
+            json!({"config": {"population": 100000}}),
+            "config.population",
+        ),
+        (json!({"config": {"generations": 0}}), "config.generations"),
+        (json!({"config": {"depth": 99}}), "config.depth"),
+        (
+            json!({"config": {"mutation": {"rate": 2.0}}}),
+            "config.mutation.rate",
+        ),
+        (
+            json!({"config": {"features": "nonsense"}}),
+            "config.features",
+        ),
+        (
+            json!({"config": {"fitness": {"mode": "opponents", "opponents": ["nobody"]}}}),
+            "config.fitness.opponents[0]",
+        ),
+        (json!({"config": {"colour": "blue"}}), "config"),
+        (json!({"config": 7}), "config"),
+        (json!({"preset": "nobody"}), "preset"),
+        (json!({"preset": 3}), "preset"),
+        (json!({"name": 5}), "name"),
+        (json!({"nmae": "typo"}), "nmae"),
+    ];
+    for (body, want) in cases {
+        let (c, b) = api.post("/api/runs", body.clone()).await;
+        let (code, got) = error_of(c, &b);
+        assert_eq!(code, 422, "{body}: {b}");
+        let got = got.unwrap_or_default();
+        assert!(
+            got.starts_with(want),
+            "{body}: field {got:?}, want {want:?} ({b})"
+        );
+    }
+    // No run was created by any of those.
+    assert_eq!(api.get("/api/runs").await.1["runs"], json!([]));
+
+    let start = "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S";
+    let cases = [
+        (
+            "/api/move",
+            json!({"agent": "nobody", "position": start}),
+            "agent",
+        ),
+        (
+            "/api/move",
+            json!({"agent": {"kind": "minimax", "depth": 50}, "position": start}),
+            "agent",
+        ),
+        (
+            "/api/move",
+            json!({"agent": "export:/etc/passwd", "position": start}),
+            "agent",
+        ),
+        (
+            "/api/move",
+            json!({"agent": {"kind": "export", "path": "/etc/passwd"}, "position": start}),
+            "agent",
+        ),
+        (
+            "/api/move",
+            json!({"agent": {"kind": "run", "id": "00000000-0000-0000-0000-000000000000"}, "position": start}),
+            "agent.id",
+        ),
+        ("/api/move", json!({"agent": 5, "position": start}), "agent"),
+        (
+            "/api/move",
+            json!({"agent": "random", "position": "4,4/0/4/0/S"}),
+            "position",
+        ),
+        (
+            "/api/move",
+            json!({"agent": "random", "position": "0,0,0,0,0,0/24/4,4,4,4,4,4/0/S"}),
+            "position",
+        ),
+        ("/api/move", json!({"agent": "random"}), "position"),
+        (
+            "/api/move",
+            json!({"agent": "random", "position": start, "seed": -1}),
+            "seed",
+        ),
+        (
+            "/api/move",
+            json!({"agent": "random", "position": start, "rules": "house"}),
+            "rules",
+        ),
+        (
+            "/api/position",
+            json!({"position": start, "move": 9}),
+            "move",
+        ),
+        (
+            "/api/position",
+            json!({"position": start, "move": "three"}),
+            "move",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "games": 100000}),
+            "games",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "nobody"}),
+            "north",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "opening_plies": 99}),
+            "opening_plies",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "board": {"pits": 40, "seeds": 4}}),
+            "board",
+        ),
+        ("/api/tournaments", json!({"agents": ["random"]}), "agents"),
+        (
+            "/api/tournaments",
+            json!({"agents": ["random", "nobody"]}),
+            "agents[1]",
+        ),
+        (
+            "/api/tournaments",
+            json!({"agents": ["random", "greedy"], "games": 0}),
+            "games",
+        ),
+    ];
+    for (path, body, want) in cases {
+        let (c, b) = api.post(path, body.clone()).await;
+        let (code, got) = error_of(c, &b);
+        assert_eq!(code, 422, "{path} {body}: {b}");
+        let got = got.unwrap_or_default();
+        assert!(
+            got.starts_with(want),
+            "{path} {body}: field {got:?}, want {want:?} ({b})"
+        );
+    }
+    let (c, b) = api.get("/api/position/start?pits=99").await;
+    assert_eq!(error_of(c, &b), (422, field("pits")));
+    let (c, b) = api.get("/api/runs/not-a-uuid").await;
+    assert_eq!(error_of(c, &b).0, 404);
+    let (c, b) = api
+        .get("/api/runs/00000000-0000-0000-0000-000000000000/export")
+        .await;
+    assert_eq!(error_of(c, &b).0, 404);
+    let (c, b) = api.get("/api/no/such/route").await;
+    assert_eq!(error_of(c, &b).0, 404);
+    let (c, b) = api
+        .post(
+            "/api/runs/00000000-0000-0000-0000-000000000000/cancel",
+            json!({}),
+        )
+        .await;
+    assert_eq!(error_of(c, &b).0, 404);
+
+    let run = api.create_run(json!({"config": tiny(1, 1)})).await;
+    let id = run["id"].as_str().unwrap();
+    let (c, b) = api
+        .get(&format!("/api/runs/{id}/generations?since=abc"))
+        .await;
+    assert_eq!(error_of(c, &b), (422, field("since")));
+    api.wait_status(id, &["finished"]).await;
+
+    let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(2 << 20));
+    let (c, b) = api.post_raw("/api/runs", huge).await;
+    assert_eq!(error_of(c, &b).0, 413);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_lists_every_route_and_dashboard_is_served() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let (code, doc) = api.get("/api/openapi.json").await;
+    assert_eq!(code, 200);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.0"));
+    let routes = [
+        ("/api/runs", "get"),
+        ("/api/runs", "post"),
+        ("/api/runs/{id}", "get"),
+        ("/api/runs/{id}", "delete"),
+        ("/api/runs/{id}/cancel", "post"),
+        ("/api/runs/{id}/resume", "post"),
+        ("/api/runs/{id}/generations", "get"),
+        ("/api/runs/{id}/generations/{g}", "get"),
+        ("/api/runs/{id}/export", "get"),
+        ("/api/runs/{id}/events", "get"),
+        ("/api/agents", "get"),
+        ("/api/move", "post"),
+        ("/api/position", "post"),
+        ("/api/position/start", "get"),
+        ("/api/matches", "post"),
+        ("/api/tournaments", "post"),
+        ("/api/tournaments/{id}", "get"),
+        ("/api/healthz", "get"),
+        ("/healthz", "get"),
+        ("/api/openapi.json", "get"),
+    ];
+    for (path, method) in routes {
+        assert!(
+            doc["paths"][path][method].is_object(),
+            "{method} {path} in the OpenAPI document"
+        );
+    }
+    let resp = api
+        .client
+        .get(format!("{}/", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert_eq!(api.get("/no-such-file.js").await.0, 404);
+    assert_eq!(api.get("/../Cargo.toml").await.0, 404);
+    srv.shutdown().await;
+    db.drop_db().await;
+}

@@ -1,0 +1,95 @@
+//! Crash safety: the real binary is killed with SIGKILL in the middle of a run, started again
+//! on the same database, and the run finishes with every generation exactly once and the
+//! export of an uninterrupted run.
+
+mod server_support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::json;
+use server_support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
+
+/// Kills the child server when a failing assertion unwinds past it.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `kalah-tuner serve` on a free port and returns it with its base URL, read from the
+/// line it prints once listening.
+fn spawn_server(db: &TestDb) -> (Server, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--threads",
+            "2",
+            "--database-url",
+            &db.url,
+        ])
+        .env("RUST_LOG", "warn")
+        .env_remove("KALAH_TUNER_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the server binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    let base = line
+        .trim()
+        .strip_prefix("kalah-tuner listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (Server(child), base)
+}
+
+async fn crash_and_resume(db: TestDb) {
+    // About 150 depth-4 games a generation, 16 generations: a run of a few seconds.
+    let config = json!({"population": 6, "depth": 4, "generations": 16, "seed": 11,
+                        "fitness": {"games_per_pair": 10}});
+    let (mut child, base) = spawn_server(&db);
+    let api = Api::new(base);
+    let run = api
+        .create_run(json!({"config": config, "name": "crash"}))
+        .await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let seen = api.wait_generations(&id, 3).await;
+    // Child::kill sends SIGKILL on Unix: no chance to finish the generation under way.
+    child.0.kill().expect("SIGKILL");
+    child.0.wait().expect("reaped");
+    assert_eq!(seen["status"], "running", "killed mid-run: {seen}");
+    assert!(seen["generations_done"].as_u64().unwrap() < 16);
+
+    let (child, base) = spawn_server(&db);
+    let api = Api::new(base);
+    let done = api.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(done["generations_done"], 16);
+
+    let (_, records, reference) = reference_run(&run["config"]);
+    assert_eq!(records.len(), 16);
+    check_records(&api, &id, &records).await;
+    assert_eq!(export(&api, &id).await, reference);
+    drop(child);
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_run_survives_sigkill() {
+    crash_and_resume(sqlite_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_run_survives_sigkill() {
+    let Some(db) = pg_db().await else { return };
+    crash_and_resume(db).await;
+}

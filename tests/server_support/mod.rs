@@ -1,0 +1,259 @@
+//! Shared by the server tests: fresh databases (a SQLite file in a temporary folder, or a
+//! PostgreSQL database with a random name), servers on port 0, and small HTTP helpers.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use kalah_tuner::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
+use kalah_tuner::server::{start, RunningServer, ServerConfig};
+use serde_json::{json, Value};
+use sqlx::Connection;
+
+/// Env var with an admin URL of a PostgreSQL server on which tests may create databases.
+pub const PG_ENV: &str = "KALAH_TUNER_TEST_PG_URL";
+
+/// A database that only this test uses; `drop_db` removes it.
+pub struct TestDb {
+    pub url: String,
+    pg: Option<(String, String)>,
+    dir: Option<PathBuf>,
+}
+
+pub fn sqlite_db() -> TestDb {
+    let dir = std::env::temp_dir().join(format!("kalah-tuner-test-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    TestDb {
+        url: format!("sqlite://{}", dir.join("test.db").display()),
+        pg: None,
+        dir: Some(dir),
+    }
+}
+
+/// A fresh PostgreSQL database, or `None` (with a notice) when no server is configured and
+/// this is not CI. In CI (`CI=true`) a missing server fails the test.
+pub async fn pg_db() -> Option<TestDb> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let admin = match std::env::var(PG_ENV) {
+        Ok(url) if !url.is_empty() => url,
+        _ if ci => panic!("{PG_ENV} is not set, but CI=true: the PostgreSQL tests must run"),
+        _ => {
+            eprintln!("notice: {PG_ENV} is not set: skipping the PostgreSQL test");
+            return None;
+        }
+    };
+    let mut conn = sqlx::PgConnection::connect(&admin)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to PostgreSQL at {admin} ({PG_ENV}): {e}"));
+    let name = format!("kalah_tuner_test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .expect("CREATE DATABASE");
+    conn.close().await.ok();
+    // Same server and credentials, the new database.
+    let base = match admin.rfind('/') {
+        Some(i) if i > admin.find("://").map_or(0, |s| s + 2) => &admin[..i],
+        _ => admin.as_str(),
+    };
+    let query = admin.find('?').map(|q| &admin[q..]).unwrap_or("");
+    Some(TestDb {
+        url: format!("{base}/{name}{query}"),
+        pg: Some((admin.clone(), name)),
+        dir: None,
+    })
+}
+
+impl TestDb {
+    pub async fn drop_db(self) {
+        if let Some((admin, name)) = &self.pg {
+            if let Ok(mut conn) = sqlx::PgConnection::connect(admin).await {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )))
+                .execute(&mut conn)
+                .await;
+            }
+        }
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+pub async fn server(db: &TestDb, token: Option<&str>) -> RunningServer {
+    start(ServerConfig {
+        bind: "127.0.0.1:0".into(),
+        database_url: db.url.clone(),
+        workers: 1,
+        threads: Some(2),
+        static_dir: None,
+        token: token.map(str::to_string),
+    })
+    .await
+    .expect("server starts")
+}
+
+pub struct Api {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub token: Option<String>,
+}
+
+impl Api {
+    pub fn new(base: String) -> Api {
+        Api {
+            base,
+            client: reqwest::Client::new(),
+            token: None,
+        }
+    }
+
+    pub fn of(server: &RunningServer) -> Api {
+        Api::new(format!("http://{}", server.addr))
+    }
+
+    fn auth(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(t) => rb.bearer_auth(t),
+            None => rb,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let resp = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("GET");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+        let resp = self
+            .auth(self.client.post(format!("{}{path}", self.base)))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("POST");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.post_raw(path, body.to_string()).await
+    }
+
+    pub async fn delete(&self, path: &str) -> u16 {
+        self.auth(self.client.delete(format!("{}{path}", self.base)))
+            .send()
+            .await
+            .expect("DELETE")
+            .status()
+            .as_u16()
+    }
+
+    /// Creates a run and returns its object.
+    pub async fn create_run(&self, body: Value) -> Value {
+        let (status, run) = self.post("/api/runs", body).await;
+        assert_eq!(status, 201, "{run}");
+        run
+    }
+
+    /// Polls until the run has one of `statuses`; gives up after two minutes (a hang guard,
+    /// not a timing check).
+    pub async fn wait_status(&self, id: &str, statuses: &[&str]) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (code, run) = self.get(&format!("/api/runs/{id}")).await;
+            assert_eq!(code, 200, "{run}");
+            if statuses.contains(&run["status"].as_str().unwrap_or("")) {
+                return run;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "run {id} never reached {statuses:?}: {run}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// Polls until the run has written at least `n` generations.
+    pub async fn wait_generations(&self, id: &str, n: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (_, run) = self.get(&format!("/api/runs/{id}")).await;
+            if run["generations_done"].as_u64().unwrap_or(0) >= n
+                || run["status"] != json!("running") && run["status"] != json!("queued")
+            {
+                return run;
+            }
+            assert!(Instant::now() < deadline, "run {id} stalled: {run}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// The run a GA config gives without any server: the reference for exports and records.
+pub fn reference_run(config: &Value) -> (GaConfig, Vec<GenerationRecord>, Value) {
+    let config: GaConfig = serde_json::from_value(config.clone()).expect("config");
+    let mut evolution = Evolution::new(config.clone()).expect("valid config");
+    let records = evolution.run(|_| {});
+    let doc = ExportDocument::from_run(&config, &records).expect("export");
+    let doc: Value = serde_json::from_str(&doc.to_json_pretty()).expect("json");
+    (config, records, doc)
+}
+
+/// A record as JSON without its wall time.
+pub fn without_timing(mut record: Value) -> Value {
+    if let Some(map) = record.as_object_mut() {
+        map.remove("timing");
+        map.remove("features");
+        map.remove("run_id");
+    }
+    record
+}
+
+/// The server's records of a run must be the reference records, each once, in order.
+pub async fn check_records(api: &Api, id: &str, reference: &[GenerationRecord]) {
+    let (code, gens) = api.get(&format!("/api/runs/{id}/generations")).await;
+    assert_eq!(code, 200);
+    let numbers: Vec<u64> = gens["generations"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|g| g["generation"].as_u64().expect("number"))
+        .collect();
+    let expected: Vec<u64> = (0..reference.len() as u64).collect();
+    assert_eq!(numbers, expected, "every generation exactly once");
+    for r in reference {
+        let (code, got) = api
+            .get(&format!("/api/runs/{id}/generations/{}", r.generation))
+            .await;
+        assert_eq!(code, 200, "{got}");
+        let want = serde_json::to_value(r.without_timing()).expect("json");
+        assert_eq!(
+            without_timing(got),
+            without_timing(want),
+            "generation {}",
+            r.generation
+        );
+    }
+}
+
+pub async fn export(api: &Api, id: &str) -> Value {
+    let (code, doc) = api.get(&format!("/api/runs/{id}/export")).await;
+    assert_eq!(code, 200, "{doc}");
+    doc
+}
