@@ -118,6 +118,7 @@ export function drawBoard(el, pos, opts = {}) {
     const row = h("div.move-numbers", { style: { "--pits": m } });
     for (let i = 0; i < m; i++) {
       const lbl = h("span", String(i + 1));
+      lbl.style.gridRow = "1";
       lbl.style.gridColumn = side === "north" ? String(m + 1 - i) : String(i + 2);
       row.append(lbl);
     }

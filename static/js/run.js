@@ -186,12 +186,14 @@ export async function mount(view, { id }) {
       }
       if (g.generation > lastGen + 1) catchUp();
       else append([g]);
-      // Keep the header's counters in step between status events.
+      // Keep the header's counters in step between status events; the hall of fame's weights
+      // come with the run object, fetched at most every two seconds.
       if (g.generation + 1 > (run.generations_done ?? 0)) {
         run.generations_done = g.generation + 1;
         if (g.best_so_far != null) run.best_fitness = g.best_so_far;
         run.progress = run.generations_total ? run.generations_done / run.generations_total : run.progress;
         renderRun(run);
+        refreshRun();
       }
     });
     es.addEventListener("status", (ev) => {
@@ -217,6 +219,19 @@ export async function mount(view, { id }) {
       }
     });
   }
+
+  const refreshRun = throttle(async () => {
+    try {
+      const fresh = await api.run(id);
+      // A status event may have come in meanwhile; never go back in time.
+      if (!stopped && (fresh.generations_done ?? 0) >= (run.generations_done ?? 0)) {
+        run = fresh;
+        renderRun(run);
+      }
+    } catch {
+      // The next generation event tries again.
+    }
+  }, 2000);
 
   function closeStream() {
     if (es) es.close();
