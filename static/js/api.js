@@ -1,0 +1,98 @@
+// The only module that talks to the server: the public JSON API under /api.
+
+const TOKEN_KEY = "kalah-tuner.token";
+
+export function getToken() {
+  try {
+    return localStorage.getItem(TOKEN_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+export function setToken(token) {
+  try {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // Private browsing may forbid storage; the token then lives for this page only.
+  }
+}
+
+/** An error answer of the API: `status`, `field` (dotted path or null) and `message`. */
+export class ApiError extends Error {
+  constructor(status, message, field = null, body = null) {
+    super(message);
+    this.status = status;
+    this.field = field;
+    this.body = body;
+  }
+}
+
+// Relative to the page so the dashboard also works behind a reverse proxy under a prefix.
+export function apiUrl(path) {
+  return new URL("api/" + path.replace(/^\/+/, ""), document.baseURI).toString();
+}
+
+export async function request(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const token = getToken();
+  // GETs are open; only state changes need the token (and sending it on GETs would leak it
+  // into logs of proxies that record headers for no gain).
+  if (token && method !== "GET") headers.Authorization = `Bearer ${token}`;
+  let resp;
+  try {
+    resp = await fetch(apiUrl(path), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, `cannot reach the server (${e.message})`);
+  }
+  if (resp.status === 204) return null;
+  const text = await resp.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      if (resp.ok) throw new ApiError(resp.status, `the server sent something that is not JSON`);
+    }
+  }
+  if (!resp.ok) {
+    const err = data && data.error;
+    let message = (err && err.message) || `${resp.status} ${resp.statusText}`;
+    if (resp.status === 401 && !token) message += " (set the API token under Settings)";
+    throw new ApiError(resp.status, message, (err && err.field) || null, data);
+  }
+  return data;
+}
+
+export const api = {
+  get: (path) => request("GET", path),
+  post: (path, body = {}) => request("POST", path, body),
+  del: (path) => request("DELETE", path),
+
+  runs: () => request("GET", "runs"),
+  run: (id) => request("GET", `runs/${encodeURIComponent(id)}`),
+  createRun: (body) => request("POST", "runs", body),
+  cancelRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/cancel`, {}),
+  resumeRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/resume`, {}),
+  deleteRun: (id) => request("DELETE", `runs/${encodeURIComponent(id)}`),
+  generations: (id, since) =>
+    request(
+      "GET",
+      `runs/${encodeURIComponent(id)}/generations` + (since == null ? "" : `?since=${since}`),
+    ),
+  generation: (id, g) => request("GET", `runs/${encodeURIComponent(id)}/generations/${g}`),
+  exportUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/export`),
+  eventsUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/events`),
+  agents: () => request("GET", "agents"),
+  move: (agent, position, seed) => request("POST", "move", { agent, position, seed }),
+  position: (position, move) => request("POST", "position", { position, move }),
+  start: (pits, seeds) => request("GET", `position/start?pits=${pits}&seeds=${seeds}`),
+  tournament: (body) => request("POST", "tournaments", body),
+  tournamentStatus: (id) => request("GET", `tournaments/${encodeURIComponent(id)}`),
+};

@@ -1,0 +1,73 @@
+// Hash router: each page module exports mount(view, params) and returns a cleanup function
+// that stops its timers, event streams and charts when the user navigates away.
+
+import { flash, h } from "./util.js";
+import * as runs from "./runs.js";
+import * as newRun from "./newrun.js";
+import * as run from "./run.js";
+import * as play from "./play.js";
+import * as tournament from "./tournament.js";
+import * as settings from "./settings.js";
+
+const routes = [
+  { re: /^\/?$/, page: runs, nav: "runs" },
+  { re: /^\/runs\/?$/, page: runs, nav: "runs" },
+  { re: /^\/new\/?$/, page: newRun, nav: "new" },
+  { re: /^\/runs\/([^/]+)\/?$/, page: run, nav: "runs", params: (m) => ({ id: decodeURIComponent(m[1]) }) },
+  { re: /^\/play\/?$/, page: play, nav: "play" },
+  { re: /^\/tournament\/?$/, page: tournament, nav: "tournament" },
+  { re: /^\/settings\/?$/, page: settings, nav: "settings" },
+];
+
+let cleanup = null;
+let generation = 0;
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, "");
+  const [path, query = ""] = raw.split("?");
+  return { path: path || "/", query: new URLSearchParams(query) };
+}
+
+async function render() {
+  const mine = ++generation;
+  const { path, query } = parseHash();
+  if (cleanup) {
+    try {
+      cleanup();
+    } catch (e) {
+      console.error(e);
+    }
+    cleanup = null;
+  }
+  flash("");
+  // Each page gets its own root, so a slow page that finishes loading after the user moved
+  // on draws into a detached element instead of the new page.
+  const view = h("div.page");
+  document.getElementById("view").replaceChildren(view);
+  const route = routes.find((r) => r.re.test(path));
+  for (const a of document.querySelectorAll("#nav a")) {
+    a.classList.toggle("active", !!route && a.dataset.route === route.nav);
+  }
+  if (!route) {
+    view.append(h("section.card", h("h1", "Not found"), h("p", "No page at ", h("code", path), ". "), h("a", { href: "#/runs" }, "Back to the runs")));
+    return;
+  }
+  const m = path.match(route.re);
+  const params = Object.assign({ query }, route.params ? route.params(m) : {});
+  try {
+    const done = (await route.page.mount(view, params)) || null;
+    // The user may have navigated on while this page was loading.
+    if (mine !== generation) {
+      if (done) done();
+    } else {
+      cleanup = done;
+    }
+  } catch (e) {
+    console.error(e);
+    flash(e.message || String(e), "error");
+  }
+}
+
+window.addEventListener("hashchange", render);
+// Module scripts run after the document is parsed, so the view exists already.
+render();

@@ -1,0 +1,136 @@
+// Kalah board for any number of pits: KPN parsing and drawing. South sits at the bottom and
+// sows left to right into its store on the right; North sows right to left into its store on
+// the left. Move k of a side is its k-th pit in sowing order (1 = farthest from its store).
+
+import { h } from "./util.js";
+
+/** Parses KPN "<South pits>/<South store>/<North pits>/<North store>/<S|N>". */
+export function parseKpn(kpn) {
+  const parts = String(kpn).trim().split("/");
+  if (parts.length !== 5) throw new Error(`invalid KPN ${JSON.stringify(kpn)}: expected 5 fields separated by /`);
+  const nums = (s) => s.split(",").map((x) => {
+    const n = Number(x.trim());
+    if (!Number.isInteger(n) || n < 0) throw new Error(`invalid KPN ${JSON.stringify(kpn)}: ${JSON.stringify(x)} is not a seed count`);
+    return n;
+  });
+  const south = nums(parts[0]);
+  const north = nums(parts[2]);
+  if (south.length !== north.length) throw new Error(`invalid KPN: South has ${south.length} pits but North has ${north.length}`);
+  const toMove = parts[4].trim().toUpperCase().startsWith("N") ? "north" : "south";
+  return {
+    pits: south.length,
+    south,
+    north,
+    stores: [Number(parts[1]), Number(parts[3])],
+    toMove,
+  };
+}
+
+/** Legal moves of the side to move: its non-empty pits, numbered from 1. */
+export function legalMoves(pos) {
+  const side = pos.toMove === "south" ? pos.south : pos.north;
+  const moves = [];
+  side.forEach((n, i) => n > 0 && moves.push(i + 1));
+  return moves;
+}
+
+/** Each side's store plus the seeds left on its side (the final score of a finished game). */
+export function finalScores(pos) {
+  const sum = (a) => a.reduce((x, y) => x + y, 0);
+  return [pos.stores[0] + sum(pos.south), pos.stores[1] + sum(pos.north)];
+}
+
+const MAX_DOTS = 18;
+
+// Seeds as dots scattered by a fixed pattern, so a pit looks the same every time it holds the
+// same count; big counts fall back to the number alone.
+function seedDots(n, salt) {
+  const box = h("span.seeds", { "aria-hidden": "true" });
+  const shown = Math.min(n, MAX_DOTS);
+  for (let k = 0; k < shown; k++) {
+    const a = (k * 2.399963 + salt) % (2 * Math.PI); // golden-angle spiral
+    const r = 0.12 + 0.3 * Math.sqrt((k + 0.5) / Math.max(shown, 1));
+    const dot = h("i");
+    dot.style.left = `${50 + 100 * r * Math.cos(a)}%`;
+    dot.style.top = `${50 + 100 * r * Math.sin(a)}%`;
+    dot.style.setProperty("--hue", String((k * 47 + salt * 31) % 360));
+    box.append(dot);
+  }
+  return box;
+}
+
+/**
+ * Draws the board into `el` (replacing it). Options: `clickable` (moves the viewer may play
+ * now), `onMove(side, move)`, `last` ({side, move}) to mark the pit just played, `changed`
+ * (the previous position, to flash pits whose count changed), `labels` ({south, north}).
+ */
+export function drawBoard(el, pos, opts = {}) {
+  const m = pos.pits;
+  const clickable = new Set(opts.clickable || []);
+  const prev = opts.changed || null;
+  const board = h("div.board", { style: { "--pits": m }, role: "grid", "aria-label": `Kalah board, ${m} pits a side` });
+
+  const pit = (side, i) => {
+    const n = side === "south" ? pos.south[i] : pos.north[i];
+    const move = i + 1;
+    const can = clickable.has(move) && opts.turnSide === side;
+    const old = prev ? (side === "south" ? prev.south[i] : prev.north[i]) : n;
+    const isLast = opts.last && opts.last.side === side && opts.last.move === move;
+    const cell = h(
+      can ? "button.pit" : "div.pit",
+      {
+        class: [side, can ? "playable" : null, isLast ? "last" : null, old !== n ? "changed" : null].filter(Boolean).join(" "),
+        dataset: { side, move, seeds: n },
+        title: `${side} move ${move}: ${n} seed${n === 1 ? "" : "s"}`,
+        "aria-label": `${side} pit ${move}, ${n} seeds${can ? ", play" : ""}`,
+        onclick: can ? () => opts.onMove && opts.onMove(side, move) : null,
+      },
+      seedDots(n, i + (side === "north" ? 7 : 0)),
+      h("span.count", n),
+    );
+    // North's pits run right to left on the top row; South's left to right on the bottom.
+    cell.style.gridRow = side === "north" ? "1" : "2";
+    cell.style.gridColumn = side === "north" ? String(m + 1 - i) : String(i + 2);
+    return cell;
+  };
+
+  const store = (side) => {
+    const n = side === "south" ? pos.stores[0] : pos.stores[1];
+    const old = prev ? (side === "south" ? prev.stores[0] : prev.stores[1]) : n;
+    const s = h(
+      "div.store",
+      { class: `${side}${old !== n ? " changed" : ""}`, dataset: { side, seeds: n }, title: `${side} store` },
+      h("span.store-label", side === "south" ? "South" : "North"),
+      h("span.count", n),
+    );
+    s.style.gridRow = "1 / span 2";
+    s.style.gridColumn = side === "north" ? "1" : String(m + 2);
+    return s;
+  };
+
+  board.append(store("north"));
+  for (let i = 0; i < m; i++) board.append(pit("north", i));
+  for (let i = 0; i < m; i++) board.append(pit("south", i));
+  board.append(store("south"));
+
+  // Move numbers under and over the pits, from each side's point of view.
+  const numbers = (side) => {
+    const row = h("div.move-numbers", { style: { "--pits": m } });
+    for (let i = 0; i < m; i++) {
+      const lbl = h("span", String(i + 1));
+      lbl.style.gridRow = "1";
+      lbl.style.gridColumn = side === "north" ? String(m + 1 - i) : String(i + 2);
+      row.append(lbl);
+    }
+    return row;
+  };
+
+  const turn = pos.toMove;
+  el.replaceChildren(
+    h("div.side-label.north", { class: turn === "north" && !opts.over ? "to-move" : null }, opts.labels?.north || "North", " ", h("span.muted", "(moves 1…", m, " right to left)")),
+    numbers("north"),
+    board,
+    numbers("south"),
+    h("div.side-label.south", { class: turn === "south" && !opts.over ? "to-move" : null }, opts.labels?.south || "South", " ", h("span.muted", "(moves 1…", m, " left to right)")),
+  );
+}

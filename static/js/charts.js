@@ -1,0 +1,171 @@
+// uPlot wrappers for the run page: the charts keep their own column arrays, take new
+// generations by appending to them, and redraw at most once per animation frame.
+
+import { PALETTE, rafThrottle } from "./util.js";
+
+function themeColors() {
+  const css = getComputedStyle(document.documentElement);
+  return {
+    fg: css.getPropertyValue("--muted").trim() || "#666",
+    grid: css.getPropertyValue("--grid").trim() || "rgba(128,128,128,0.15)",
+  };
+}
+
+function axes(yLabel) {
+  const c = themeColors();
+  const axis = { stroke: c.fg, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
+  return [
+    { ...axis, label: "generation", labelSize: 20, size: 36 },
+    { ...axis, label: yLabel, labelSize: 20, size: 50, values: (u, splits) => splits.map((v) => fmtTick(v)) },
+  ];
+}
+
+function fmtTick(v) {
+  if (v == null) return "";
+  const a = Math.abs(v);
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 1) return v.toFixed(1).replace(/\.0$/, "");
+  return v.toFixed(2);
+}
+
+const xSeries = { label: "generation", value: (u, v) => (v == null ? "–" : String(v)) };
+const val = (digits) => (u, v) => (v == null ? "–" : v.toFixed(digits));
+
+/**
+ * A chart bound to `el` that follows its width. `columns` are arrays that the caller appends
+ * to; `redraw()` hands them to uPlot (throttled to one draw per frame).
+ */
+class LiveChart {
+  constructor(el, opts, columns, height) {
+    this.el = el;
+    this.columns = columns;
+    this.height = height;
+    const width = Math.max(200, el.clientWidth || 600);
+    this.plot = new uPlot({ ...opts, width, height: this.heightFor(width) }, columns, el);
+    this.redraw = rafThrottle(() => this.plot.setData(this.columns));
+    this.resizer = new ResizeObserver(
+      rafThrottle(() => {
+        const w = Math.max(200, this.el.clientWidth);
+        if (w !== this.plot.width) this.plot.setSize({ width: w, height: this.heightFor(w) });
+      }),
+    );
+    this.resizer.observe(el);
+  }
+
+  heightFor(width) {
+    // Phones get flatter charts so that two fit on a screen.
+    return width < 500 ? Math.round(this.height * 0.75) : this.height;
+  }
+
+  destroy() {
+    this.resizer.disconnect();
+    this.plot.destroy();
+  }
+}
+
+/** best, mean, min, mean ± std (as a band) and the hall of fame, per generation. */
+export function fitnessChart(el, onPick) {
+  const cols = [[], [], [], [], [], [], []]; // x, best, mean, min, mean+std, mean-std, best so far
+  const band = "rgba(31,119,180,0.15)";
+  const opts = {
+    class: "chart-fitness",
+    series: [
+      xSeries,
+      { label: "best", stroke: PALETTE[1], width: 2, value: val(3) },
+      { label: "mean", stroke: PALETTE[0], width: 2, value: val(3) },
+      { label: "min", stroke: PALETTE[9], width: 1.5, value: val(3) },
+      { label: "mean+std", stroke: "rgba(31,119,180,0.35)", width: 1, value: val(3) },
+      { label: "mean−std", stroke: "rgba(31,119,180,0.35)", width: 1, value: val(3) },
+      { label: "hall of fame", stroke: PALETTE[3], width: 1.5, dash: [6, 4], value: val(3) },
+    ],
+    bands: [{ series: [4, 5], fill: band }],
+    scales: { x: { time: false }, y: { range: (u, lo, hi) => padRange(lo, hi, 0, 1) } },
+    axes: axes("fitness"),
+    cursor: { drag: { x: true, y: false } },
+  };
+  const chart = new LiveChart(el, opts, cols, 280);
+  if (onPick) pickOnClick(chart, onPick);
+  return {
+    chart,
+    push(g) {
+      const mean = g.mean;
+      const std = g.std ?? 0;
+      cols[0].push(g.generation);
+      cols[1].push(g.best);
+      cols[2].push(mean);
+      cols[3].push(g.min);
+      cols[4].push(mean == null ? null : mean + std);
+      cols[5].push(mean == null ? null : mean - std);
+      cols[6].push(g.best_so_far ?? null);
+    },
+    redraw: () => chart.redraw(),
+    count: () => cols[0].length,
+    destroy: () => chart.destroy(),
+  };
+}
+
+/** Diversity of each generation. */
+export function diversityChart(el) {
+  const cols = [[], []];
+  const opts = {
+    series: [xSeries, { label: "diversity", stroke: PALETTE[4], width: 2, fill: "rgba(148,103,189,0.12)", value: val(4) }],
+    scales: { x: { time: false }, y: { range: (u, lo, hi) => padRange(lo, hi, 0, null) } },
+    axes: axes("diversity"),
+  };
+  const chart = new LiveChart(el, opts, cols, 180);
+  return {
+    push(g) {
+      cols[0].push(g.generation);
+      cols[1].push(g.diversity ?? null);
+    },
+    redraw: () => chart.redraw(),
+    destroy: () => chart.destroy(),
+  };
+}
+
+/** The weights of each generation's best individual, one line per feature. */
+export function weightsChart(el, features, onPick) {
+  const cols = [[], ...features.map(() => [])];
+  const opts = {
+    series: [
+      xSeries,
+      ...features.map((f, i) => ({ label: f, stroke: PALETTE[i % PALETTE.length], width: 1.5, value: val(3) })),
+    ],
+    scales: { x: { time: false } },
+    axes: axes("weight"),
+  };
+  const chart = new LiveChart(el, opts, cols, 260);
+  if (onPick) pickOnClick(chart, onPick);
+  return {
+    push(g) {
+      cols[0].push(g.generation);
+      const w = g.best_weights || [];
+      for (let i = 0; i < features.length; i++) cols[i + 1].push(w[i] ?? null);
+    },
+    redraw: () => chart.redraw(),
+    destroy: () => chart.destroy(),
+  };
+}
+
+// A click on the plot picks the generation under the cursor (to show its population).
+function pickOnClick(chart, onPick) {
+  const u = chart.plot;
+  u.over.addEventListener("click", () => {
+    const i = u.cursor.idx;
+    if (i != null && chart.columns[0][i] != null) onPick(chart.columns[0][i]);
+  });
+}
+
+// Fitness lives in [0, 1]; keep that in view unless the data leave it.
+function padRange(lo, hi, floor, ceil) {
+  if (lo == null || hi == null) return [floor ?? 0, ceil ?? 1];
+  let min = floor != null ? Math.min(lo, floor) : lo;
+  let max = ceil != null ? Math.max(hi, ceil) : hi;
+  if (floor != null && lo > floor && ceil == null) {
+    const pad = (hi - lo) * 0.1 || Math.abs(hi) * 0.1 || 0.1;
+    min = Math.max(floor, lo - pad);
+    max = hi + pad;
+  }
+  if (min === max) max = min + 1;
+  return [min, max];
+}

@@ -1,0 +1,309 @@
+// New run form: a preset, then every config field with its default and allowed range. The
+// request carries only what differs from the preset; errors from the API land next to the
+// field their `field` names (e.g. `config.population`).
+
+import { api } from "./api.js";
+import {
+  FEATURE_SETS,
+  GROUPS,
+  PRESETS,
+  estimate,
+  presetDefaults,
+  setPath,
+} from "./config-schema.js";
+import { flash, h } from "./util.js";
+
+export async function mount(view, { query }) {
+  const controls = new Map(); // key -> {get, set, wrap, error, touched}
+  const formError = h("div.form-error", { hidden: true });
+  let preset = query.get("preset") ?? "";
+  if (!(preset in PRESETS)) preset = "";
+  let defaults = presetDefaults(preset);
+
+  const presetSelect = h(
+    "select",
+    { id: "f-preset", name: "preset" },
+    Object.entries(PRESETS).map(([k, p]) => h("option", { value: k, selected: k === preset }, p.label)),
+  );
+  const nameInput = h("input", { id: "f-name", name: "name", type: "text", maxlength: 200, placeholder: "optional" });
+  const estimateBox = h("p.hint.estimate");
+
+  const form = h(
+    "form.config",
+    { novalidate: true, onsubmit: submit, oninput: changed, onchange: changed },
+    h(
+      "fieldset.top",
+      h("legend", "Run"),
+      fieldWrap("preset", "Preset", presetSelect, "abrams, hunter or none", "Starting values for every field below."),
+      fieldWrap("name", "Name", nameInput, "optional", null),
+    ),
+    GROUPS.map((g) =>
+      h("fieldset", h("legend", g.title), g.fields.map((f) => makeField(f))),
+    ),
+    estimateBox,
+    formError,
+    h(
+      "div.actions",
+      h("button.primary", { type: "submit", id: "start-run" }, "Start run"),
+      h("button", { type: "button", onclick: () => resetAll(true) }, "Reset to preset"),
+    ),
+  );
+  view.append(h("section.card", h("h1", "New run"), form));
+
+  // Feature sets offered by the server's catalogue, if it lists more than the built-in ones.
+  api
+    .agents()
+    .then((cat) => {
+      const sets = cat?.presets?.feature_sets;
+      if (!Array.isArray(sets)) return;
+      const sel = controls.get("features")?.select;
+      for (const s of sets) {
+        const name = typeof s === "string" ? s : s?.name;
+        if (name && sel && ![...sel.options].some((o) => o.value === name)) {
+          sel.insertBefore(h("option", { value: name }, name), sel.lastChild);
+        }
+      }
+    })
+    .catch(() => {});
+
+  presetSelect.addEventListener("change", () => {
+    preset = presetSelect.value;
+    defaults = presetDefaults(preset);
+    resetAll(false);
+  });
+  resetAll(true);
+
+  function fieldWrap(key, label, input, range, help) {
+    const error = h("div.field-error", { id: `err-${key}`, dataset: { field: key } });
+    const dflt = h("span.default");
+    const wrap = h(
+      "div.field",
+      { dataset: { key } },
+      h("label", { for: input.id }, label),
+      input,
+      h("div.hint", dflt, range ? h("span.range", range) : null),
+      help ? h("div.hint", help) : null,
+      error,
+    );
+    controls.set(key, { ...(controls.get(key) || {}), wrap, error, input, dflt });
+    return wrap;
+  }
+
+  function makeField(f) {
+    const id = `f-${f.key.replace(/\./g, "-")}`;
+    let input;
+    let get;
+    let set;
+    let extra = {};
+    switch (f.kind) {
+      case "int":
+      case "real": {
+        input = h("input", {
+          id,
+          name: f.key,
+          type: "number",
+          inputmode: f.kind === "int" ? "numeric" : "decimal",
+          step: f.step ?? (f.kind === "int" ? 1 : "any"),
+          min: f.min,
+          max: f.max,
+        });
+        get = () => {
+          const t = input.value.trim();
+          if (t === "") return f.optional ? null : undefined;
+          const x = Number(t);
+          return Number.isFinite(x) ? x : t;
+        };
+        set = (v) => (input.value = v == null ? "" : String(v));
+        break;
+      }
+      case "select":
+        input = h("select", { id, name: f.key }, f.options.map((o) => h("option", { value: o }, o)));
+        get = () => input.value;
+        set = (v) => (input.value = v);
+        break;
+      case "bool":
+        input = h("input", { id, name: f.key, type: "checkbox" });
+        get = () => input.checked;
+        set = (v) => (input.checked = !!v);
+        break;
+      case "features": {
+        const select = h(
+          "select",
+          { id, name: f.key },
+          FEATURE_SETS.map((s) => h("option", { value: s }, s)),
+          h("option", { value: "custom" }, "custom…"),
+        );
+        const custom = h("input", { id: `${id}-custom`, type: "text", placeholder: "store_diff+side_diff+capturable_diff", hidden: true });
+        select.addEventListener("change", () => (custom.hidden = select.value !== "custom"));
+        input = select;
+        extra = { select };
+        get = () => (select.value === "custom" ? custom.value.trim() : select.value);
+        set = (v) => {
+          if ([...select.options].some((o) => o.value === v)) {
+            select.value = v;
+            custom.hidden = true;
+          } else {
+            select.value = "custom";
+            custom.value = v;
+            custom.hidden = false;
+          }
+        };
+        const wrap = fieldWrap(f.key, f.key, select, f.range, f.help);
+        wrap.insertBefore(custom, select.nextSibling);
+        return finish(wrap);
+      }
+      case "weights":
+        input = h("input", { id, name: f.key, type: "text", placeholder: "published or 0.5, 0.4, 0.3" });
+        get = () => {
+          const t = input.value.trim();
+          if (t === "") return null;
+          const parts = t.split(/[\s,/]+/).filter(Boolean);
+          const nums = parts.map(Number);
+          return parts.length && nums.every(Number.isFinite) ? nums : t;
+        };
+        set = (v) => (input.value = v == null ? "" : Array.isArray(v) ? v.join(", ") : String(v));
+        break;
+      case "opponents":
+        input = h("textarea", { id, name: f.key, rows: 3, placeholder: "minimax:4\npekar" });
+        get = () =>
+          input.value
+            .split("\n")
+            .map((s) => s.trim())
+            .filter(Boolean)
+            .map((s) => {
+              if (s.startsWith("{")) {
+                try {
+                  return JSON.parse(s);
+                } catch {
+                  return s;
+                }
+              }
+              return s;
+            });
+        set = (v) => (input.value = (v || []).map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join("\n"));
+        break;
+      default:
+        throw new Error(`unknown field kind ${f.kind}`);
+    }
+    return finish(fieldWrap(f.key, f.key, input, f.range, f.help));
+
+    function finish(wrap) {
+      const c = controls.get(f.key);
+      Object.assign(c, { get, set, def: f, touched: false, ...extra });
+      const markTouched = () => (c.touched = true);
+      wrap.addEventListener("input", markTouched);
+      wrap.addEventListener("change", markTouched);
+      return wrap;
+    }
+  }
+
+  function values() {
+    const v = {};
+    for (const [key, c] of controls) if (c.get) v[key] = c.get();
+    return v;
+  }
+
+  function resetAll(all) {
+    for (const [key, c] of controls) {
+      if (!c.set) continue;
+      // Fields the user edited keep their value when only the preset changes.
+      const d = defaults[key];
+      const shown = d == null || (Array.isArray(d) && !d.length) ? "none" : Array.isArray(d) ? d.join(", ") : String(d);
+      c.dflt.textContent = `default ${shown} · `;
+      if (all || !c.touched) {
+        c.set(defaults[key]);
+        if (all) c.touched = false;
+      }
+    }
+    clearErrors();
+    changed();
+  }
+
+  function changed() {
+    const v = values();
+    for (const [, c] of controls) {
+      if (c.def?.showIf) c.wrap.hidden = !c.def.showIf(v);
+    }
+    const { games, hours } = estimate(v);
+    estimateBox.textContent = Number.isFinite(games)
+      ? `About ${Math.round(games).toLocaleString()} games a generation; rough cost ${hours < 0.1 ? "under 0.1" : hours.toFixed(1)} core-hours (the server refuses more than 48).`
+      : "";
+  }
+
+  function clearErrors() {
+    formError.hidden = true;
+    formError.textContent = "";
+    for (const [, c] of controls) {
+      c.error.textContent = "";
+      c.wrap.classList.remove("invalid");
+      c.input?.removeAttribute("aria-invalid");
+    }
+  }
+
+  function showError(err) {
+    const key = fieldKey(err.field);
+    const c = key && controls.get(key);
+    if (c) {
+      c.error.textContent = err.message;
+      c.wrap.classList.add("invalid");
+      c.wrap.hidden = false;
+      c.input?.setAttribute("aria-invalid", "true");
+      c.input?.focus({ preventScroll: true });
+      c.wrap.scrollIntoView({ block: "center", behavior: "smooth" });
+    } else {
+      formError.textContent = err.field ? `${err.field}: ${err.message}` : err.message;
+      formError.hidden = false;
+    }
+  }
+
+  // Maps the API's field path to a form field: "config.fitness.opponents[1]" ->
+  // "fitness.opponents", "config.bounds" -> "bounds.min"; also accepts paths without the
+  // "config." prefix.
+  function fieldKey(field) {
+    if (!field) return null;
+    let f = String(field).replace(/\[\d+\]/g, "");
+    const candidates = [f, f.replace(/^config\./, "")];
+    for (const k of candidates) {
+      if (controls.has(k)) return k;
+      if (k === "bounds") return "bounds.min";
+      if (k === "board") return "board.pits";
+      if (k === "init") return "init.kind";
+      // A nested path below a known field (e.g. init.weights.0).
+      const parent = [...controls.keys()].find((c) => k.startsWith(c + "."));
+      if (parent) return parent;
+    }
+    return null;
+  }
+
+  async function submit(e) {
+    e.preventDefault();
+    clearErrors();
+    const v = values();
+    const config = {};
+    for (const [key, c] of controls) {
+      if (!c.get) continue;
+      const val = v[key];
+      if (val === undefined) {
+        showError({ field: key, message: "required" });
+        return;
+      }
+      if (JSON.stringify(val) !== JSON.stringify(defaults[key] ?? null)) setPath(config, key, val);
+    }
+    const body = { config };
+    if (preset) body.preset = preset;
+    const name = nameInput.value.trim();
+    if (name) body.name = name;
+    const button = form.querySelector("#start-run");
+    button.disabled = true;
+    try {
+      const run = await api.createRun(body);
+      flash("Run created.", "ok");
+      location.hash = `#/runs/${encodeURIComponent(run.id)}`;
+    } catch (err) {
+      showError(err);
+      if (!err.field) flash(err.message, "error");
+    } finally {
+      button.disabled = false;
+    }
+  }
+}

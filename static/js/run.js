@@ -1,0 +1,453 @@
+// Run page: status, live fitness / diversity / weight charts fed by the run's event stream,
+// the population of any generation as a sortable table, and the export.
+
+import { api } from "./api.js";
+import { diversityChart, fitnessChart, weightsChart } from "./charts.js";
+import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge } from "./util.js";
+
+const TERMINAL = new Set(["finished", "cancelled", "failed"]);
+const POLL_MS = 2000;
+
+export async function mount(view, { id }) {
+  let run = await api.run(id);
+  const features = run.features || [];
+  let lastGen = -1;
+  let lastWallMs = [];
+  let es = null;
+  let pollTimer = null;
+  let tickTimer = null;
+  let stopped = false;
+  let catchingUp = null;
+
+  // ---- header ----------------------------------------------------------------------------
+  const title = h("h1");
+  const sub = h("p.muted.small");
+  const badge = h("span");
+  const bar = h("div.bar-fill");
+  const barWrap = h("div.bar.big", bar);
+  const stats = h("dl.stats");
+  const errBox = h("p.error-text", { hidden: true });
+  const cancelBtn = h("button", { onclick: () => act("Run cancelled.", () => api.cancelRun(id)) }, "Cancel");
+  const resumeBtn = h("button", { onclick: () => act("Run queued again.", () => api.resumeRun(id)) }, "Resume");
+  const deleteBtn = h("button.danger", {
+    onclick: async () => {
+      if (!confirm("Delete this run and all its generations?")) return;
+      try {
+        await api.deleteRun(id);
+        flash("Run deleted.", "ok");
+        location.hash = "#/runs";
+      } catch (e) {
+        flash(e.message, "error");
+      }
+    },
+  }, "Delete");
+  const exportLink = h("a.button.primary", { id: "export-download", href: api.exportUrl(id), download: `kalah-tuner-${id}.json` }, "Export JSON");
+  const viewExportBtn = h("button", { id: "export-view", onclick: showExport }, "View export");
+  const playLink = h("a.button", { href: `#/play?run=${encodeURIComponent(id)}` }, "Play against it");
+  const liveDot = h("span.live-dot", { title: "live updates", hidden: true });
+
+  // ---- charts and tables -------------------------------------------------------------------
+  const fitEl = h("div.chart", { id: "chart-fitness" });
+  const divEl = h("div.chart", { id: "chart-diversity" });
+  const wEl = h("div.chart", { id: "chart-weights" });
+  const bestTable = h("table.compact");
+  const genInput = h("input", { id: "pop-gen", type: "number", min: 0, step: 1, inputmode: "numeric" });
+  const followBox = h("input", { type: "checkbox", id: "pop-follow", checked: true });
+  const popInfo = h("p.muted.small");
+  const popTable = h("table.population.sortable");
+  const popWrap = h("div.table-scroll", popTable);
+  const exportBox = h("pre.export", { id: "export-json", hidden: true });
+  const genCount = h("span.muted", { id: "gen-count" });
+
+  view.append(
+    h(
+      "section.card",
+      h("div.card-head", h("div", h("div.title-line", title, badge, liveDot), sub), h("div.actions", exportLink, viewExportBtn, playLink, cancelBtn, resumeBtn, deleteBtn)),
+      barWrap,
+      stats,
+      errBox,
+      exportBox,
+    ),
+    h(
+      "section.card",
+      h("div.card-head", h("h2", "Fitness"), genCount),
+      h("p.hint", "Best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population."),
+      fitEl,
+    ),
+    h(
+      "div.grid-2",
+      h("section.card", h("h2", "Diversity"), divEl),
+      h("section.card", h("h2", "Best weights"), h("p.hint", "Of the best individual so far (hall of fame)."), h("div.table-scroll", bestTable)),
+    ),
+    h(
+      "section.card",
+      h("h2", "Weights of each generation's best"),
+      wEl,
+    ),
+    h(
+      "section.card",
+      h(
+        "div.card-head",
+        h("h2", "Population"),
+        h(
+          "div.inline-form",
+          h("label", { for: "pop-gen" }, "Generation "),
+          genInput,
+          h("label.inline", followBox, " follow the latest"),
+        ),
+      ),
+      popInfo,
+      popWrap,
+    ),
+  );
+
+  const pickGeneration = (g) => {
+    followBox.checked = false;
+    genInput.value = g;
+    loadPopulation(g);
+    popWrap.scrollIntoView({ behavior: "smooth", block: "nearest" });
+  };
+  const fit = fitnessChart(fitEl, pickGeneration);
+  const div = diversityChart(divEl);
+  const wts = weightsChart(wEl, features, pickGeneration);
+
+  genInput.addEventListener("change", () => {
+    const g = Number(genInput.value);
+    if (Number.isInteger(g) && g >= 0) {
+      followBox.checked = g >= lastGen;
+      loadPopulation(g);
+    }
+  });
+  followBox.addEventListener("change", () => {
+    if (followBox.checked && lastGen >= 0) {
+      genInput.value = lastGen;
+      loadPopulation(lastGen);
+    }
+  });
+
+  // ---- data ----------------------------------------------------------------------------------
+  function append(gens) {
+    let added = 0;
+    for (const g of gens) {
+      if (g.generation <= lastGen) continue; // duplicates from a reconnect or a catch-up
+      lastGen = g.generation;
+      fit.push(g);
+      div.push(g);
+      wts.push(g);
+      if (g.wall_ms != null) {
+        lastWallMs.push(g.wall_ms);
+        if (lastWallMs.length > 20) lastWallMs.shift();
+      }
+      added++;
+    }
+    if (!added) return;
+    fit.redraw();
+    div.redraw();
+    wts.redraw();
+    genCount.textContent = `${fit.count()} generations`;
+    genInput.max = lastGen;
+    if (followBox.checked) {
+      genInput.value = lastGen;
+      loadLatestPopulation();
+    }
+    renderStats();
+  }
+
+  async function catchUp() {
+    // One catch-up at a time; a second request while one is running would fetch the same.
+    if (catchingUp) return catchingUp;
+    catchingUp = (async () => {
+      try {
+        const res = await api.generations(id, lastGen >= 0 ? lastGen : undefined);
+        if (!stopped) append(res.generations || []);
+      } catch (e) {
+        if (!stopped) flash(`Could not load generations: ${e.message}`, "error");
+      } finally {
+        catchingUp = null;
+      }
+    })();
+    return catchingUp;
+  }
+
+  function connect() {
+    if (!("EventSource" in window)) return startPolling();
+    es = new EventSource(api.eventsUrl(id));
+    es.addEventListener("open", () => {
+      liveDot.hidden = false;
+      // Anything written while we were not connected.
+      catchUp();
+    });
+    es.addEventListener("generation", (ev) => {
+      let g;
+      try {
+        g = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (g.generation > lastGen + 1) catchUp();
+      else append([g]);
+      // Keep the header's counters in step between status events; the hall of fame's weights
+      // come with the run object, fetched at most every two seconds.
+      if (g.generation + 1 > (run.generations_done ?? 0)) {
+        run.generations_done = g.generation + 1;
+        if (g.best_so_far != null) run.best_fitness = g.best_so_far;
+        run.progress = run.generations_total ? run.generations_done / run.generations_total : run.progress;
+        renderRun(run);
+        refreshRun();
+      }
+    });
+    es.addEventListener("status", (ev) => {
+      try {
+        run = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      renderRun(run);
+      if (TERMINAL.has(run.status)) {
+        // The stream has nothing more to say; fetch what the last events may have missed.
+        closeStream();
+        catchUp();
+      }
+    });
+    es.addEventListener("error", () => {
+      liveDot.hidden = true;
+      // CLOSED means the server refused the stream (no SSE route, or an error status):
+      // fall back to polling. Otherwise the browser reconnects by itself.
+      if (es && es.readyState === EventSource.CLOSED) {
+        closeStream();
+        if (!TERMINAL.has(run.status)) startPolling();
+      }
+    });
+  }
+
+  const refreshRun = throttle(async () => {
+    try {
+      const fresh = await api.run(id);
+      // A status event may have come in meanwhile; never go back in time.
+      if (!stopped && (fresh.generations_done ?? 0) >= (run.generations_done ?? 0)) {
+        run = fresh;
+        renderRun(run);
+      }
+    } catch {
+      // The next generation event tries again.
+    }
+  }, 2000);
+
+  function closeStream() {
+    if (es) es.close();
+    es = null;
+    liveDot.hidden = true;
+  }
+
+  function startPolling() {
+    if (pollTimer || stopped) return;
+    const tick = async () => {
+      try {
+        run = await api.run(id);
+        renderRun(run);
+        await catchUp();
+      } catch (e) {
+        flash(e.message, "error");
+      }
+      if (!stopped && !TERMINAL.has(run.status)) pollTimer = setTimeout(tick, POLL_MS);
+      else pollTimer = null;
+    };
+    pollTimer = setTimeout(tick, POLL_MS);
+  }
+
+  // ---- rendering -----------------------------------------------------------------------------
+  function renderRun(r) {
+    title.textContent = r.name || `Run ${shortId(r.id)}`;
+    sub.textContent = `${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed} · ${r.id}`;
+    badge.replaceChildren(statusBadge(r.status));
+    const p = Math.max(0, Math.min(1, r.progress ?? 0));
+    bar.style.width = `${(p * 100).toFixed(1)}%`;
+    bar.classList.toggle("live", r.status === "running");
+    errBox.hidden = !r.error;
+    errBox.textContent = r.error || "";
+    cancelBtn.hidden = !(r.status === "queued" || r.status === "running");
+    resumeBtn.hidden = !(r.status === "cancelled" || r.status === "failed");
+    const hasGen = (r.generations_done ?? 0) > 0 || lastGen >= 0;
+    exportLink.hidden = !hasGen;
+    viewExportBtn.hidden = !hasGen;
+    playLink.hidden = !hasGen;
+    renderStats();
+    renderBest(r);
+  }
+
+  function renderStats() {
+    const r = run;
+    const items = [
+      ["Generations", `${r.generations_done ?? 0} / ${r.generations_total ?? "?"}`],
+      ["Best fitness", fmtNum(r.best_fitness)],
+      ["Population", r.config?.population ?? "–"],
+      ["Depth", r.config?.depth ?? "–"],
+      ["Started", fmtTime(r.started_at)],
+      ["Finished", fmtTime(r.finished_at)],
+    ];
+    if (r.started_at) {
+      const end = r.finished_at ? new Date(r.finished_at) : new Date();
+      items.push(["Elapsed", fmtDuration(end - new Date(r.started_at))]);
+    }
+    if (r.status === "running" && lastWallMs.length) {
+      const avg = lastWallMs.reduce((a, b) => a + b, 0) / lastWallMs.length;
+      const left = (r.generations_total ?? 0) - (r.generations_done ?? 0);
+      items.push(["Time left", `≈ ${fmtDuration(avg * left)}`]);
+    }
+    if (r.stop_reason) items.push(["Stopped by", r.stop_reason]);
+    stats.replaceChildren(...items.map(([k, v]) => h("div", h("dt", k), h("dd", String(v)))));
+  }
+
+  let bestKey = "";
+  function renderBest(r) {
+    const w = r.best_weights;
+    const key = JSON.stringify(w);
+    if (key === bestKey) return;
+    bestKey = key;
+    if (!w) {
+      bestTable.replaceChildren(h("tr", h("td.muted", "No generation yet.")));
+      return;
+    }
+    bestTable.replaceChildren(
+      h("thead", h("tr", h("th", "feature"), h("th.num", "weight"))),
+      h("tbody", w.map((x, i) => h("tr", h("td", features[i] ?? `w${i}`), h("td.num", fmtNum(x, 4))))),
+    );
+  }
+
+  // ---- population ----------------------------------------------------------------------------
+  let popRequest = 0;
+  let sort = { col: "fitness", dir: -1 };
+  let popData = null;
+  const loadLatestPopulation = throttle(() => loadPopulation(lastGen), 1500);
+
+  async function loadPopulation(g) {
+    const mine = ++popRequest;
+    try {
+      const rec = await api.generation(id, g);
+      if (mine !== popRequest || stopped) return;
+      popData = rec;
+      renderPopulation();
+    } catch (e) {
+      if (mine === popRequest) popInfo.textContent = `Generation ${g}: ${e.message}`;
+    }
+  }
+
+  function renderPopulation() {
+    const rec = popData;
+    const feats = rec.features || features;
+    const rows = (rec.individuals || []).map((ind, i) => ({ i, fitness: ind.fitness, weights: ind.weights || [] }));
+    const f = rec.fitness || {};
+    popInfo.textContent = `Generation ${rec.generation}: ${rows.length} individuals · best ${fmtNum(f.best)} · mean ${fmtNum(f.mean)} · min ${fmtNum(f.min)} · std ${fmtNum(f.std)} · diversity ${fmtNum(rec.diversity, 4)} · ${rec.games_played ?? "?"} games${rec.timing?.wall_ms != null ? ` in ${fmtDuration(rec.timing.wall_ms)}` : ""}`;
+    const value = (row, col) => (col === "i" ? row.i : col === "fitness" ? row.fitness : row.weights[col]);
+    rows.sort((a, b) => {
+      const x = value(a, sort.col);
+      const y = value(b, sort.col);
+      return (x === y ? a.i - b.i : x < y ? -1 : 1) * (x === y ? 1 : sort.dir);
+    });
+    const th = (col, label) =>
+      h(
+        "th.num",
+        {
+          class: sort.col === col ? (sort.dir > 0 ? "sorted asc" : "sorted desc") : null,
+          title: "sort",
+          onclick: () => {
+            sort = sort.col === col ? { col, dir: -sort.dir } : { col, dir: col === "i" ? 1 : -1 };
+            renderPopulation();
+          },
+        },
+        label,
+      );
+    popTable.replaceChildren(
+      h("thead", h("tr", th("i", "#"), th("fitness", "fitness"), feats.map((name, k) => th(k, name)))),
+      h(
+        "tbody",
+        rows.map((row) =>
+          h(
+            "tr",
+            { class: row.i === rec.best_index ? "best" : null },
+            h("td.num", row.i),
+            h("td.num", fmtNum(row.fitness, 4)),
+            row.weights.map((w) => h("td.num", fmtNum(w, 4))),
+          ),
+        ),
+      ),
+    );
+  }
+
+  // ---- export ----------------------------------------------------------------------------------
+  async function showExport() {
+    if (!exportBox.hidden) {
+      exportBox.hidden = true;
+      viewExportBtn.textContent = "View export";
+      return;
+    }
+    try {
+      const resp = await fetch(api.exportUrl(id), { headers: { Accept: "application/json" } });
+      const text = await resp.text();
+      if (!resp.ok) {
+        let msg = text;
+        try {
+          msg = JSON.parse(text).error.message;
+        } catch {}
+        throw new Error(msg);
+      }
+      exportBox.textContent = JSON.stringify(JSON.parse(text), null, 2);
+      exportBox.hidden = false;
+      viewExportBtn.textContent = "Hide export";
+    } catch (e) {
+      flash(`Export: ${e.message}`, "error");
+    }
+  }
+
+  async function act(msg, fn) {
+    try {
+      run = await fn();
+      renderRun(run);
+      flash(msg, "ok");
+      if (!TERMINAL.has(run.status) && !es && !pollTimer) connect();
+    } catch (e) {
+      flash(e.message, "error");
+    }
+  }
+
+  // ---- start -----------------------------------------------------------------------------------
+  renderRun(run);
+  await catchUp();
+  if (lastGen >= 0) {
+    genInput.value = lastGen;
+    loadPopulation(lastGen);
+  } else {
+    popInfo.textContent = "No generation yet.";
+  }
+  if (!TERMINAL.has(run.status)) connect();
+  // The elapsed time and ETA move on between generations.
+  tickTimer = setInterval(() => run.status === "running" && renderStats(), 1000);
+
+  return () => {
+    stopped = true;
+    closeStream();
+    clearTimeout(pollTimer);
+    clearInterval(tickTimer);
+    fit.destroy();
+    div.destroy();
+    wts.destroy();
+  };
+}
+
+function throttle(fn, ms) {
+  let last = 0;
+  let timer = null;
+  return () => {
+    const now = Date.now();
+    clearTimeout(timer);
+    if (now - last >= ms) {
+      last = now;
+      fn();
+    } else {
+      timer = setTimeout(() => {
+        last = Date.now();
+        fn();
+      }, ms - (now - last));
+    }
+  };
+}

@@ -1,0 +1,168 @@
+//! End-to-end test of the dashboard: starts the real server on a fresh SQLite database and
+//! drives the pages in headless Chromium with `tests/e2e/dashboard.mjs` (playwright-core).
+//!
+//! Needs `node`, Chromium (`/usr/bin/chromium` or `$CHROMIUM`) and `npm ci` in `tests/e2e`.
+//! With `CI=true` a missing piece fails the test; elsewhere the test skips with a notice.
+//! The run-page screenshot goes to `$CARGO_TARGET_TMPDIR/screenshot-run.png`, and to
+//! `docs/screenshot-run.png` when `KALAH_TUNER_UPDATE_SCREENSHOT=1` (so that running the tests
+//! does not change a committed file).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Kills the server when the test ends, passed or not.
+struct Server {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// What is missing to run the browser test, if anything.
+fn missing_prerequisites(e2e: &Path) -> Vec<String> {
+    let mut missing = Vec::new();
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node_ok {
+        missing.push("node (apt-get install nodejs npm)".to_string());
+    }
+    match chromium() {
+        Some(p) if p.exists() => {}
+        Some(p) => missing.push(format!("Chromium at {} ($CHROMIUM)", p.display())),
+        None => missing.push("Chromium (apt-get install chromium)".to_string()),
+    }
+    if !e2e
+        .join("node_modules/playwright-core/package.json")
+        .exists()
+    {
+        missing.push(format!("playwright-core (npm ci in {})", e2e.display()));
+    }
+    missing
+}
+
+fn start_server(dir: &Path) -> (Server, String) {
+    std::fs::create_dir_all(dir).expect("creating the test's temporary folder");
+    let db = dir.join("e2e.db");
+    let log = std::fs::File::create(dir.join("server.log")).expect("creating the server log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
+        .arg(format!("sqlite://{}", db.display()))
+        .env_remove("KALAH_TUNER_TOKEN")
+        .env_remove("DATABASE_URL")
+        .env_remove("KALAH_TUNER_STATIC_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .spawn()
+        .expect("starting kalah-tuner serve");
+    let stdout = child.stdout.take().expect("server stdout");
+    let server = Server {
+        child,
+        dir: dir.to_path_buf(),
+    };
+
+    // The server prints "kalah-tuner listening on http://ADDR" once it accepts connections;
+    // keep draining its output afterwards so that it never blocks on a full pipe.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if let Some(i) = line.find("http://") {
+                let _ = tx.send(line[i..].trim().to_string());
+            }
+            line.clear();
+        }
+        let mut rest = Vec::new();
+        let _ = reader.read_to_end(&mut rest);
+    });
+    let url = match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(url) => url,
+        Err(_) => {
+            let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+            panic!("the server did not say where it listens within 120 s; its log:\n{log}");
+        }
+    };
+    (server, url)
+}
+
+#[test]
+fn dashboard_in_headless_chromium() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let e2e = root.join("tests/e2e");
+    let missing = missing_prerequisites(&e2e);
+    if !missing.is_empty() {
+        let msg = format!(
+            "dashboard e2e test needs: {} (see README, Dashboard)",
+            missing.join(", ")
+        );
+        if in_ci() {
+            panic!("{msg}");
+        }
+        eprintln!("SKIPPED: {msg}");
+        return;
+    }
+
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("kalah-tuner-e2e-{}-{stamp}", std::process::id()));
+    let (server, url) = start_server(&dir);
+
+    let screenshot = if std::env::var("KALAH_TUNER_UPDATE_SCREENSHOT").is_ok_and(|v| v == "1") {
+        root.join("docs/screenshot-run.png")
+    } else {
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshot-run.png")
+    };
+    let mut cmd = Command::new("node");
+    cmd.arg(e2e.join("dashboard.mjs"))
+        .arg(&url)
+        .arg(&screenshot)
+        .current_dir(root);
+    if let Some(c) = chromium() {
+        cmd.env("CHROMIUM", c);
+    }
+    let output = cmd.output().expect("running node tests/e2e/dashboard.mjs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    if !output.status.success() {
+        let log = std::fs::read_to_string(server.dir.join("server.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "dashboard e2e failed ({}):\n{stdout}\n{stderr}\nlast lines of the server log:\n{}",
+            output.status,
+            tail.join("\n")
+        );
+    }
+    eprintln!(
+        "dashboard e2e passed; screenshot at {}",
+        screenshot.display()
+    );
+}

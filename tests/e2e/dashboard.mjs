@@ -1,0 +1,245 @@
+// End-to-end test of the dashboard in a real headless Chromium, driven by playwright-core.
+//
+//   node tests/e2e/dashboard.mjs <base-url> [screenshot.png]
+//
+// Needs a running server on a fresh database (tests/dashboard_e2e.rs starts one). Env:
+// CHROMIUM (browser binary, default /usr/bin/chromium), E2E_TIMEOUT_MS (per step, default
+// 120000). Exits non-zero on the first failed check or on any uncaught page error.
+
+import { chromium } from "playwright-core";
+import { mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+const base = (process.argv[2] || "").replace(/\/+$/, "");
+const screenshot = process.argv[3] || "";
+if (!base) {
+  console.error("usage: node tests/e2e/dashboard.mjs <base-url> [screenshot.png]");
+  process.exit(2);
+}
+const TIMEOUT = Number(process.env.E2E_TIMEOUT_MS || 120000);
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+let passed = 0;
+let failed = 0;
+const pageErrors = [];
+
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+    throw e;
+  }
+}
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+const browser = await chromium.launch({
+  executablePath,
+  headless: true,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+  ],
+});
+
+let exitCode = 0;
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+  context.setDefaultTimeout(TIMEOUT);
+  const page = await context.newPage();
+  page.on("pageerror", (e) => pageErrors.push(String(e && e.stack ? e.stack : e)));
+  page.on("console", (msg) => {
+    if (msg.type() === "error") console.log(`     console error: ${msg.text()}`);
+  });
+
+  await step("runs page loads on a fresh database", async () => {
+    await page.goto(`${base}/`);
+    await page.locator("h1", { hasText: "Runs" }).waitFor();
+    await page.locator("p.empty", { hasText: "No runs yet" }).waitFor();
+  });
+
+  await step("new run form shows the API's validation message next to the field", async () => {
+    await page.click('#nav a[data-route="new"]');
+    await page.locator("#f-population").waitFor();
+    check((await page.inputValue("#f-population")) === "20", "population default is not 20");
+    await page.fill("#f-population", "0");
+    await page.click("#start-run");
+    const err = page.locator("#err-population");
+    await err.filter({ hasText: /population/ }).waitFor();
+    check(await page.locator('.field[data-key="population"].invalid').isVisible(), "population field is not marked invalid");
+  });
+
+  let runUrl = "";
+  await step("create a run through the form", async () => {
+    await page.fill("#f-name", "e2e tiny run");
+    await page.fill("#f-population", "6");
+    await page.fill("#f-depth", "2");
+    await page.fill("#f-generations", "30");
+    // Enough games a generation that the run lasts a few seconds and can be watched live.
+    await page.fill("#f-fitness-games_per_pair", process.env.E2E_GAMES_PER_PAIR || "80");
+    await page.click("#start-run");
+    await page.waitForURL(/#\/runs\/[^/]+$/);
+    runUrl = page.url();
+    await page.locator("#chart-fitness .uplot").waitFor();
+  });
+
+  await step("the fitness curve gains points while the run is going, without a reload", async () => {
+    await page.evaluate(() => (window.__e2eNoReload = true));
+    const count = async () => {
+      const t = (await page.textContent("#gen-count")) || "";
+      return Number((t.match(/\d+/) || ["0"])[0]);
+    };
+    // A point while the run is still running...
+    const deadline = Date.now() + TIMEOUT;
+    let first = 0;
+    while (Date.now() < deadline) {
+      const status = (await page.textContent(".title-line .badge")) || "";
+      first = await count();
+      if (first > 0 && status.includes("running")) break;
+      check(!/finished|failed|cancelled/.test(status) || first > 0, `run ended as ${status} before any generation`);
+      check(!/finished/.test(status), "the run finished before the page saw it running: make it longer (E2E_GAMES_PER_PAIR)");
+      await page.waitForTimeout(100);
+    }
+    check(first > 0, "no generation appeared on the chart");
+    // ...and then more points, pushed by the event stream.
+    await page.waitForFunction(
+      (n) => Number(((document.querySelector("#gen-count") || {}).textContent || "0").match(/\d+/)?.[0] || 0) > n,
+      first,
+      { timeout: TIMEOUT },
+    );
+    const later = await count();
+    check(later > first, "the chart did not grow");
+    check(await page.evaluate(() => window.__e2eNoReload === true), "the page reloaded");
+    console.log(`     chart went from ${first} to ${later} generations live`);
+    // Some uPlot series paths must exist: the canvas is drawn, not blank.
+    const drawn = await page.evaluate(() => {
+      const c = document.querySelector("#chart-fitness canvas");
+      if (!c) return false;
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
+      return false;
+    });
+    check(drawn, "the fitness canvas is blank");
+  });
+
+  await step("screenshot of the run page with live curves", async () => {
+    // A few more generations make a better picture; don't wait for the end.
+    await page
+      .waitForFunction(() => Number((document.querySelector("#gen-count")?.textContent || "0").match(/\d+/)?.[0] || 0) >= 12, null, { timeout: 30000 })
+      .catch(() => {});
+    await page.evaluate(() => window.scrollTo(0, 0));
+    if (screenshot) {
+      mkdirSync(dirname(screenshot), { recursive: true });
+      await page.screenshot({ path: screenshot });
+      console.log(`     saved ${screenshot}`);
+    }
+  });
+
+  await step("the population table of a generation sorts by a column", async () => {
+    await page.locator("table.population tbody tr").first().waitFor();
+    const rows = await page.locator("table.population tbody tr").count();
+    check(rows === 6, `population table has ${rows} rows, expected 6`);
+    await page.click("table.population thead th:nth-child(1)");
+    const firsts = await page.$$eval("table.population tbody tr td:first-child", (tds) => tds.map((t) => Number(t.textContent)));
+    check(JSON.stringify(firsts) === JSON.stringify([...firsts].sort((a, b) => a - b)), `not sorted by #: ${firsts}`);
+  });
+
+  await step("the run finishes and the export downloads as JSON", async () => {
+    await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-download")]);
+    const path = await download.path();
+    const doc = JSON.parse(readFileSync(path, "utf8"));
+    check(doc.format_version === 1, `format_version is ${doc.format_version}`);
+    check(Array.isArray(doc.weights) && doc.weights.length === doc.features.length, "export has no weights per feature");
+    check(/kalah-tuner-.*\.json$/.test(download.suggestedFilename()), `download name ${download.suggestedFilename()}`);
+    await page.click("#export-view");
+    await page.locator("#export-json", { hasText: "format_version" }).waitFor();
+  });
+
+  await step("the runs page lists the finished run", async () => {
+    await page.click('#nav a[data-route="runs"]');
+    const row = page.locator("table.runs tbody tr", { hasText: "e2e tiny run" });
+    await row.waitFor();
+    await row.locator(".badge", { hasText: "finished" }).waitFor();
+    check((await row.textContent()).includes("30 / 30"), "progress is not 30 / 30");
+  });
+
+  await step("play a move and see the agent answer", async () => {
+    await page.click('#nav a[data-route="play"]');
+    await page.locator("#board .pit").first().waitFor();
+    check((await page.locator("#board .pit").count()) === 12, "the board does not have 2 x 6 pits");
+    // The exported run is in the catalogue as an opponent.
+    const exportOptions = await page.locator('#play-agent optgroup[label="Exported runs"] option').count();
+    check(exportOptions >= 1, "the finished run's weights are not offered as an agent");
+    await page.click("#board .pit.south.playable >> nth=0");
+    // Our move, then at least one of the agent's (extra turns may give either side more).
+    await page.locator("#move-log li.north").first().waitFor();
+    const log = await page.$$eval("#move-log li", (lis) => lis.map((l) => l.textContent));
+    check(log[0].startsWith("South (you) played"), `first log line: ${log[0]}`);
+    console.log(`     ${log.join(" | ")}`);
+  });
+
+  await step("a board of another size is drawn", async () => {
+    await page.fill("#play-pits", "4");
+    await page.fill("#play-seeds", "3");
+    await page.dispatchEvent("#play-pits", "change");
+    await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 8);
+    check((await page.textContent("#board .store.south .count")) === "0", "south store is not empty at the start");
+  });
+
+  await step("watch two agents play to the end", async () => {
+    await page.selectOption("#play-mode", "watch");
+    await page.fill("#play-speed", "0");
+    await page.locator("#game-result").waitFor();
+    const result = await page.textContent("#game-result");
+    check(/wins|Draw/.test(result), `result: ${result}`);
+  });
+
+  await step("a tournament fills its cross-table", async () => {
+    await page.click('#nav a[data-route="tournament"]');
+    await page.locator("#tour-start").waitFor();
+    // Only two quick agents.
+    for (const box of await page.locator(".check-grid input").all()) await box.setChecked(false);
+    await page.locator("label.check", { hasText: /^\s*random/ }).locator("input").check();
+    await page.locator("label.check", { hasText: /^\s*greedy/ }).locator("input").check();
+    await page.fill("#tour-games", "4");
+    await page.click("#tour-start");
+    await page.locator("#cross-table tbody tr").nth(1).waitFor();
+    const cells = await page.locator("#cross-table td.score").count();
+    check(cells === 2, `cross-table has ${cells} score cells, expected 2`);
+  });
+
+  await step("the pages fit a phone screen", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const hash of ["#/runs", runUrl.slice(runUrl.indexOf("#")), "#/play", "#/new"]) {
+      await page.goto(`${base}/${hash}`);
+      await page.locator("main .card").first().waitFor();
+      await page.waitForTimeout(300);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      check(overflow <= 1, `${hash} is ${overflow}px wider than the phone screen`);
+    }
+  });
+
+  check(pageErrors.length === 0, `uncaught errors in the page:\n${pageErrors.join("\n")}`);
+} catch (e) {
+  exitCode = 1;
+  if (pageErrors.length) console.log(`page errors:\n${pageErrors.join("\n")}`);
+} finally {
+  await browser.close();
+}
+console.log(`dashboard-e2e: ${passed} passed, ${failed} failed`);
+process.exit(exitCode);
