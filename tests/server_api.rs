@@ -240,7 +240,11 @@ async fn events_cancel_resume(api: &Api) {
         .post(&format!("/api/runs/{long_id}/resume"), json!({}))
         .await;
     assert_eq!(code, 200, "{resumed}");
-    assert_eq!(resumed["status"], "queued");
+    // A free worker may claim the run before the response is written.
+    assert!(
+        resumed["status"] == "queued" || resumed["status"] == "running",
+        "{resumed}"
+    );
     assert!(resumed["generations_done"].as_u64() >= before["generations_done"].as_u64());
     let done = api.wait_status(&long_id, &["finished", "failed"]).await;
     assert_eq!(done["status"], "finished", "{done}");
