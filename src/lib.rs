@@ -7,11 +7,13 @@
 //! - [`search`]: alpha-beta to a depth or time ([`search::AlphaBeta`]) and the exact
 //!   [`search::Solver`].
 //! - [`agents`]: [`agents::AgentSpec`] (JSON or `minimax:4`-style strings) and the agents it
-//!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`).
+//!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`,
+//!   `mcts`, `a3c`).
 //! - [`matches`]: games, colour-swapped matches and round-robin tournaments on rayon, with
 //!   confidence intervals.
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
 //!   and resumable), its config and presets, and the export document.
+//! - [`train`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`cli`], [`evolve`] and [`bench`]: the `kalah-tuner` command line.
 
 pub mod agents;
@@ -23,3 +25,4 @@ pub mod ga;
 pub mod game;
 pub mod matches;
 pub mod search;
+pub mod train;
