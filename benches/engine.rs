@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the engine's hot paths: move generation (perft), plain minimax,
-//! the GA's heuristic search and one whole heuristic game. Sample sizes are small so that
+//! the GA's heuristic search, one whole heuristic game and an MCTS move at Hunter's budget. Sample sizes are small so that
 //! `cargo bench --bench engine` stays quick; add `-- --quick` for a smoke run.
 
 use std::hint::black_box;
@@ -33,6 +33,11 @@ fn engine(c: &mut Criterion) {
     let eval = WeightedEval::new(hunter.features, hunter.presets[0].1, rules).unwrap();
     group.bench_function("hunter10_depth_4_start", |b| {
         b.iter(|| AlphaBeta::new(&eval, rules).search_depth(black_box(&start), 4))
+    });
+
+    let mut mcts = AgentSpec::parse("mcts:4000").unwrap().build(rules).unwrap();
+    group.bench_function("mcts_4000_start", |b| {
+        b.iter(|| mcts.choose(black_box(&start), &mut rng_from_seed(1)))
     });
 
     let spec = AgentSpec::parse("heuristic:hunter10:published:4").unwrap();

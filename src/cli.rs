@@ -41,6 +41,9 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)
     Serve(crate::server::ServeArgs),
+    /// Train the a3c agent's network by asynchronous advantage actor-critic
+    #[command(name = "train-a3c")]
+    TrainA3c(crate::train::TrainArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -98,14 +101,15 @@ pub struct MoveArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct MatchArgs {
-    /// Games in all (per pairing for a tournament)
-    #[arg(long, default_value_t = 100)]
-    pub games: u32,
+    /// Games in all (per pairing for a tournament) [default: 100, or the preset's]
+    #[arg(long)]
+    pub games: Option<u32>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Random sowings before the agents take over; both games of a pair share them
-    #[arg(long, default_value_t = 0)]
-    pub opening_plies: u32,
+    /// [default: 0, or the preset's]
+    #[arg(long)]
+    pub opening_plies: Option<u32>,
     /// Board size m,n: pits per side, seeds per pit
     #[arg(long, default_value = "6,4")]
     pub board: String,
@@ -114,9 +118,10 @@ pub struct MatchArgs {
     /// Worker threads (default: all cores); results do not depend on it
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Print the report as JSON
-    #[arg(long)]
-    pub json: bool,
+    /// Print the report as JSON, or with a path (`--json out.json`) write it there and
+    /// print the text report
+    #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
+    pub json: Option<String>,
 }
 
 impl MatchArgs {
@@ -126,7 +131,7 @@ impl MatchArgs {
             pits,
             seeds,
             rules: self.rules.rules,
-            opening_plies: self.opening_plies,
+            opening_plies: self.opening_plies.unwrap_or(0),
             seed: self.seed,
         })
     }
@@ -150,8 +155,13 @@ pub struct PlayArgs {
 #[derive(Args, Debug)]
 pub struct TournamentArgs {
     /// Comma-separated agent specs, or a JSON array of specs
-    #[arg(long)]
-    pub agents: String,
+    #[arg(long, required_unless_present = "preset")]
+    pub agents: Option<String>,
+    /// A named tournament: hunter-table1 (Hunter's Table 1: random, greedy, minimax:4,
+    /// heuristic:hunter10:published:4, mcts:4000, a3c; self-play; 1000 games a pairing from
+    /// two-ply random openings)
+    #[arg(long, conflicts_with = "agents")]
+    pub preset: Option<String>,
     /// Also play every agent against itself
     #[arg(long)]
     pub self_play: bool,
@@ -321,44 +331,176 @@ pub fn run(cli: Cli) -> Result<()> {
                 play_match(
                     &a,
                     &b,
-                    args.common.games,
+                    args.common.games.unwrap_or(100),
                     &setup,
                     !args.fixed_colours,
                     false,
                 )
             })??;
-            if args.common.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{}", match_text(&report, start.elapsed().as_secs_f64()));
-            }
+            let text = match_text(&report, start.elapsed().as_secs_f64());
+            write_report(args.common.json.as_deref(), &report, &text)?;
         }
         Command::Tournament(args) => {
-            let agents = parse_spec_list(&args.agents)?;
-            let config = TournamentConfig {
-                agents,
-                games: args.common.games,
-                self_play: args.self_play,
-                setup: args.common.setup()?,
+            let preset = match &args.preset {
+                Some(name) => Some(tournament_preset(name).ok_or_else(|| {
+                    usage(format!(
+                        "unknown tournament preset {name:?}; known: {}",
+                        TOURNAMENT_PRESETS.join(", ")
+                    ))
+                })?),
+                None => None,
+            };
+            let mut setup = args.common.setup()?;
+            let config = match (&preset, &args.agents) {
+                (Some(p), _) => {
+                    setup.opening_plies = args.common.opening_plies.unwrap_or(p.opening_plies);
+                    TournamentConfig {
+                        agents: p.agents.clone(),
+                        games: args.common.games.unwrap_or(p.games),
+                        self_play: p.self_play || args.self_play,
+                        setup,
+                    }
+                }
+                (None, Some(agents)) => TournamentConfig {
+                    agents: parse_spec_list(agents)?,
+                    games: args.common.games.unwrap_or(100),
+                    self_play: args.self_play,
+                    setup,
+                },
+                (None, None) => bail!(usage("give --agents or --preset")),
             };
             let start = Instant::now();
             let report = with_threads(args.common.threads, || play_tournament(&config))??;
-            if args.common.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{}", report.to_table());
-                println!(
-                    "{} games in {:.1} s",
-                    report.total_games,
-                    start.elapsed().as_secs_f64()
-                );
-            }
+            let seconds = start.elapsed().as_secs_f64();
+            let mut text = match &preset {
+                Some(p) => report.to_table_with_ci(&p.labels, Some(&p.reference)),
+                None => report.to_table(),
+            };
+            text.push_str(&format!(
+                "{} games in {:.1} s\n",
+                report.total_games, seconds
+            ));
+            write_report(args.common.json.as_deref(), &report, &text)?;
         }
         Command::Evolve(args) => crate::evolve::run(&args)?,
         Command::Bench(args) => crate::bench::run(&args)?,
         Command::Serve(args) => crate::server::run(&args)?,
+        Command::TrainA3c(args) => crate::train::run(&args)?,
     }
     Ok(())
+}
+
+/// Prints `text`, or with `--json` the JSON report instead (`--json PATH`: both, the JSON
+/// into the file).
+fn write_report(json: Option<&str>, report: &impl serde::Serialize, text: &str) -> Result<()> {
+    match json {
+        None => print!("{text}"),
+        Some("-") => println!("{}", serde_json::to_string_pretty(report)?),
+        Some(path) => {
+            std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")
+                .with_context(|| format!("writing {path}"))?;
+            print!("{text}");
+            println!("report written to {path}");
+        }
+    }
+    Ok(())
+}
+
+/// A named tournament.
+pub struct TournamentPreset {
+    pub agents: Vec<AgentSpec>,
+    /// Column and row names for the table.
+    pub labels: Vec<String>,
+    pub games: u32,
+    pub opening_plies: u32,
+    pub self_play: bool,
+    /// Published win rates (percent, row moving first) to print beside ours; `None` where the
+    /// source has no figure.
+    pub reference: crate::matches::ReferenceTable,
+}
+
+pub const TOURNAMENT_PRESETS: &[&str] = &["hunter-table1"];
+
+/// Hunter's Table 1 (reference/000, section 6): win rate of the row agent moving first.
+const HUNTER_TABLE1: [[Option<f64>; 6]; 6] = [
+    [
+        Some(51.3),
+        Some(4.1),
+        Some(2.7),
+        Some(0.5),
+        Some(0.0),
+        Some(4.0),
+    ],
+    [
+        Some(96.0),
+        Some(55.3),
+        Some(15.2),
+        Some(12.5),
+        Some(4.5),
+        Some(26.4),
+    ],
+    [
+        Some(98.2),
+        Some(85.8),
+        Some(61.5),
+        Some(35.2),
+        None,
+        Some(48.0),
+    ],
+    [
+        Some(99.5),
+        Some(90.2),
+        Some(68.5),
+        Some(61.0),
+        None,
+        Some(53.5),
+    ],
+    [
+        Some(100.0),
+        Some(87.4),
+        Some(59.3),
+        Some(44.7),
+        Some(61.3),
+        None,
+    ],
+    [
+        Some(97.6),
+        Some(89.3),
+        Some(71.4),
+        Some(67.1),
+        None,
+        Some(79.0),
+    ],
+];
+
+pub fn tournament_preset(name: &str) -> Option<TournamentPreset> {
+    match name {
+        "hunter-table1" => {
+            let specs = [
+                "random",
+                "greedy",
+                "minimax:4",
+                "heuristic:hunter10:published:4",
+                "mcts:4000",
+                "a3c",
+            ];
+            Some(TournamentPreset {
+                agents: specs
+                    .iter()
+                    .map(|s| AgentSpec::parse(s).expect("preset specs parse"))
+                    .collect(),
+                labels: specs.iter().map(|s| s.to_string()).collect(),
+                games: 1000,
+                opening_plies: 2,
+                self_play: true,
+                reference: crate::matches::ReferenceTable {
+                    source: "Hunter, Table 1 (1000 games a pairing)".into(),
+                    rows: HUNTER_TABLE1.iter().map(|r| r.to_vec()).collect(),
+                },
+            })
+        }
+        _ => None,
+    }
 }
 
 fn match_text(r: &MatchReport, seconds: f64) -> String {

@@ -7,7 +7,8 @@
 //! - [`search`]: alpha-beta to a depth or time ([`search::AlphaBeta`]) and the exact
 //!   [`search::Solver`].
 //! - [`agents`]: [`agents::AgentSpec`] (JSON or `minimax:4`-style strings) and the agents it
-//!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`).
+//!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`,
+//!   `mcts`, `a3c`).
 //! - [`matches`]: games, colour-swapped matches and round-robin tournaments on rayon, with
 //!   confidence intervals.
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
@@ -15,6 +16,7 @@
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
 //! - [`server`]: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
+//! - [`train`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`cli`], [`evolve`] and [`bench`]: the `kalah-tuner` command line.
 
 pub mod agents;
@@ -28,3 +30,4 @@ pub mod matches;
 pub mod search;
 pub mod server;
 pub mod store;
+pub mod train;

@@ -57,6 +57,11 @@ const EVERY_KIND: &[&str] = &[
     "pekar",
     "pekar-minimax:2",
     r#"{"kind":"perfect","max_seeds":14,"fallback_depth":2}"#,
+    "mcts:200",
+    "a3c",
+    r#"{"kind":"a3c","sample":true}"#,
+    r#"{"kind":"mcts","iterations":100,"c":1.5,"epsilon":1.0,"reuse":true,"ties":"first"}"#,
+    r#"{"kind":"mcts","iterations":50,"epsilon":0.0,"time_ms":1}"#,
 ];
 
 #[test]
@@ -85,6 +90,8 @@ fn search_agents_count_nodes_and_are_deterministic_for_a_seed() {
         "heuristic:hunter10:published:3",
         "pekar-minimax:3",
         "perfect:12",
+        "mcts:1000",
+        r#"{"kind":"mcts","iterations":300,"reuse":true}"#,
     ] {
         let spec = AgentSpec::parse(text).unwrap();
         let a = spec
@@ -304,9 +311,64 @@ fn specs_parse_from_strings_and_json_and_name_the_bad_field() {
         (r#"{"kind":"minimax","dpeth":3}"#, "json"),
         (r#"{"kind":"minimax","depth":3,"time_ms":0}"#, "time_ms"),
         ("random:3", "spec"),
+        ("mcts:0", "iterations"),
+        ("mcts:many", "iterations"),
+        ("mcts:100:x", "c"),
+        ("mcts:100:0.7:1.5", "epsilon"),
+        (r#"{"kind":"mcts","c":-1}"#, "c"),
         ("", "kind"),
     ] {
         let err = AgentSpec::parse(text).expect_err(text);
         assert_eq!(err.field, field, "{text}: {err}");
     }
+}
+
+#[test]
+fn mcts_specs_round_trip_and_whole_games_repeat_for_a_seed() {
+    let s = AgentSpec::parse("mcts:4000").unwrap();
+    assert_eq!(s.to_string(), "mcts:4000");
+    let json =
+        AgentSpec::parse(r#"{"kind":"mcts","iterations":4000,"c":0.707,"epsilon":0.1}"#).unwrap();
+    assert_eq!(json.to_string(), "mcts:4000:0.707:0.1");
+    assert_eq!(AgentSpec::parse(&json.to_string()).unwrap(), json);
+    assert_eq!(
+        AgentSpec::parse(&serde_json::to_string(&s).unwrap()).unwrap(),
+        s
+    );
+
+    // A whole game of MCTS (with tree reuse) against greedy repeats move for move.
+    use kalah_tuner::matches::{game_rng, play_game};
+    let spec = AgentSpec::parse(r#"{"kind":"mcts","iterations":400,"reuse":true}"#).unwrap();
+    let greedy = AgentSpec::parse("greedy").unwrap();
+    let game = || {
+        play_game(
+            &mut *spec.build(Rules::Standard).unwrap(),
+            &mut *greedy.build(Rules::Standard).unwrap(),
+            Position::start(6, 4).unwrap(),
+            Rules::Standard,
+            &mut game_rng(3, &[1]),
+            &mut game_rng(3, &[2]),
+        )
+    };
+    assert_eq!(game(), game());
+}
+
+#[test]
+fn mcts_beats_random() {
+    use kalah_tuner::matches::{play_match, Setup};
+    let setup = Setup {
+        opening_plies: 2,
+        seed: 4,
+        ..Setup::default()
+    };
+    let report = play_match(
+        &AgentSpec::parse("mcts:300").unwrap(),
+        &AgentSpec::parse("random").unwrap(),
+        20,
+        &setup,
+        true,
+        false,
+    )
+    .unwrap();
+    assert!(report.a_total.wins >= 18, "{:?}", report.a_total);
 }

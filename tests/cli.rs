@@ -260,3 +260,61 @@ fn evolve_rejects_bad_config_naming_the_field() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn tournament_writes_json_to_a_path_and_knows_its_presets() {
+    let path = std::env::temp_dir().join(format!("kalah-tournament-{}.json", std::process::id()));
+    let path_text = path.display().to_string();
+    let out = run(&[
+        "tournament",
+        "--agents",
+        "random,greedy,a3c",
+        "--games",
+        "4",
+        "--json",
+        &path_text,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("first \\ second"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(v["agents"].as_array().unwrap().len(), 3);
+    std::fs::remove_file(&path).ok();
+
+    let out = run(&["tournament", "--preset", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["tournament"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn train_a3c_rejects_bad_options_with_status_2() {
+    for args in [
+        vec!["train-a3c", "--out", "x.safetensors"],
+        vec!["train-a3c", "--minutes", "0", "--out", "x.safetensors"],
+        vec![
+            "train-a3c",
+            "--episodes",
+            "5",
+            "--workers",
+            "0",
+            "--out",
+            "x.safetensors",
+        ],
+        vec![
+            "train-a3c",
+            "--episodes",
+            "5",
+            "--opponents",
+            "nobody",
+            "--out",
+            "x.safetensors",
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}

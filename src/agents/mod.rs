@@ -5,7 +5,9 @@
 //! a short string such as `minimax:4`), built for a rule set into a `Box<dyn Agent>`, and
 //! asked for moves with a seeded [`GameRng`] that breaks ties between equally good moves.
 
+pub mod a3c;
 mod greedy;
+pub mod mcts;
 mod pekar;
 mod perfect;
 mod random;
@@ -17,7 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::Position;
 
+pub use a3c::A3cAgent;
 pub use greedy::Greedy;
+pub use mcts::Mcts;
 pub use pekar::{Pekar, PekarMinimax};
 pub use perfect::Perfect;
 pub use random::RandomAgent;

@@ -13,6 +13,8 @@
 //! | `pekar` | Pekar et al.'s rule list |
 //! | `pekar-minimax[:D]` | Pekar et al.'s modified minimax with cost function (4) |
 //! | `export:PATH` | the player of an export document written by `evolve` or the server |
+//! | `mcts[:ITERATIONS[:C[:EPSILON]]]` | UCT with epsilon-greedy playouts (defaults 4000, sqrt(2)/2, 0.1) |
+//! | `a3c[:PATH]` | the actor-critic network of a model file (default: the embedded Kalah(6,4) model) |
 //! | `perfect[:S]` | exact play with at most S seeds in the pits (default 22, at most 32); a store-difference search to depth 8 above that |
 
 use std::fmt;
@@ -21,6 +23,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::a3c::{load_model, A3cAgent};
+use super::mcts::{self, Mcts};
 use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
 use crate::game::Rules;
@@ -78,6 +82,18 @@ fn default_max_seeds() -> u32 {
 fn default_fallback_depth() -> u32 {
     8
 }
+fn default_iterations() -> u32 {
+    mcts::DEFAULT_ITERATIONS
+}
+fn default_c() -> f64 {
+    mcts::DEFAULT_C
+}
+fn default_epsilon() -> f64 {
+    mcts::DEFAULT_EPSILON
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 /// Describes an agent; [`AgentSpec::build`] makes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,6 +145,37 @@ pub enum AgentSpec {
         #[serde(default)]
         ties: Ties,
     },
+    /// Monte Carlo tree search (UCT), Hunter 5.5.
+    Mcts {
+        #[serde(default = "default_iterations")]
+        iterations: u32,
+        /// Exploration constant of UCT.
+        #[serde(default = "default_c")]
+        c: f64,
+        /// Chance of a random move at each playout step (otherwise the greedy move).
+        #[serde(default = "default_epsilon")]
+        epsilon: f64,
+        /// Search for this many milliseconds a move instead of `iterations`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        time_ms: Option<u64>,
+        /// Keep the subtree of the position reached between moves.
+        #[serde(default, skip_serializing_if = "is_false")]
+        reuse: bool,
+        #[serde(default)]
+        ties: Ties,
+    },
+    /// The actor-critic network of a model file written by `train-a3c`, Hunter 5.6.
+    A3c {
+        /// Path of a safetensors model; none for the embedded Kalah(6,4) model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// Sample the move from the policy (with the agent's seeded RNG) instead of playing
+        /// the most likely legal move.
+        #[serde(default, skip_serializing_if = "is_false")]
+        sample: bool,
+        #[serde(default)]
+        ties: Ties,
+    },
 }
 
 impl AgentSpec {
@@ -141,6 +188,19 @@ impl AgentSpec {
             return AgentSpec::from_json(&value);
         } else if let Some(path) = text.strip_prefix("export:") {
             from_export_file(path)?
+        } else if let Some(path) = text.strip_prefix("a3c:") {
+            if path.is_empty() {
+                return Err(err(
+                    text,
+                    "model",
+                    "give the path of a model file, e.g. a3c:model.safetensors",
+                ));
+            }
+            AgentSpec::A3c {
+                model: Some(path.to_string()),
+                sample: false,
+                ties: Ties::Random,
+            }
         } else {
             parse_short(text)?
         };
@@ -190,6 +250,8 @@ impl AgentSpec {
             AgentSpec::Pekar { .. } => "pekar",
             AgentSpec::PekarMinimax { .. } => "pekar-minimax",
             AgentSpec::Perfect { .. } => "perfect",
+            AgentSpec::Mcts { .. } => "mcts",
+            AgentSpec::A3c { .. } => "a3c",
         }
     }
 
@@ -239,6 +301,35 @@ impl AgentSpec {
                         format!("must be at most 32 (an exact solve beyond that can take hours), got {max_seeds}"),
                     ));
                 }
+            }
+            AgentSpec::Mcts {
+                iterations,
+                c,
+                epsilon,
+                time_ms,
+                ..
+            } => {
+                check_time(*time_ms)?;
+                if *iterations == 0 || *iterations > mcts::MAX_ITERATIONS {
+                    return Err(err(
+                        &me,
+                        "iterations",
+                        format!("must be 1 to {}, got {iterations}", mcts::MAX_ITERATIONS),
+                    ));
+                }
+                if !c.is_finite() || *c < 0.0 || *c > 100.0 {
+                    return Err(err(&me, "c", format!("must be 0 to 100, got {c}")));
+                }
+                if !(0.0..=1.0).contains(epsilon) {
+                    return Err(err(
+                        &me,
+                        "epsilon",
+                        format!("must be 0 to 1, got {epsilon}"),
+                    ));
+                }
+            }
+            AgentSpec::A3c { model, .. } => {
+                load_model(model.as_deref()).map_err(|reason| err(&me, "model", reason))?;
             }
             AgentSpec::Random | AgentSpec::Greedy { .. } | AgentSpec::Pekar { .. } => {}
         }
@@ -304,6 +395,29 @@ impl AgentSpec {
                 fallback_depth,
                 ties,
             } => Box::new(Perfect::new(rules, *max_seeds, *fallback_depth, *ties)),
+            AgentSpec::Mcts {
+                iterations,
+                c,
+                epsilon,
+                time_ms,
+                reuse,
+                ties,
+            } => {
+                let mut agent = Mcts::new(rules, *iterations, *c, *epsilon);
+                agent.time = time_ms.map(Duration::from_millis);
+                agent.reuse = *reuse;
+                agent.ties = *ties;
+                Box::new(agent)
+            }
+            AgentSpec::A3c {
+                model,
+                sample,
+                ties,
+            } => {
+                let net = load_model(model.as_deref())
+                    .map_err(|reason| err(&self.to_string(), "model", reason))?;
+                Box::new(A3cAgent::new(net, rules, *sample, *ties))
+            }
         })
     }
 }
@@ -490,6 +604,38 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                 ties: Ties::Random,
             }
         }
+        "a3c" => {
+            too_many(0)?;
+            AgentSpec::A3c {
+                model: None,
+                sample: false,
+                ties: Ties::Random,
+            }
+        }
+        "mcts" => {
+            too_many(3)?;
+            let number = |i: usize, field: &str, default: f64| -> Result<f64, SpecError> {
+                match args.get(i) {
+                    Some(t) => t.parse::<f64>().map_err(|_| {
+                        err(text, field, format!("expected a number, got {t:?}"))
+                    }),
+                    None => Ok(default),
+                }
+            };
+            AgentSpec::Mcts {
+                iterations: match args.first() {
+                    Some(t) => t.parse().map_err(|_| {
+                        err(text, "iterations", format!("expected a whole number, got {t:?}"))
+                    })?,
+                    None => default_iterations(),
+                },
+                c: number(1, "c", default_c())?,
+                epsilon: number(2, "epsilon", default_epsilon())?,
+                time_ms: None,
+                reuse: false,
+                ties: Ties::Random,
+            }
+        }
         "heuristic" => {
             too_many(3)?;
             let features = FeatureChoice::Set(args.first().copied().unwrap_or("hunter10").to_string());
@@ -524,7 +670,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                 text,
                 "kind",
                 format!(
-                    "unknown agent {other:?}; known: random, greedy, minimax, heuristic, pekar, pekar-minimax, perfect"
+                    "unknown agent {other:?}; known: random, greedy, minimax, heuristic, pekar, pekar-minimax, perfect, mcts, a3c"
                 ),
             ))
         }
@@ -564,6 +710,22 @@ impl fmt::Display for AgentSpec {
             AgentSpec::Pekar { .. } => write!(f, "pekar"),
             AgentSpec::PekarMinimax { depth, .. } => write!(f, "pekar-minimax:{depth}"),
             AgentSpec::Perfect { max_seeds, .. } => write!(f, "perfect:{max_seeds}"),
+            AgentSpec::A3c { model: None, .. } => write!(f, "a3c"),
+            AgentSpec::A3c {
+                model: Some(path), ..
+            } => write!(f, "a3c:{path}"),
+            AgentSpec::Mcts {
+                iterations,
+                c,
+                epsilon,
+                ..
+            } => {
+                write!(f, "mcts:{iterations}")?;
+                if *c != default_c() || *epsilon != default_epsilon() {
+                    write!(f, ":{c}:{epsilon}")?;
+                }
+                Ok(())
+            }
             AgentSpec::Heuristic {
                 features,
                 weights,

@@ -846,6 +846,7 @@ fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
         }
         AgentSpec::PekarMinimax { depth, .. } => (Some(*depth), None),
         AgentSpec::Perfect { fallback_depth, .. } => (Some(*fallback_depth), None),
+        AgentSpec::Mcts { time_ms, .. } => (None, *time_ms),
         _ => (None, None),
     };
     if time_ms.is_some() {

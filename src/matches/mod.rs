@@ -8,6 +8,6 @@ pub mod tournament;
 pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{
-    play_match, play_tournament, MatchError, MatchGame, MatchReport, Setup, TournamentConfig,
-    TournamentReport, MAX_GAMES,
+    play_match, play_tournament, MatchError, MatchGame, MatchReport, ReferenceTable, Setup,
+    TournamentConfig, TournamentReport, MAX_GAMES,
 };

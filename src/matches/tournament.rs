@@ -350,7 +350,102 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
     })
 }
 
+/// Published win rates (percent, row agent moving first) to print beside a tournament's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceTable {
+    pub source: String,
+    pub rows: Vec<Vec<Option<f64>>>,
+}
+
 impl TournamentReport {
+    /// The cross-table in the shape of Hunter's Table 1 (row = first player, win rates with
+    /// 95% Wilson intervals), under `labels`, and `reference`'s figures below it when given.
+    pub fn to_table_with_ci(
+        &self,
+        labels: &[String],
+        reference: Option<&ReferenceTable>,
+    ) -> String {
+        let n = self.agents.len();
+        let label = |i: usize| {
+            labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| self.agents[i].clone())
+        };
+        let name_width = (0..n).map(|i| label(i).len()).max().unwrap_or(8).max(14);
+        let cell_width = (0..n)
+            .map(|i| label(i).len())
+            .max()
+            .unwrap_or(8)
+            .clamp(18, 32);
+        let header = |out: &mut String| {
+            out.push_str(&format!("{:name_width$}", "first \\ second"));
+            for i in 0..n {
+                out.push_str(&format!(" {:>cell_width$}", label(i)));
+            }
+            out.push('\n');
+        };
+        let mut out = format!(
+            "Win rate of the row agent moving first against the column agent moving second, 95% interval\n({} games a pairing, {} board {}x{}, opening plies {}, seed {})\n\n",
+            self.games_per_pairing,
+            self.setup.rules,
+            self.setup.pits,
+            self.setup.seeds,
+            self.setup.opening_plies,
+            self.setup.seed
+        );
+        header(&mut out);
+        for (i, row) in self.first.iter().enumerate() {
+            out.push_str(&format!("{:name_width$}", label(i)));
+            for cell in row {
+                let text = match cell {
+                    Some(t) => {
+                        let (lo, hi) = t.win_rate_ci();
+                        format!(
+                            "{:.1}% [{:.1}, {:.1}]",
+                            100.0 * t.win_rate(),
+                            100.0 * lo,
+                            100.0 * hi
+                        )
+                    }
+                    None => "-".into(),
+                };
+                out.push_str(&format!(" {text:>cell_width$}"));
+            }
+            out.push('\n');
+        }
+        if let Some(reference) = reference {
+            out.push_str(&format!("\n{}\n", reference.source));
+            header(&mut out);
+            for (i, row) in reference.rows.iter().enumerate().take(n) {
+                out.push_str(&format!("{:name_width$}", label(i)));
+                for cell in row.iter().take(n) {
+                    let text = match cell {
+                        Some(v) => format!("{v:.1}%"),
+                        None => "N/A".into(),
+                    };
+                    out.push_str(&format!(" {text:>cell_width$}"));
+                }
+                out.push('\n');
+            }
+        }
+        out.push_str(
+            "\nScore over all games against the others (95% CI) and Elo relative to an even field\n",
+        );
+        for (i, s) in self.scores.iter().enumerate() {
+            out.push_str(&format!(
+                "{:name_width$} {:>24}  Elo {:+.0} [{:+.0}, {:+.0}]  ({} games)\n",
+                label(i),
+                s.display_percent(),
+                s.elo,
+                s.elo_low,
+                s.elo_high,
+                s.games
+            ));
+        }
+        out
+    }
+
     /// The cross-table as text: win rate of the row agent moving first against the column
     /// agent moving second, then each agent's score.
     pub fn to_table(&self) -> String {

@@ -24,6 +24,8 @@ use crate::store::RunStatus;
 pub const MAX_API_DEPTH: u32 = 10;
 /// Longest time budget per move for an API agent.
 pub const MAX_API_TIME_MS: u64 = 10_000;
+/// MCTS playouts per move through the API: about a second a move.
+pub const MAX_API_MCTS_ITERATIONS: u32 = 200_000;
 /// Most games in one `/api/matches` request.
 pub const MAX_MATCH_GAMES: u32 = 200;
 /// Most games per pairing in a tournament.
@@ -141,7 +143,30 @@ fn check_limits(field: &str, spec: &AgentSpec) -> ApiResult<()> {
             }
             Ok(())
         }
-        AgentSpec::Random | AgentSpec::Greedy { .. } | AgentSpec::Pekar { .. } => Ok(()),
+        AgentSpec::Mcts {
+            iterations,
+            time_ms,
+            ..
+        } => {
+            if *iterations > MAX_API_MCTS_ITERATIONS {
+                return Err(ApiError::invalid(
+                    &format!("{field}.iterations"),
+                    format!(
+                        "must be at most {MAX_API_MCTS_ITERATIONS} through the API, got {iterations}"
+                    ),
+                ));
+            }
+            time_ok(*time_ms)
+        }
+        // Like export files, model files would be read from the server's disk.
+        AgentSpec::A3c { model: Some(_), .. } => Err(ApiError::invalid(
+            &format!("{field}.model"),
+            "model files are not read through the API: the a3c agent plays the embedded model",
+        )),
+        AgentSpec::A3c { model: None, .. }
+        | AgentSpec::Random
+        | AgentSpec::Greedy { .. }
+        | AgentSpec::Pekar { .. } => Ok(()),
     }
 }
 
@@ -188,6 +213,18 @@ pub async fn agents(State(state): State<SharedState>) -> ApiResult<Json<Value>> 
             param("fallback_depth", "integer", json!(8), json!(1), json!(MAX_API_DEPTH), "search depth with more seeds than that"),
             ties
         ], "examples": ["perfect:16"]},
+        {"kind": "mcts", "description": "UCT Monte Carlo tree search with epsilon-greedy playouts; plays the most visited move", "params": [
+            param("iterations", "integer", json!(4000), json!(1), json!(MAX_API_MCTS_ITERATIONS), "playouts per move"),
+            param("c", "number", json!(crate::agents::mcts::DEFAULT_C), json!(0), Value::Null, "UCT exploration constant"),
+            param("epsilon", "number", json!(crate::agents::mcts::DEFAULT_EPSILON), json!(0), json!(1), "chance of a random playout move instead of the greedy one"),
+            time,
+            {"name": "reuse", "type": "boolean", "default": false, "description": "keep the subtree between moves"},
+            ties
+        ], "examples": ["mcts:4000", "mcts:1000"]},
+        {"kind": "a3c", "description": "the policy network trained by asynchronous advantage actor-critic (the embedded Kalah(6,4) model)", "params": [
+            {"name": "sample", "type": "boolean", "default": false, "description": "sample from the policy instead of playing its most likely move"},
+            ties
+        ], "examples": ["a3c"]},
         {"kind": "run", "description": "the evolved player of a run of this server (its export's agent)", "params": [
             {"name": "id", "type": "string", "default": null, "description": "the run's id"}
         ], "examples": ["run:<id>"]}

@@ -1,0 +1,1034 @@
+//! Training of the `a3c` agent's network by asynchronous advantage actor-critic (Mnih et al.
+//! 2016; Hunter 5.6), and the `train-a3c` command.
+//!
+//! Worker threads each own a local copy of the network. A worker plays games against a mix of
+//! opponents (the network itself, random, greedy, shallow minimax), and every `n_steps` of
+//! its own moves (or at the end of a game) it computes n-step returns and Hunter's loss
+//!
+//! `L = 0.5 * sum (R - V(s))^2 - sum log pi(a|s) * A(s) - beta * H(pi)`,
+//!
+//! back-propagates it through its local copy, then, holding the lock of the global network
+//! only for that, applies the gradients to the global parameters with the shared Adam
+//! optimiser and copies the new global parameters back into its local copy. Workers thus
+//! learn from slightly stale parameters, as in A3C.
+//!
+//! Tensor library: candle (candle-core + candle-nn). Both candle and burn were measured on
+//! this network; burn's flex backend is faster per step (about 250 us against 550 us) but
+//! takes twice the clean build time (5 min against 2.6 min), and the whole CI must stay under
+//! 25 minutes. Per-step speed matters little here: moves are chosen by the plain-`f32`
+//! forward pass of [`crate::agents::a3c::Net`], and candle only runs one batched forward and
+//! backward pass per update.
+//!
+//! Reproducibility: the global network starts from the seed and each worker's games from
+//! (seed, worker). With one worker and `--episodes` a run repeats exactly; with several
+//! workers the order of their updates depends on thread scheduling, as in any A3C.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use candle_core::{backprop::GradStore, DType, Device, Tensor, Var, D};
+use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use clap::Args;
+use rand::RngExt;
+use serde::Serialize;
+
+use crate::agents::a3c::{input_len, sample_move, A3cAgent, Layer, Net, Scratch};
+use crate::agents::{rng_from_seed, Agent, AgentSpec, GameRng, Ties};
+use crate::game::{parse_board, Position, Rules};
+use crate::matches::{derive_seed, game_rng, play_game, random_opening};
+
+/// Who a worker's network plays against in a game.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Opponent {
+    /// The worker's own current network, sampling its moves.
+    SelfPlay,
+    Agent(AgentSpec),
+}
+
+impl std::fmt::Display for Opponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Opponent::SelfPlay => f.write_str("self"),
+            Opponent::Agent(spec) => write!(f, "{spec}"),
+        }
+    }
+}
+
+/// Parses `self=2,random=1,greedy=4,minimax:1=2`: opponents with relative weights (a missing
+/// weight is 1).
+pub fn parse_opponents(text: &str) -> Result<Vec<(Opponent, f64)>> {
+    let mut out = Vec::new();
+    for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, weight) = match piece.rsplit_once('=') {
+            Some((n, w)) => (
+                n,
+                w.parse::<f64>()
+                    .ok()
+                    .filter(|w| w.is_finite() && *w >= 0.0)
+                    .ok_or_else(|| {
+                        crate::cli::usage(format!(
+                            "opponent weight {w:?} of {n:?} is not a number >= 0"
+                        ))
+                    })?,
+            ),
+            None => (piece, 1.0),
+        };
+        let opponent = if name == "self" {
+            Opponent::SelfPlay
+        } else {
+            Opponent::Agent(AgentSpec::parse(name)?)
+        };
+        out.push((opponent, weight));
+    }
+    if out.iter().map(|o| o.1).sum::<f64>() <= 0.0 {
+        bail!(crate::cli::usage(
+            "give at least one opponent with a weight above 0"
+        ));
+    }
+    Ok(out)
+}
+
+/// Everything a training run depends on.
+#[derive(Clone, Debug)]
+pub struct A3cConfig {
+    pub pits: usize,
+    pub seeds: u32,
+    pub rules: Rules,
+    pub workers: usize,
+    /// Stop after this many games in all (whichever of this and `time` comes first).
+    pub episodes: Option<u64>,
+    pub time: Option<Duration>,
+    pub seed: u64,
+    pub hidden: usize,
+    /// Adam's learning rate at the start; it falls linearly to a tenth by the end of the run.
+    pub learning_rate: f64,
+    /// Discount of future rewards.
+    pub gamma: f64,
+    /// Own moves between updates (t_max of A3C).
+    pub n_steps: usize,
+    /// Entropy bonus weight.
+    pub beta: f64,
+    /// Weight of the value loss (Hunter: 0.5).
+    pub value_weight: f64,
+    /// Potential-based shaping by store difference (Ng et al. 1999): each move also earns
+    /// `shaping * (gamma * phi(s') - phi(s))` with phi the store difference over half the
+    /// seeds. It telescopes away over a game, so the best policy stays the same.
+    pub shaping: f64,
+    /// Gradients are scaled down to at most this global norm.
+    pub max_grad_norm: f64,
+    /// Random sowings before each training game: 0 to this many, so that games vary.
+    pub max_opening_plies: u32,
+    pub opponents: Vec<(Opponent, f64)>,
+    /// Evaluation games against random and against greedy (colour-swapped pairs from random
+    /// two-ply openings).
+    pub eval_games: u32,
+    /// Time between evaluations (besides one at the start and one at the end).
+    pub eval_every: Duration,
+}
+
+impl Default for A3cConfig {
+    fn default() -> Self {
+        A3cConfig {
+            pits: 6,
+            seeds: 4,
+            rules: Rules::Standard,
+            workers: 2,
+            episodes: None,
+            time: Some(Duration::from_secs(60)),
+            seed: 1,
+            hidden: 128,
+            learning_rate: 1e-3,
+            gamma: 0.99,
+            n_steps: 10,
+            beta: 0.01,
+            value_weight: 0.5,
+            shaping: 0.5,
+            max_grad_norm: 5.0,
+            max_opening_plies: 4,
+            opponents: parse_opponents(DEFAULT_OPPONENTS).expect("default opponents parse"),
+            eval_games: 200,
+            eval_every: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The default opponent mix: weighted toward the agents the network must beat.
+pub const DEFAULT_OPPONENTS: &str = "self=2,random=1,greedy=4,minimax:1=2,minimax:2=2";
+
+/// Results of one evaluation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    pub episodes: u64,
+    pub seconds: f64,
+    /// Win rates moving first and second, and the score (draw = half) over all games.
+    pub random_first: f64,
+    pub random_second: f64,
+    pub random_score: f64,
+    pub greedy_first: f64,
+    pub greedy_second: f64,
+    pub greedy_score: f64,
+}
+
+impl Evaluation {
+    /// What the run keeps the best model by.
+    fn merit(&self) -> f64 {
+        self.greedy_score + 0.5 * self.random_score
+    }
+}
+
+impl std::fmt::Display for Evaluation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "vs random {:.1}% first {:.1}% second; vs greedy {:.1}% first {:.1}% second",
+            100.0 * self.random_first,
+            100.0 * self.random_second,
+            100.0 * self.greedy_first,
+            100.0 * self.greedy_second
+        )
+    }
+}
+
+/// Mean losses over a window of updates.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct LossPoint {
+    pub updates: u64,
+    /// Hunter's whole loss per step.
+    pub loss: f64,
+    /// Its value part, `0.5 * (R - V)^2`, per step.
+    pub value_loss: f64,
+    pub entropy: f64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct A3cReport {
+    pub episodes: u64,
+    pub updates: u64,
+    pub seconds: f64,
+    pub evaluations: Vec<Evaluation>,
+    /// Loss per window of updates, in order.
+    pub losses: Vec<LossPoint>,
+    /// The best network by evaluation (the last one without evaluations in between).
+    pub best: Net,
+    pub best_evaluation: Evaluation,
+    pub last: Net,
+}
+
+/// Progress reported to the caller about five times a second.
+pub struct Progress<'a> {
+    pub episodes: u64,
+    pub updates: u64,
+    pub elapsed: Duration,
+    pub fraction: f64,
+    pub last_evaluation: Option<&'a Evaluation>,
+    pub new_evaluation: bool,
+    pub loss: Option<LossPoint>,
+}
+
+/// Parameters of the network as candle variables, in [`LAYER_NAMES`] order: weight, bias.
+///
+/// [`LAYER_NAMES`]: crate::agents::a3c::LAYER_NAMES
+struct Params {
+    vars: Vec<Var>,
+    shapes: Vec<(usize, usize)>,
+}
+
+impl Params {
+    fn shapes(config: &A3cConfig) -> Vec<(usize, usize)> {
+        let h = config.hidden;
+        vec![
+            (h, input_len(config.pits)),
+            (h, h),
+            (config.pits, h),
+            (1, h),
+        ]
+    }
+
+    /// He-style uniform initialisation from the seed (biases zero).
+    fn init(config: &A3cConfig, rng: &mut GameRng) -> Result<Params> {
+        let shapes = Params::shapes(config);
+        let mut vars = Vec::new();
+        for &(rows, cols) in &shapes {
+            let bound = (6.0 / cols as f64).sqrt() as f32;
+            let w: Vec<f32> = (0..rows * cols)
+                .map(|_| rng.random_range(-bound..bound))
+                .collect();
+            vars.push(Var::from_vec(w, (rows, cols), &Device::Cpu)?);
+            vars.push(Var::from_vec(vec![0f32; rows], rows, &Device::Cpu)?);
+        }
+        Ok(Params { vars, shapes })
+    }
+
+    fn copy(&self) -> Result<Params> {
+        Ok(Params {
+            vars: self
+                .vars
+                .iter()
+                .map(|v| Var::from_tensor(&v.as_tensor().copy()?))
+                .collect::<candle_core::Result<_>>()?,
+            shapes: self.shapes.clone(),
+        })
+    }
+
+    fn to_net(&self, config: &A3cConfig) -> Result<Net> {
+        let mut layers = Vec::new();
+        for (i, &(rows, cols)) in self.shapes.iter().enumerate() {
+            layers.push(Layer {
+                rows,
+                cols,
+                weight: self.vars[2 * i]
+                    .as_tensor()
+                    .flatten_all()?
+                    .to_vec1::<f32>()?,
+                bias: self.vars[2 * i + 1].as_tensor().to_vec1::<f32>()?,
+            });
+        }
+        Ok(Net {
+            pits: config.pits,
+            seeds: config.seeds,
+            layers: layers
+                .try_into()
+                .map_err(|_| anyhow!("expected four layers"))?,
+            info: Default::default(),
+        })
+    }
+
+    /// Policy logits (illegal moves pushed to -1e9) and values of a batch.
+    fn forward(&self, x: &Tensor, mask: &Tensor) -> Result<(Tensor, Tensor)> {
+        let v = &self.vars;
+        let dense = |x: &Tensor, i: usize| -> candle_core::Result<Tensor> {
+            x.matmul(&v[2 * i].as_tensor().t()?)?
+                .broadcast_add(v[2 * i + 1].as_tensor())
+        };
+        let h1 = dense(x, 0)?.relu()?;
+        let h2 = dense(&h1, 1)?.relu()?;
+        let logits = (dense(&h2, 2)? + mask)?;
+        let value = dense(&h2, 3)?.squeeze(1)?;
+        Ok((logits, value))
+    }
+}
+
+/// Log-softmax over the last dimension with the maximum held constant (it cancels out of the
+/// gradient anyway).
+fn log_softmax(logits: &Tensor) -> Result<Tensor> {
+    let max = logits.max_keepdim(D::Minus1)?.detach();
+    let shifted = logits.broadcast_sub(&max)?;
+    let log_sum = shifted.exp()?.sum_keepdim(D::Minus1)?.log()?;
+    Ok(shifted.broadcast_sub(&log_sum)?)
+}
+
+struct Global {
+    params: Params,
+    optimiser: AdamW,
+}
+
+struct Shared {
+    global: Mutex<Global>,
+    episodes: AtomicU64,
+    updates: AtomicU64,
+    stop: AtomicBool,
+    /// Sums over the current window: (updates, steps, loss, value loss, entropy).
+    window: Mutex<(u64, u64, f64, f64, f64)>,
+    losses: Mutex<Vec<LossPoint>>,
+    started: Instant,
+}
+
+/// One of the learner's own moves, waiting for its update.
+struct Step {
+    mask: u16,
+    action: usize,
+    reward: f64,
+    potential: f64,
+}
+
+struct Worker<'a> {
+    config: &'a A3cConfig,
+    shared: &'a Shared,
+    local: Params,
+    net: Net,
+    scratch: Scratch,
+    rng: GameRng,
+    inputs: Vec<f32>,
+    steps: Vec<Step>,
+}
+
+const LOSS_WINDOW: u64 = 50;
+
+impl<'a> Worker<'a> {
+    fn fraction_done(&self) -> f64 {
+        let by_time = self.config.time.map_or(0.0, |t| {
+            self.shared.started.elapsed().as_secs_f64() / t.as_secs_f64()
+        });
+        let by_episodes = self.config.episodes.map_or(0.0, |e| {
+            self.shared.episodes.load(Ordering::Relaxed) as f64 / e.max(1) as f64
+        });
+        by_time.max(by_episodes).min(1.0)
+    }
+
+    /// Store difference from the learner's view over half the seeds.
+    fn potential(pos: &Position, learner: crate::game::Side) -> f64 {
+        pos.store_diff(learner) as f64 / (pos.total_seeds().max(2) as f64 / 2.0)
+    }
+
+    fn run(&mut self, worker: usize) -> Result<()> {
+        let start = Position::start(self.config.pits, self.config.seeds)?;
+        let total_weight: f64 = self.config.opponents.iter().map(|o| o.1).sum();
+        let mut game = 0u64;
+        while !self.shared.stop.load(Ordering::Relaxed) {
+            let episode = self.shared.episodes.fetch_add(1, Ordering::Relaxed);
+            if self.config.episodes.is_some_and(|e| episode >= e) {
+                break;
+            }
+            // Pick the opponent by weight.
+            let mut pick = self.rng.random::<f64>() * total_weight;
+            let mut opponent = &self.config.opponents[0].0;
+            for (o, w) in &self.config.opponents {
+                opponent = o;
+                if pick < *w {
+                    break;
+                }
+                pick -= w;
+            }
+            let mut agent: Option<Box<dyn Agent>> = match opponent {
+                Opponent::SelfPlay => None,
+                Opponent::Agent(spec) => Some(spec.build(self.config.rules)?),
+            };
+            let plies = self.rng.random_range(0..=self.config.max_opening_plies);
+            let (pos, _) = random_opening(start, plies, self.config.rules, &mut self.rng);
+            let learner = if self.rng.random::<bool>() {
+                crate::game::Side::South
+            } else {
+                crate::game::Side::North
+            };
+            let mut opp_rng = game_rng(self.config.seed, &[worker as u64, game, 7]);
+            self.play_episode(pos, learner, &mut agent, &mut opp_rng)?;
+            game += 1;
+        }
+        Ok(())
+    }
+
+    fn play_episode(
+        &mut self,
+        mut pos: Position,
+        learner: crate::game::Side,
+        opponent: &mut Option<Box<dyn Agent>>,
+        opp_rng: &mut GameRng,
+    ) -> Result<()> {
+        let rules = self.config.rules;
+        let gamma = self.config.gamma;
+        let shaping = self.config.shaping;
+        self.steps.clear();
+        self.inputs.clear();
+        while !pos.is_game_over() {
+            let moves = pos.legal_moves();
+            if pos.side_to_move() == learner {
+                let potential = Self::potential(&pos, learner);
+                if let Some(last) = self.steps.last_mut() {
+                    last.reward += shaping * (gamma * potential - last.potential);
+                }
+                if self.steps.len() >= self.config.n_steps {
+                    let bootstrap = self.net.evaluate(&pos, rules, &mut self.scratch) as f64;
+                    self.update(bootstrap)?;
+                }
+                self.net.evaluate(&pos, rules, &mut self.scratch);
+                let action = sample_move(&self.scratch.logits, moves.0, &mut self.rng);
+                self.inputs.extend_from_slice(&self.scratch.input);
+                self.steps.push(Step {
+                    mask: moves.0,
+                    action,
+                    reward: 0.0,
+                    potential,
+                });
+                pos.play_unchecked(action, rules);
+            } else {
+                let mv = match opponent {
+                    Some(agent) => agent.choose(&pos, opp_rng).mv,
+                    None => {
+                        self.net.evaluate(&pos, rules, &mut self.scratch);
+                        sample_move(&self.scratch.logits, moves.0, opp_rng)
+                    }
+                };
+                pos.play_unchecked(mv, rules);
+            }
+        }
+        if let Some(last) = self.steps.last_mut() {
+            let (mine, theirs) = match learner {
+                crate::game::Side::South => pos.final_stores(),
+                crate::game::Side::North => {
+                    let (s, n) = pos.final_stores();
+                    (n, s)
+                }
+            };
+            last.reward += match mine.cmp(&theirs) {
+                std::cmp::Ordering::Greater => 1.0,
+                std::cmp::Ordering::Equal => 0.0,
+                std::cmp::Ordering::Less => -1.0,
+            };
+            last.reward -= shaping * last.potential;
+            self.update(0.0)?;
+        }
+        Ok(())
+    }
+
+    /// One A3C update from the buffered steps, bootstrapped with `bootstrap` = V(s_{t+n}).
+    fn update(&mut self, bootstrap: f64) -> Result<()> {
+        let t = self.steps.len();
+        if t == 0 {
+            return Ok(());
+        }
+        let m = self.config.pits;
+        let mut returns = vec![0f32; t];
+        let mut r = bootstrap;
+        for (i, step) in self.steps.iter().enumerate().rev() {
+            r = step.reward + self.config.gamma * r;
+            returns[i] = r as f32;
+        }
+        let mut mask = vec![0f32; t * m];
+        let mut onehot = vec![0f32; t * m];
+        for (i, step) in self.steps.iter().enumerate() {
+            for j in 0..m {
+                if step.mask & (1 << j) == 0 {
+                    mask[i * m + j] = -1e9;
+                }
+            }
+            onehot[i * m + step.action - 1] = 1.0;
+        }
+        let dev = &Device::Cpu;
+        let x = Tensor::from_slice(&self.inputs, (t, input_len(m)), dev)?;
+        let mask = Tensor::from_vec(mask, (t, m), dev)?;
+        let onehot = Tensor::from_vec(onehot, (t, m), dev)?;
+        let returns = Tensor::from_vec(returns, t, dev)?;
+
+        let (logits, value) = self.local.forward(&x, &mask)?;
+        let log_p = log_softmax(&logits)?;
+        let p = log_p.exp()?;
+        let entropy = (p * &log_p)?.sum_all()?.neg()?;
+        let log_p_action = (&log_p * &onehot)?.sum(D::Minus1)?;
+        let diff = (&returns - &value)?;
+        let advantage = diff.detach();
+        let policy_loss = (log_p_action * advantage)?.sum_all()?.neg()?;
+        let value_loss = (diff.sqr()?.sum_all()? * self.config.value_weight)?;
+        let loss = ((&policy_loss + &value_loss)? - (&entropy * self.config.beta)?)?;
+        let grads = loss.backward()?;
+
+        // Clip by global norm, then hand the gradients to the global parameters.
+        let mut norm2 = 0f64;
+        for v in &self.local.vars {
+            if let Some(g) = grads.get(v.as_tensor()) {
+                norm2 += g
+                    .sqr()?
+                    .sum_all()?
+                    .to_dtype(DType::F64)?
+                    .to_scalar::<f64>()?;
+            }
+        }
+        let scale = (self.config.max_grad_norm / norm2.sqrt().max(1e-12)).min(1.0);
+        let lr = self.config.learning_rate * (1.0 - 0.9 * self.fraction_done());
+        {
+            let mut global = self
+                .shared
+                .global
+                .lock()
+                .map_err(|_| anyhow!("a worker panicked while updating"))?;
+            let mut store = GradStore::default();
+            for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
+                if let Some(g) = grads.get(l_var.as_tensor()) {
+                    store.insert(g_var.as_tensor(), (g * scale)?);
+                }
+            }
+            global.optimiser.set_learning_rate(lr);
+            global.optimiser.step(&store)?;
+            for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
+                l_var.set(g_var.as_tensor())?;
+            }
+        }
+        self.net = self.local.to_net(self.config)?;
+
+        let updates = self.shared.updates.fetch_add(1, Ordering::Relaxed) + 1;
+        let (loss, value_loss, entropy) = (
+            loss.to_scalar::<f32>()? as f64,
+            value_loss.to_scalar::<f32>()? as f64,
+            entropy.to_scalar::<f32>()? as f64,
+        );
+        if let Ok(mut w) = self.shared.window.lock() {
+            w.0 += 1;
+            w.1 += t as u64;
+            w.2 += loss;
+            w.3 += value_loss;
+            w.4 += entropy;
+            if w.0 >= LOSS_WINDOW {
+                let steps = w.1.max(1) as f64;
+                let point = LossPoint {
+                    updates,
+                    loss: w.2 / steps,
+                    value_loss: w.3 / steps,
+                    entropy: w.4 / steps,
+                };
+                *w = Default::default();
+                if let Ok(mut l) = self.shared.losses.lock() {
+                    l.push(point);
+                }
+            }
+        }
+        self.steps.clear();
+        self.inputs.clear();
+        Ok(())
+    }
+}
+
+/// Plays `net` (most likely legal move) against random and greedy: `games` games each, in
+/// colour-swapped pairs from random two-ply openings, seeded.
+pub fn evaluate(net: &Arc<Net>, rules: Rules, games: u32, seed: u64) -> Result<Evaluation> {
+    let start = Position::start(net.pits, net.seeds)?;
+    let mut rates = [[0f64; 3]; 2];
+    for (k, opponent) in ["random", "greedy"].iter().enumerate() {
+        let spec = AgentSpec::parse(opponent)?;
+        let (mut first, mut second, mut points) = (0u32, 0u32, 0f64);
+        let pairs = games.div_ceil(2).max(1);
+        for pair in 0..pairs as u64 {
+            let (pos, _) = random_opening(start, 2, rules, &mut game_rng(seed, &[k as u64, pair]));
+            for a_first in [true, false] {
+                let mut me = A3cAgent::new(Arc::clone(net), rules, false, Ties::Random);
+                let mut other = spec.build(rules)?;
+                let mut r1 = game_rng(seed, &[k as u64, pair, a_first as u64, 1]);
+                let mut r2 = game_rng(seed, &[k as u64, pair, a_first as u64, 2]);
+                let record = if a_first {
+                    play_game(&mut me, &mut *other, pos, rules, &mut r1, &mut r2)
+                } else {
+                    play_game(&mut *other, &mut me, pos, rules, &mut r2, &mut r1)
+                };
+                let south = record.south_points();
+                let mine = if a_first { south } else { 1.0 - south };
+                points += mine;
+                if mine > 0.75 {
+                    if a_first {
+                        first += 1;
+                    } else {
+                        second += 1;
+                    }
+                }
+            }
+        }
+        rates[k] = [
+            first as f64 / pairs as f64,
+            second as f64 / pairs as f64,
+            points / (2 * pairs) as f64,
+        ];
+    }
+    Ok(Evaluation {
+        episodes: 0,
+        seconds: 0.0,
+        random_first: rates[0][0],
+        random_second: rates[0][1],
+        random_score: rates[0][2],
+        greedy_first: rates[1][0],
+        greedy_second: rates[1][1],
+        greedy_score: rates[1][2],
+    })
+}
+
+/// Runs A3C training. `progress` is called from the calling thread about five times a second;
+/// `on_best` whenever an evaluation finds a better network (to save it at once). `interrupt`
+/// stops the run early when set.
+pub fn train(
+    config: &A3cConfig,
+    interrupt: &AtomicBool,
+    mut progress: impl FnMut(&Progress),
+    mut on_best: impl FnMut(&Net, &Evaluation) -> Result<()>,
+) -> Result<A3cReport> {
+    if config.workers == 0 || config.workers > 64 {
+        bail!(crate::cli::usage(format!(
+            "--workers must be 1 to 64, got {}",
+            config.workers
+        )));
+    }
+    if config.episodes.is_none() && config.time.is_none() {
+        bail!(crate::cli::usage("give --minutes or --episodes"));
+    }
+    Position::start(config.pits, config.seeds)?;
+    let mut init_rng = rng_from_seed(derive_seed(config.seed, &[0x6133]));
+    let params = Params::init(config, &mut init_rng)?;
+    let optimiser = AdamW::new(
+        params.vars.clone(),
+        ParamsAdamW {
+            lr: config.learning_rate,
+            weight_decay: 0.0,
+            ..Default::default()
+        },
+    )?;
+    let shared = Shared {
+        global: Mutex::new(Global { params, optimiser }),
+        episodes: AtomicU64::new(0),
+        updates: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        window: Mutex::new(Default::default()),
+        losses: Mutex::new(Vec::new()),
+        started: Instant::now(),
+    };
+    let snapshot = |shared: &Shared| -> Result<Net> {
+        let global = shared
+            .global
+            .lock()
+            .map_err(|_| anyhow!("a worker panicked while updating"))?;
+        global.params.to_net(config)
+    };
+    let eval_seed = derive_seed(config.seed, &[0x6576]);
+    let mut evaluations: Vec<Evaluation> = Vec::new();
+    let mut best: Option<(Net, Evaluation)> = None;
+    let mut consider = |net: Net,
+                        shared: &Shared,
+                        evaluations: &mut Vec<Evaluation>,
+                        best: &mut Option<(Net, Evaluation)>|
+     -> Result<()> {
+        let arc = Arc::new(net);
+        let mut e = evaluate(&arc, config.rules, config.eval_games, eval_seed)?;
+        e.episodes = shared.episodes.load(Ordering::Relaxed);
+        e.seconds = shared.started.elapsed().as_secs_f64();
+        if best.as_ref().is_none_or(|(_, b)| e.merit() > b.merit()) {
+            let net = Arc::try_unwrap(arc).unwrap_or_else(|a| (*a).clone());
+            on_best(&net, &e)?;
+            *best = Some((net, e.clone()));
+        }
+        evaluations.push(e);
+        Ok(())
+    };
+    if config.eval_games > 0 {
+        consider(snapshot(&shared)?, &shared, &mut evaluations, &mut best)?;
+    }
+
+    let worker_results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..config.workers)
+            .map(|w| {
+                let shared = &shared;
+                scope.spawn(move || -> Result<()> {
+                    let local = shared
+                        .global
+                        .lock()
+                        .map_err(|_| anyhow!("poisoned"))?
+                        .params
+                        .copy()?;
+                    let net = local.to_net(config)?;
+                    let mut worker = Worker {
+                        config,
+                        shared,
+                        local,
+                        net,
+                        scratch: Scratch::default(),
+                        rng: game_rng(config.seed, &[w as u64, 0x776b]),
+                        inputs: Vec::new(),
+                        steps: Vec::new(),
+                    };
+                    let result = worker.run(w);
+                    if result.is_err() {
+                        shared.stop.store(true, Ordering::Relaxed);
+                    }
+                    result
+                })
+            })
+            .collect();
+
+        let mut last_eval = Instant::now();
+        let mut new_eval = false;
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let elapsed = shared.started.elapsed();
+            let episodes = shared.episodes.load(Ordering::Relaxed);
+            let out_of_time = config.time.is_some_and(|t| elapsed >= t);
+            let all_done = handles.iter().all(|h| h.is_finished());
+            if out_of_time || interrupt.load(Ordering::Relaxed) {
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+            if shared.stop.load(Ordering::Relaxed) || all_done {
+                break;
+            }
+            if config.eval_games > 0 && last_eval.elapsed() >= config.eval_every {
+                match snapshot(&shared)
+                    .and_then(|net| consider(net, &shared, &mut evaluations, &mut best))
+                {
+                    Ok(()) => new_eval = true,
+                    Err(e) => {
+                        shared.stop.store(true, Ordering::Relaxed);
+                        return vec![Err(e)];
+                    }
+                }
+                last_eval = Instant::now();
+            }
+            let fraction = config
+                .time
+                .map_or(0.0, |t| elapsed.as_secs_f64() / t.as_secs_f64())
+                .max(
+                    config
+                        .episodes
+                        .map_or(0.0, |e| episodes as f64 / e.max(1) as f64),
+                )
+                .min(1.0);
+            let loss = shared.losses.lock().ok().and_then(|l| l.last().copied());
+            progress(&Progress {
+                episodes: episodes.min(config.episodes.unwrap_or(u64::MAX)),
+                updates: shared.updates.load(Ordering::Relaxed),
+                elapsed,
+                fraction,
+                last_evaluation: evaluations.last(),
+                new_evaluation: std::mem::take(&mut new_eval),
+                loss,
+            });
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a worker panicked")))
+            })
+            .collect()
+    });
+    for r in worker_results {
+        r?;
+    }
+    let last = snapshot(&shared)?;
+    if config.eval_games > 0 {
+        consider(last.clone(), &shared, &mut evaluations, &mut best)?;
+    }
+    let episodes = shared
+        .episodes
+        .load(Ordering::Relaxed)
+        .min(config.episodes.unwrap_or(u64::MAX));
+    let (best, best_evaluation) = match best {
+        Some(b) => b,
+        None => (
+            last.clone(),
+            Evaluation {
+                episodes,
+                seconds: shared.started.elapsed().as_secs_f64(),
+                random_first: 0.0,
+                random_second: 0.0,
+                random_score: 0.0,
+                greedy_first: 0.0,
+                greedy_second: 0.0,
+                greedy_score: 0.0,
+            },
+        ),
+    };
+    let losses = shared.losses.lock().map(|l| l.clone()).unwrap_or_default();
+    Ok(A3cReport {
+        episodes,
+        updates: shared.updates.load(Ordering::Relaxed),
+        seconds: shared.started.elapsed().as_secs_f64(),
+        evaluations,
+        losses,
+        best,
+        best_evaluation,
+        last,
+    })
+}
+
+/// `kalah-tuner train-a3c`.
+#[derive(Args, Debug, Clone)]
+pub struct TrainArgs {
+    /// Worker threads playing and updating asynchronously
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+    /// Train for this many minutes
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// Train for this many games in all (with --minutes, whichever comes first)
+    #[arg(long)]
+    pub episodes: Option<u64>,
+    /// Board m,n: pits per side, seeds per pit
+    #[arg(long, default_value = "6,4")]
+    pub board: String,
+    #[command(flatten)]
+    pub rules: crate::cli::RulesArg,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where to write the model (safetensors); the best network by evaluation
+    #[arg(long)]
+    pub out: String,
+    /// Opponents and weights, e.g. self=2,random=1,greedy=4,minimax:1=2,minimax:2=2
+    #[arg(long, default_value = DEFAULT_OPPONENTS)]
+    pub opponents: String,
+    /// Adam learning rate at the start (falls linearly to a tenth)
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    /// Own moves between updates (n-step returns)
+    #[arg(long, default_value_t = 10)]
+    pub n_steps: usize,
+    /// Entropy bonus weight
+    #[arg(long, default_value_t = 0.01)]
+    pub beta: f64,
+    /// Discount factor
+    #[arg(long, default_value_t = 0.99)]
+    pub gamma: f64,
+    /// Potential-based reward shaping by store difference (0 for win/loss rewards only)
+    #[arg(long, default_value_t = 0.5)]
+    pub shaping: f64,
+    /// Units in each of the two hidden layers
+    #[arg(long, default_value_t = 128)]
+    pub hidden: usize,
+    /// Games against random and against greedy at each evaluation
+    #[arg(long, default_value_t = 200)]
+    pub eval_games: u32,
+    /// Seconds between evaluations
+    #[arg(long, default_value_t = 60.0)]
+    pub eval_seconds: f64,
+}
+
+pub fn run(args: &TrainArgs) -> Result<()> {
+    let (pits, seeds) = parse_board(&args.board)?;
+    let positive = |name: &str, v: f64| -> Result<()> {
+        if !(v.is_finite() && v > 0.0) {
+            bail!(crate::cli::usage(format!(
+                "--{name} must be above 0, got {v}"
+            )));
+        }
+        Ok(())
+    };
+    if let Some(m) = args.minutes {
+        positive("minutes", m)?;
+    }
+    positive("lr", args.lr)?;
+    positive("eval-seconds", args.eval_seconds)?;
+    if !(0.0..=1.0).contains(&args.gamma) {
+        bail!(crate::cli::usage(format!(
+            "--gamma must be 0 to 1, got {}",
+            args.gamma
+        )));
+    }
+    if args.n_steps == 0 || args.n_steps > 1000 || args.hidden == 0 || args.hidden > 4096 {
+        bail!(crate::cli::usage(
+            "--n-steps must be 1 to 1000 and --hidden 1 to 4096"
+        ));
+    }
+    let config = A3cConfig {
+        pits,
+        seeds,
+        rules: args.rules.rules,
+        workers: args.workers,
+        episodes: args.episodes,
+        time: args.minutes.map(|m| Duration::from_secs_f64(m * 60.0)),
+        seed: args.seed,
+        hidden: args.hidden,
+        learning_rate: args.lr,
+        gamma: args.gamma,
+        n_steps: args.n_steps,
+        beta: args.beta,
+        shaping: args.shaping,
+        opponents: parse_opponents(&args.opponents)?,
+        eval_games: args.eval_games,
+        eval_every: Duration::from_secs_f64(args.eval_seconds),
+        ..A3cConfig::default()
+    };
+    // candle splits every matrix product across rayon threads; for 128-wide layers that costs
+    // more than it saves, and the workers already keep the cores busy. Set before any thread
+    // starts.
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    }
+    let interrupt = Arc::new(AtomicBool::new(false));
+    {
+        let interrupt = Arc::clone(&interrupt);
+        let _ = ctrlc::set_handler(move || {
+            if interrupt.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!(
+                "\ninterrupted: stopping and saving the best model (Ctrl-C again to stop now)"
+            );
+        });
+    }
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let terminal = std::io::stderr().is_terminal();
+    let bar = if terminal {
+        let bar = indicatif::ProgressBar::new(1000);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{wide_bar}] {msg} ETA {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    eprintln!(
+        "train-a3c: Kalah({pits},{seeds}) {}, {} workers, opponents {}, seed {}",
+        config.rules,
+        config.workers,
+        config
+            .opponents
+            .iter()
+            .map(|(o, w)| format!("{o}={w}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        config.seed
+    );
+    let save = |net: &Net, e: &Evaluation, path: &str| -> Result<()> {
+        let mut net = net.clone();
+        net.info.insert("trained_by".into(), command_line.clone());
+        net.info.insert("episodes".into(), e.episodes.to_string());
+        net.info
+            .insert("training_seconds".into(), format!("{:.0}", e.seconds));
+        net.info.insert("evaluation".into(), e.to_string());
+        net.info.insert(
+            "generator".into(),
+            format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
+        );
+        let bytes = net.to_safetensors().map_err(|e| anyhow!(e))?;
+        // Write then rename, so that an interruption never leaves half a model.
+        let tmp = format!("{path}.tmp");
+        std::fs::write(&tmp, bytes).with_context(|| format!("writing {tmp}"))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {path}"))?;
+        Ok(())
+    };
+    let report = train(
+        &config,
+        &interrupt,
+        |p| {
+            let eval = p.last_evaluation.map(|e| e.to_string()).unwrap_or_default();
+            let loss = p
+                .loss
+                .map(|l| {
+                    format!(
+                        "loss {:.3} value {:.3} entropy {:.2}",
+                        l.loss, l.value_loss, l.entropy
+                    )
+                })
+                .unwrap_or_default();
+            let msg = format!(
+                "{} games {:.0}/s, {} updates, {loss} | {eval}",
+                p.episodes,
+                p.episodes as f64 / p.elapsed.as_secs_f64().max(1e-9),
+                p.updates
+            );
+            match &bar {
+                Some(bar) => {
+                    bar.set_position((p.fraction * 1000.0) as u64);
+                    bar.set_message(msg);
+                }
+                None if p.new_evaluation => eprintln!("{:.0} s: {msg}", p.elapsed.as_secs_f64()),
+                None => {}
+            }
+        },
+        |net, e| save(net, e, &args.out),
+    )?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    for e in &report.evaluations {
+        eprintln!("{:>7.0} s {:>8} games: {e}", e.seconds, e.episodes);
+    }
+    eprintln!(
+        "{} games, {} updates in {:.1} s; best: {} (after {} games)",
+        report.episodes,
+        report.updates,
+        report.seconds,
+        report.best_evaluation,
+        report.best_evaluation.episodes
+    );
+    if report.evaluations.is_empty() {
+        save(&report.last, &report.best_evaluation, &args.out)?;
+    }
+    println!("{}", args.out);
+    Ok(())
+}
