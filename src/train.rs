@@ -142,7 +142,7 @@ impl Default for A3cConfig {
             hidden: 128,
             learning_rate: 1e-3,
             gamma: 0.99,
-            n_steps: 10,
+            n_steps: 20,
             beta: 0.01,
             value_weight: 0.5,
             shaping: 0.5,
@@ -156,7 +156,7 @@ impl Default for A3cConfig {
 }
 
 /// The default opponent mix: weighted toward the agents the network must beat.
-pub const DEFAULT_OPPONENTS: &str = "self=2,random=1,greedy=4,minimax:1=2,minimax:2=2";
+pub const DEFAULT_OPPONENTS: &str = "self=1,random=1,greedy=6,minimax:1=3,minimax:2=1";
 
 /// Results of one evaluation.
 #[derive(Clone, Debug, Serialize)]
@@ -847,14 +847,14 @@ pub struct TrainArgs {
     /// Where to write the model (safetensors); the best network by evaluation
     #[arg(long)]
     pub out: String,
-    /// Opponents and weights, e.g. self=2,random=1,greedy=4,minimax:1=2,minimax:2=2
+    /// Opponents and weights, e.g. self=1,random=1,greedy=6,minimax:1=3,minimax:2=1
     #[arg(long, default_value = DEFAULT_OPPONENTS)]
     pub opponents: String,
     /// Adam learning rate at the start (falls linearly to a tenth)
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
     /// Own moves between updates (n-step returns)
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 20)]
     pub n_steps: usize,
     /// Entropy bonus weight
     #[arg(long, default_value_t = 0.01)]

@@ -21,6 +21,7 @@ fn a_short_training_run_lowers_its_loss_and_beats_random_more_often() {
         seed: 5,
         hidden: 64,
         learning_rate: 1e-3,
+        n_steps: 10,
         opponents: parse_opponents("random=3,greedy=1").unwrap(),
         eval_games: 400,
         eval_every: Duration::from_secs(3600),
