@@ -144,8 +144,12 @@ pub async fn create(
         })
         .await?;
     tracing::info!(run = %run.id, "run queued");
+    let _ = state.events.send(RunEvent {
+        run_id: run.id.clone(),
+        kind: "status",
+        data: run_json(&run),
+    });
     state.wake.notify_waiters();
-    publish_status(&state, &run.id).await;
     Ok((StatusCode::CREATED, Json(run_json(&run))).into_response())
 }
 
@@ -213,16 +217,20 @@ pub async fn resume(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
-    if !state.store.requeue(&id).await? {
+    let Some(queued) = state.store.requeue(&id).await? else {
         return Err(ApiError::conflict(format!(
             "run {id} is {}: only cancelled or failed runs can be resumed",
             run.status.as_str()
         )));
-    }
+    };
     tracing::info!(run = %id, "run queued again");
+    let _ = state.events.send(RunEvent {
+        run_id: id.clone(),
+        kind: "status",
+        data: run_json(&queued),
+    });
     state.wake.notify_waiters();
-    publish_status(&state, &id).await;
-    Ok(Json(run_json(&find(&state, &id).await?)))
+    Ok(Json(run_json(&queued)))
 }
 
 pub async fn delete(

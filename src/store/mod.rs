@@ -272,23 +272,24 @@ impl Store {
 
     pub async fn create_run(&self, run: &NewRun) -> Result<RunRow, StoreError> {
         let config = serde_json::to_string(&run.config).map_err(|e| corrupt("config", e))?;
-        sqlx::query(
+        // RETURNING gives the run as inserted, before any worker can claim it.
+        let sql = format!(
             "INSERT INTO runs (id, name, status, preset, config, features, generations_total, \
-             generations_done, created_at) VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7)",
-        )
-        .bind(&run.id)
-        .bind(&run.name)
-        .bind(&run.preset)
-        .bind(config)
-        .bind(run.features.to_string())
-        .bind(run.config.generations as i64)
-        .bind(now_rfc3339())
-        .execute(&self.pool)
-        .await?;
+             generations_done, created_at) VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7) \
+             RETURNING {RUN_COLUMNS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&run.id)
+            .bind(&run.name)
+            .bind(&run.preset)
+            .bind(config)
+            .bind(run.features.to_string())
+            .bind(run.config.generations as i64)
+            .bind(now_rfc3339())
+            .fetch_one(&self.pool)
+            .await?;
         self.changed();
-        self.get_run(&run.id)
-            .await?
-            .ok_or_else(|| StoreError::Corrupt("a created run vanished".into()))
+        run_from_row(&row)
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
@@ -366,17 +367,19 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Queues a cancelled or failed run again. `Ok(false)` when it is in another state.
-    pub async fn requeue(&self, id: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+    /// Queues a cancelled or failed run again and returns it as queued (a worker may claim it
+    /// the moment this returns). `None` when it is in another state.
+    pub async fn requeue(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
+        let sql = format!(
             "UPDATE runs SET status = 'queued', finished_at = NULL, error = NULL \
-             WHERE id = $1 AND status IN ('cancelled', 'failed')",
-        )
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+             WHERE id = $1 AND status IN ('cancelled', 'failed') RETURNING {RUN_COLUMNS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         self.changed();
-        Ok(done.rows_affected() == 1)
+        row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Marks a running run failed.
