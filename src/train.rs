@@ -117,6 +117,9 @@ pub struct A3cConfig {
     /// `shaping * (gamma * phi(s') - phi(s))` with phi the store difference over half the
     /// seeds. It telescopes away over a game, so the best policy stays the same.
     pub shaping: f64,
+    /// Decay of the moving average of the parameters that is evaluated and saved (0: no
+    /// averaging, the raw parameters are used).
+    pub average_decay: f64,
     /// Gradients are scaled down to at most this global norm.
     pub max_grad_norm: f64,
     /// Random sowings before each training game: 0 to this many, so that games vary.
@@ -146,10 +149,11 @@ impl Default for A3cConfig {
             beta: 0.01,
             value_weight: 0.5,
             shaping: 0.5,
+            average_decay: 0.0,
             max_grad_norm: 5.0,
             max_opening_plies: 4,
             opponents: parse_opponents(DEFAULT_OPPONENTS).expect("default opponents parse"),
-            eval_games: 200,
+            eval_games: 2000,
             eval_every: Duration::from_secs(60),
         }
     }
@@ -173,9 +177,10 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// What the run keeps the best model by.
+    /// What the run keeps the best model by: the scores against both opponents, equally
+    /// weighted, so that a gain against greedy does not hide a loss against random.
     fn merit(&self) -> f64 {
-        self.greedy_score + 0.5 * self.random_score
+        self.greedy_score + self.random_score
     }
 }
 
@@ -324,6 +329,10 @@ fn log_softmax(logits: &Tensor) -> Result<Tensor> {
 struct Global {
     params: Params,
     optimiser: AdamW,
+    /// Exponential moving average of `params` (Polyak averaging), when enabled: what is
+    /// evaluated and saved, because asynchronous updates at a useful learning rate leave the
+    /// raw parameters flickering between policies a point or two apart.
+    average: Option<Params>,
 }
 
 struct Shared {
@@ -542,6 +551,13 @@ impl<'a> Worker<'a> {
             }
             global.optimiser.set_learning_rate(lr);
             global.optimiser.step(&store)?;
+            let decay = self.config.average_decay;
+            let global = &mut *global;
+            if let Some(average) = &mut global.average {
+                for (a, p) in average.vars.iter().zip(&global.params.vars) {
+                    a.set(&((a.as_tensor() * decay)? + (p.as_tensor() * (1.0 - decay))?)?)?;
+                }
+            }
             for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
                 l_var.set(g_var.as_tensor())?;
             }
@@ -661,7 +677,15 @@ pub fn train(
         },
     )?;
     let shared = Shared {
-        global: Mutex::new(Global { params, optimiser }),
+        global: Mutex::new(Global {
+            average: if config.average_decay > 0.0 {
+                Some(params.copy()?)
+            } else {
+                None
+            },
+            params,
+            optimiser,
+        }),
         episodes: AtomicU64::new(0),
         updates: AtomicU64::new(0),
         stop: AtomicBool::new(false),
@@ -674,7 +698,11 @@ pub fn train(
             .global
             .lock()
             .map_err(|_| anyhow!("a worker panicked while updating"))?;
-        global.params.to_net(config)
+        global
+            .average
+            .as_ref()
+            .unwrap_or(&global.params)
+            .to_net(config)
     };
     let eval_seed = derive_seed(config.seed, &[0x6576]);
     let mut evaluations: Vec<Evaluation> = Vec::new();
@@ -869,11 +897,15 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 128)]
     pub hidden: usize,
     /// Games against random and against greedy at each evaluation
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 2000)]
     pub eval_games: u32,
     /// Seconds between evaluations
     #[arg(long, default_value_t = 60.0)]
     pub eval_seconds: f64,
+    /// Evaluate and save a moving average of the parameters with this decay per update
+    /// (e.g. 0.99998 averages over the last ~50,000 updates; 0 for the raw parameters)
+    #[arg(long, default_value_t = 0.0)]
+    pub average_decay: f64,
 }
 
 pub fn run(args: &TrainArgs) -> Result<()> {
@@ -895,6 +927,12 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         bail!(crate::cli::usage(format!(
             "--gamma must be 0 to 1, got {}",
             args.gamma
+        )));
+    }
+    if !(0.0..1.0).contains(&args.average_decay) {
+        bail!(crate::cli::usage(format!(
+            "--average-decay must be at least 0 and below 1, got {}",
+            args.average_decay
         )));
     }
     if args.n_steps == 0 || args.n_steps > 1000 || args.hidden == 0 || args.hidden > 4096 {
@@ -919,6 +957,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         opponents: parse_opponents(&args.opponents)?,
         eval_games: args.eval_games,
         eval_every: Duration::from_secs_f64(args.eval_seconds),
+        average_decay: args.average_decay,
         ..A3cConfig::default()
     };
     // candle splits every matrix product across rayon threads; for 128-wide layers that costs

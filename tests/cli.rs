@@ -313,6 +313,15 @@ fn train_a3c_rejects_bad_options_with_status_2() {
             "--out",
             "x.safetensors",
         ],
+        vec![
+            "train-a3c",
+            "--episodes",
+            "5",
+            "--average-decay",
+            "1",
+            "--out",
+            "x.safetensors",
+        ],
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
