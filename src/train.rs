@@ -143,7 +143,7 @@ impl Default for A3cConfig {
             time: Some(Duration::from_secs(60)),
             seed: 1,
             hidden: 128,
-            learning_rate: 1e-3,
+            learning_rate: 3e-4,
             gamma: 0.99,
             n_steps: 20,
             beta: 0.01,
@@ -879,7 +879,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = DEFAULT_OPPONENTS)]
     pub opponents: String,
     /// Adam learning rate at the start (falls linearly to a tenth)
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 3e-4)]
     pub lr: f64,
     /// Own moves between updates (n-step returns)
     #[arg(long, default_value_t = 20)]
