@@ -1,6 +1,7 @@
 //! kalah-tuner: evolve and test Kalah (Mancala) evaluation functions.
 //!
-//! The crate is layered; each module uses only those above it in this list:
+//! The crate is layered; each module uses only those above it in this list (a test,
+//! tests/layering.rs, fails when one reaches down the list):
 //!
 //! - [`game`]: [`game::Position`], the rules ([`game::Rules`]), KPN notation and perft.
 //! - [`eval`]: evaluation [`eval::Feature`]s, named feature sets, published weights.
@@ -9,25 +10,23 @@
 //! - [`agents`]: [`agents::AgentSpec`] (JSON or `minimax:4`-style strings) and the agents it
 //!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`,
 //!   `mcts`, `a3c`).
-//! - [`matches`]: games, colour-swapped matches and round-robin tournaments on rayon, with
-//!   confidence intervals.
+//! - [`matches`]: the game loop, the pairing engine (colour-swapped pairs from shared
+//!   openings), matches and round-robin tournaments on rayon, with confidence intervals.
+//! - [`rl`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
 //!   and resumable), its config and presets, and the export document.
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
 //! - [`server`]: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
-//! - [`train`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
-//! - [`cli`], [`evolve`] and [`bench`]: the `kalah-tuner` command line.
+//! - [`cli`]: the `kalah-tuner` command line, every command and its flags.
 
 pub mod agents;
-pub mod bench;
 pub mod cli;
 pub mod eval;
-pub mod evolve;
 pub mod ga;
 pub mod game;
 pub mod matches;
+pub mod rl;
 pub mod search;
 pub mod server;
 pub mod store;
-pub mod train;

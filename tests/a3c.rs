@@ -7,7 +7,7 @@ use std::time::Duration;
 use kalah_tuner::agents::a3c::{load_model, Net};
 use kalah_tuner::agents::{rng_from_seed, AgentSpec};
 use kalah_tuner::game::{Position, Rules};
-use kalah_tuner::train::{parse_opponents, train, A3cConfig};
+use kalah_tuner::rl::a3c::{parse_opponents, train, A3cConfig};
 
 #[test]
 fn a_short_training_run_lowers_its_loss_and_beats_random_more_often() {
@@ -37,7 +37,7 @@ fn a_short_training_run_lowers_its_loss_and_beats_random_more_often() {
     );
     let k = report.losses.len() / 4;
     assert!(k >= 2, "{} loss windows", report.losses.len());
-    let mean = |points: &[kalah_tuner::train::LossPoint]| {
+    let mean = |points: &[kalah_tuner::rl::a3c::LossPoint]| {
         points.iter().map(|p| p.loss).sum::<f64>() / points.len() as f64
     };
     let (first, last) = (

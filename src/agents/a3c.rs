@@ -1,5 +1,5 @@
 //! The `a3c` agent (Hunter 5.6): a policy/value network trained by asynchronous advantage
-//! actor-critic (`crate::train`), playing the legal move its policy likes best.
+//! actor-critic (`crate::rl::a3c`), playing the legal move its policy likes best.
 //!
 //! The network is a small MLP: the encoded position (see [`encode`]) -> 128 ReLU -> 128 ReLU
 //! -> m policy logits and one value. Playing needs only this forward pass, done here on plain

@@ -2,6 +2,7 @@
 //! Knows agents and the game; nothing of the GA, HTTP or storage.
 
 pub mod game;
+pub mod presets;
 pub mod stats;
 pub mod tournament;
 

@@ -1,4 +1,7 @@
-//! The API's one error shape: `{"error": {"status", "field", "message"}}`.
+//! The API's one error shape: `{"error": {"status", "field", "message"}}`, plus
+//! `request_id` on a 500. Internal errors never show their detail (a database's message, a
+//! file path) to the client: the detail goes to the server log under the request's id, and
+//! the client gets a generic message with that id to quote.
 
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};
@@ -14,11 +17,39 @@ use crate::game::GameError;
 use crate::matches::MatchError;
 use crate::store::StoreError;
 
+tokio::task_local! {
+    /// The id of the request a handler is serving, set by [`with_request_id`].
+    static REQUEST_ID: String;
+}
+
+/// The response header that carries every request's id.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Middleware: gives every request an id, answers it in `x-request-id`, and makes it
+/// available to [`ApiError::internal`] for the log line and the error body.
+pub async fn with_request_id(req: Request, next: axum::middleware::Next) -> Response {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let mut response = REQUEST_ID.scope(id.clone(), next.run(req)).await;
+    if let Ok(value) = axum::http::HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    }
+    response
+}
+
+/// The current request's id; a fresh one outside a request (a background task).
+fn current_request_id() -> String {
+    REQUEST_ID
+        .try_with(String::clone)
+        .unwrap_or_else(|_| uuid::Uuid::new_v4().simple().to_string())
+}
+
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
     pub field: Option<String>,
     pub message: String,
+    /// Set on internal errors: where the log holds the detail.
+    pub request_id: Option<String>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -29,6 +60,7 @@ impl ApiError {
             status,
             field: field.map(str::to_string),
             message: message.into(),
+            request_id: None,
         }
     }
 
@@ -53,9 +85,18 @@ impl ApiError {
         ApiError::new(StatusCode::CONFLICT, None, message)
     }
 
+    /// A failure of the server, not of the request: logged in full, answered without detail.
     pub fn internal(e: impl std::fmt::Display) -> ApiError {
-        tracing::error!("internal error: {e}");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, None, e.to_string())
+        let id = current_request_id();
+        tracing::error!(request_id = %id, "internal error: {e:#}");
+        ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            field: None,
+            message: format!(
+                "internal server error; the server log has the details under request id {id}"
+            ),
+            request_id: Some(id),
+        }
     }
 
     /// A GA config error under `prefix` (e.g. `config`), naming the dotted field.
@@ -112,11 +153,15 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {
+        let mut error = json!({
             "status": self.status.as_u16(),
             "field": self.field,
             "message": self.message,
-        }});
+        });
+        if let Some(id) = self.request_id {
+            error["request_id"] = id.into();
+        }
+        let body = json!({ "error": error });
         (self.status, Json(body)).into_response()
     }
 }
@@ -164,5 +209,40 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                     ApiError::invalid(&path, inner)
                 }
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(response: Response) -> serde_json::Value {
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .expect("body");
+        serde_json::from_slice(&bytes).expect("JSON body")
+    }
+
+    #[tokio::test]
+    async fn internal_errors_hide_their_detail_and_name_the_request() {
+        let detail = "error returned from database: password authentication failed for \"tuner\"";
+        let response = REQUEST_ID
+            .scope("abc123".to_string(), async { ApiError::internal(detail) })
+            .await
+            .into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = body_of(response).await;
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(!message.contains("database"), "leaks the detail: {message}");
+        assert!(message.contains("abc123"), "names no request id: {message}");
+        assert_eq!(body["error"]["request_id"], "abc123");
+        assert_eq!(body["error"]["status"], 500);
+    }
+
+    #[tokio::test]
+    async fn client_errors_keep_their_message_and_have_no_request_id() {
+        let body = body_of(ApiError::invalid("games", "must be 1 to 10").into_response()).await;
+        assert_eq!(body["error"]["message"], "games: must be 1 to 10");
+        assert!(body["error"].get("request_id").is_none());
     }
 }

@@ -29,7 +29,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use clap::Args;
 use serde_json::json;
 use tokio::sync::{broadcast, Notify, Semaphore};
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
@@ -41,27 +40,12 @@ use error::ApiError;
 /// Largest request body: an export document used as an agent fits with room to spare.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// `kalah-tuner serve` options.
-#[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// Address to listen on (port 0 picks a free port)
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub bind: String,
-    /// sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://kalah-tuner.db]
-    #[arg(long, env = "DATABASE_URL")]
-    pub database_url: Option<String>,
-    /// Runs evolved at the same time
-    #[arg(long, default_value_t = 1, env = "KALAH_TUNER_WORKERS")]
-    pub workers: usize,
-    /// Threads of the pool that plays the games (default: all cores)
-    #[arg(long, env = "KALAH_TUNER_THREADS")]
-    pub threads: Option<usize>,
-    /// Serve the dashboard from this folder instead of the copy built into the binary
-    #[arg(long, env = "KALAH_TUNER_STATIC_DIR")]
-    pub static_dir: Option<PathBuf>,
-}
+/// A server setting out of range: the caller's mistake.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidServerConfig(pub String);
 
-/// Everything [`start`] needs; [`ServeArgs`] converts into it.
+/// Everything [`start`] needs (`kalah-tuner serve` builds it from its flags).
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub bind: String,
@@ -74,25 +58,6 @@ pub struct ServerConfig {
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
-
-impl ServerConfig {
-    pub fn from_args(args: &ServeArgs) -> ServerConfig {
-        ServerConfig {
-            bind: args.bind.clone(),
-            database_url: args
-                .database_url
-                .clone()
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_string()),
-            workers: args.workers,
-            threads: args.threads,
-            static_dir: args.static_dir.clone(),
-            token: std::env::var("KALAH_TUNER_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty()),
-        }
-    }
-}
 
 /// A change a client may want to hear about, broadcast to the event streams.
 #[derive(Clone, Debug)]
@@ -181,8 +146,8 @@ fn lower_priority() {
 /// binds and starts serving and the workers.
 pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     if config.workers == 0 || config.workers > 64 {
-        anyhow::bail!(crate::cli::UsageError(format!(
-            "--workers must be 1 to 64, got {}",
+        anyhow::bail!(InvalidServerConfig(format!(
+            "workers must be 1 to 64, got {}",
             config.workers
         )));
     }
@@ -259,7 +224,7 @@ async fn shutdown_signal() {
 }
 
 /// The URL without its password, for messages.
-fn redact(url: &str) -> String {
+pub fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &url[s + 3..at];
@@ -297,6 +262,7 @@ pub fn router(state: SharedState) -> Router {
         .nest("/api", api)
         .fallback(assets::serve)
         .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn(error::with_request_id))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
             TraceLayer::new_for_http()
@@ -368,30 +334,4 @@ pub fn init_tracing() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-}
-
-/// `kalah-tuner serve`: starts and serves until Ctrl-C or SIGTERM.
-pub fn run(args: &ServeArgs) -> Result<()> {
-    init_tracing();
-    let config = ServerConfig::from_args(args);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async move {
-        let server = start(config.clone()).await?;
-        tracing::info!(
-            "database {} ({}), {} worker(s)",
-            redact(&config.database_url),
-            server.state.store.backend().name(),
-            config.workers
-        );
-        // Tests and scripts read this line to find the port.
-        println!("kalah-tuner listening on http://{}", server.addr);
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        server.wait().await;
-        tracing::info!("stopped");
-        Ok(())
-    })
 }

@@ -1,5 +1,6 @@
-//! Reads the shared test vectors (../shared/testdata beside the project, or the folder named
-//! by KALAH_TESTDATA). A missing folder fails the tests: the vectors are not optional.
+//! Reads the test vectors: the repository's copy in tests/data (of ../shared/testdata, kept
+//! equal to it by tests/testdata_copy.rs), or the folder named by KALAH_TESTDATA. A missing
+//! folder fails the tests: the vectors are not optional.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use kalah_tuner::game::{parse_kpn, Position, Rules};
 pub fn testdata_dir() -> PathBuf {
     match std::env::var_os("KALAH_TESTDATA") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
     }
 }
 

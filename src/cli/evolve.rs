@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{usage, with_threads};
+use super::{thread_pool, usage};
 use crate::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
 
 #[derive(Args, Debug)]
@@ -136,9 +136,10 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
         ),
         None => None,
     };
+    let pool = thread_pool(args.threads)?;
     let started = Instant::now();
     loop {
-        let step = with_threads(args.threads, || evolution.step())?;
+        let step = pool.install(|| evolution.step());
         let Some(record) = step else { break };
         let secs = record.timing.wall_ms as f64 / 1e3;
         let games_per_sec = record.games_played as f64 / secs.max(1e-9);

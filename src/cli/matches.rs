@@ -1,0 +1,206 @@
+//! `play` and `tournament`: colour-swapped matches and round robins, as text or JSON.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use super::{thread_pool, usage, RulesArg};
+use crate::agents::spec::parse_spec_list;
+use crate::agents::AgentSpec;
+use crate::game::parse_board;
+use crate::matches::presets::{tournament_preset, TOURNAMENT_PRESETS};
+use crate::matches::{play_match, play_tournament, MatchReport, Setup, TournamentConfig};
+
+#[derive(Args, Debug, Clone)]
+pub struct MatchArgs {
+    /// Games in all (per pairing for a tournament) [default: 100, or the preset's]
+    #[arg(long)]
+    pub games: Option<u32>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Random sowings before the agents take over; both games of a pair share them
+    /// [default: 0, or the preset's]
+    #[arg(long)]
+    pub opening_plies: Option<u32>,
+    /// Board size m,n: pits per side, seeds per pit
+    #[arg(long, default_value = "6,4")]
+    pub board: String,
+    #[command(flatten)]
+    pub rules: RulesArg,
+    /// Worker threads (default: all cores); results do not depend on it
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print the report as JSON, or with a path (`--json out.json`) write it there and
+    /// print the text report
+    #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
+    pub json: Option<String>,
+}
+
+impl MatchArgs {
+    fn setup(&self) -> Result<Setup> {
+        let (pits, seeds) = parse_board(&self.board)?;
+        Ok(Setup {
+            pits,
+            seeds,
+            rules: self.rules.rules,
+            opening_plies: self.opening_plies.unwrap_or(0),
+            seed: self.seed,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// Agent A, South in the first game of every pair
+    #[arg(long)]
+    pub south: String,
+    /// Agent B, North in the first game of every pair
+    #[arg(long)]
+    pub north: String,
+    /// Keep A as South in every game instead of swapping colours in pairs
+    #[arg(long)]
+    pub fixed_colours: bool,
+    #[command(flatten)]
+    pub common: MatchArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TournamentArgs {
+    /// Comma-separated agent specs, or a JSON array of specs
+    #[arg(long, required_unless_present = "preset")]
+    pub agents: Option<String>,
+    /// A named tournament: hunter-table1 (Hunter's Table 1: random, greedy, minimax:4,
+    /// heuristic:hunter10:published:4, mcts:4000, a3c; self-play; 1000 games a pairing from
+    /// two-ply random openings)
+    #[arg(long, conflicts_with = "agents")]
+    pub preset: Option<String>,
+    /// Also play every agent against itself
+    #[arg(long)]
+    pub self_play: bool,
+    #[command(flatten)]
+    pub common: MatchArgs,
+}
+
+pub fn run_play(args: &PlayArgs) -> Result<()> {
+    let a = AgentSpec::parse(&args.south)?;
+    let b = AgentSpec::parse(&args.north)?;
+    let setup = args.common.setup()?;
+    let start = Instant::now();
+    let report = thread_pool(args.common.threads)?.install(|| {
+        play_match(
+            &a,
+            &b,
+            args.common.games.unwrap_or(100),
+            &setup,
+            !args.fixed_colours,
+            false,
+        )
+    })?;
+    let text = match_text(&report, start.elapsed().as_secs_f64());
+    write_report(args.common.json.as_deref(), &report, &text)?;
+    Ok(())
+}
+
+pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
+    let preset = match &args.preset {
+        Some(name) => Some(tournament_preset(name).ok_or_else(|| {
+            usage(format!(
+                "unknown tournament preset {name:?}; known: {}",
+                TOURNAMENT_PRESETS.join(", ")
+            ))
+        })?),
+        None => None,
+    };
+    let mut setup = args.common.setup()?;
+    let config = match (&preset, &args.agents) {
+        (Some(p), _) => {
+            setup.opening_plies = args.common.opening_plies.unwrap_or(p.opening_plies);
+            TournamentConfig {
+                agents: p.agents.clone(),
+                games: args.common.games.unwrap_or(p.games),
+                self_play: p.self_play || args.self_play,
+                setup,
+            }
+        }
+        (None, Some(agents)) => TournamentConfig {
+            agents: parse_spec_list(agents)?,
+            games: args.common.games.unwrap_or(100),
+            self_play: args.self_play,
+            setup,
+        },
+        (None, None) => bail!(usage("give --agents or --preset")),
+    };
+    let start = Instant::now();
+    let report = thread_pool(args.common.threads)?.install(|| play_tournament(&config))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let mut text = match &preset {
+        Some(p) => report.to_table_with_ci(&p.labels, Some(&p.reference)),
+        None => report.to_table(),
+    };
+    text.push_str(&format!(
+        "{} games in {:.1} s\n",
+        report.total_games, seconds
+    ));
+    write_report(args.common.json.as_deref(), &report, &text)?;
+    Ok(())
+}
+
+/// Prints `text`, or with `--json` the JSON report instead (`--json PATH`: both, the JSON
+/// into the file).
+fn write_report(json: Option<&str>, report: &impl serde::Serialize, text: &str) -> Result<()> {
+    match json {
+        None => print!("{text}"),
+        Some("-") => println!("{}", serde_json::to_string_pretty(report)?),
+        Some(path) => {
+            std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")
+                .with_context(|| format!("writing {path}"))?;
+            print!("{text}");
+            println!("report written to {path}");
+        }
+    }
+    Ok(())
+}
+
+fn match_text(r: &MatchReport, seconds: f64) -> String {
+    let pct = |t: &crate::matches::Tally| {
+        if t.games() == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}%", 100.0 * t.win_rate())
+        }
+    };
+    format!(
+        "A = {} vs B = {} ({} games, {} {}x{}, opening plies {}, seed {})\n\
+         A wins {}  draws {}  losses {}\n\
+         A win rate moving first {} ({} games), moving second {} ({} games)\n\
+         A score {}  Elo {:+.0} [{:+.0}, {:+.0}]\n\
+         mean final stores A {:.1} B {:.1}; mean nodes per game A {:.0} B {:.0}\n\
+         {:.2} s, {:.1} games/s\n",
+        r.a,
+        r.b,
+        r.games,
+        r.setup.rules,
+        r.setup.pits,
+        r.setup.seeds,
+        r.setup.opening_plies,
+        r.setup.seed,
+        r.a_total.wins,
+        r.a_total.draws,
+        r.a_total.losses,
+        pct(&r.a_first),
+        r.a_first.games(),
+        pct(&r.a_second),
+        r.a_second.games(),
+        r.a_score.display_percent(),
+        r.a_score.elo,
+        r.a_score.elo_low,
+        r.a_score.elo_high,
+        r.mean_stores.0,
+        r.mean_stores.1,
+        r.mean_nodes.0,
+        r.mean_nodes.1,
+        seconds,
+        r.games as f64 / seconds.max(1e-9)
+    )
+}

@@ -1,0 +1,160 @@
+//! The `kalah-tuner` command line: every command, its flags, progress bars, Ctrl-C handling
+//! and exit codes. Output formats here are a contract: other tools call these commands and
+//! read their last line. Nothing in the library depends on this module.
+//!
+//! - [`position`]: `perft`, `solve`, `move`.
+//! - [`matches`]: `play`, `tournament`.
+//! - [`evolve`]: a GA run without the server.
+//! - [`bench`]: single-threaded speed figures.
+//! - [`serve`]: the HTTP API and dashboard.
+//! - [`train_a3c`]: training of the a3c network.
+
+pub mod bench;
+pub mod evolve;
+pub mod matches;
+pub mod position;
+pub mod serve;
+pub mod train_a3c;
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::game::Rules;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kalah-tuner",
+    version,
+    about = "Play, solve and benchmark Kalah (Mancala) agents and tune their evaluation weights"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Count move paths of exactly DEPTH sowings (last line: the count)
+    Perft(position::PerftArgs),
+    /// Exact value of a position for the side to move (last line: the value)
+    Solve(position::SolveArgs),
+    /// Ask an agent for a move (last line: the move number, 1..m)
+    Move(position::MoveArgs),
+    /// Play a match of two agents in colour-swapped pairs
+    Play(matches::PlayArgs),
+    /// Round robin of several agents with a cross-table of win rates
+    Tournament(matches::TournamentArgs),
+    /// Evolve evaluation weights with the genetic algorithm and write the export document
+    Evolve(evolve::EvolveArgs),
+    /// Measure move generation, search and game speed on one thread
+    Bench(bench::BenchArgs),
+    /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)
+    Serve(serve::ServeArgs),
+    /// Train the a3c agent's network by asynchronous advantage actor-critic
+    #[command(name = "train-a3c")]
+    TrainA3c(train_a3c::TrainArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RulesArg {
+    /// Capture rule: standard, or empty-capture (capture even when the opposite pit is empty)
+    #[arg(long, default_value = "standard", value_parser = parse_rules)]
+    pub rules: Rules,
+}
+
+fn parse_rules(s: &str) -> Result<Rules, String> {
+    s.parse::<Rules>().map_err(|e| e.to_string())
+}
+
+/// A user mistake: reported on one line with exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+/// Parses the arguments, runs the command and turns every error into an exit status: 2 for bad
+/// input (one line on standard error), 1 for anything else.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            eprintln!("{first} (see kalah-tuner --help)");
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = format!("{e:#}").replace('\n', " ");
+            eprintln!("error: {line}");
+            if is_user_error(&e) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn is_user_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<UsageError>()
+            || c.is::<crate::game::GameError>()
+            || c.is::<crate::agents::SpecError>()
+            || c.is::<crate::matches::MatchError>()
+            || c.is::<crate::ga::ConfigError>()
+            || c.is::<crate::rl::a3c::InvalidTraining>()
+            || c.is::<crate::server::InvalidServerConfig>()
+    })
+}
+
+/// A [`UsageError`]: the user's mistake, reported with exit status 2.
+pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// The worker threads of one command, built once: `--threads N`, or all cores. Results never
+/// depend on the count (games draw their random numbers from their place in the schedule).
+pub(crate) fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 || n > 256 {
+            return Err(usage(format!("--threads must be 1 to 256, got {n}")));
+        }
+        builder = builder.num_threads(n);
+    }
+    builder.build().context("starting worker threads")
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Perft(args) => position::run_perft(&args),
+        Command::Solve(args) => position::run_solve(&args),
+        Command::Move(args) => position::run_move(&args),
+        Command::Play(args) => matches::run_play(&args),
+        Command::Tournament(args) => matches::run_tournament(&args),
+        Command::Evolve(args) => evolve::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Serve(args) => serve::run(&args),
+        Command::TrainA3c(args) => train_a3c::run(&args),
+    }
+}

@@ -1,0 +1,134 @@
+//! `perft`, `solve` and `move`: one position in, one number out (the last line of standard
+//! output), so scripts can read it.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clap::Args;
+
+use super::{usage, RulesArg};
+use crate::agents::{rng_from_seed, AgentSpec};
+use crate::game::{parse_board, parse_kpn, perft, Position};
+use crate::search::Solver;
+
+#[derive(Args, Debug)]
+pub struct PerftArgs {
+    /// Position in KPN (default: the start of Kalah(6,4))
+    #[arg(long)]
+    pub position: Option<String>,
+    #[arg(long)]
+    pub depth: u32,
+    #[command(flatten)]
+    pub rules: RulesArg,
+    /// Also print the count after each first move
+    #[arg(long)]
+    pub divide: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    /// Position in KPN
+    #[arg(long, conflicts_with = "board")]
+    pub position: Option<String>,
+    /// Start position of Kalah(m,n), written m,n
+    #[arg(long)]
+    pub board: Option<String>,
+    #[command(flatten)]
+    pub rules: RulesArg,
+    /// Also print the exact value of every legal move
+    #[arg(long)]
+    pub moves: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MoveArgs {
+    /// Agent spec, e.g. minimax:6 or heuristic:hunter10:published:4 or JSON
+    #[arg(long)]
+    pub agent: String,
+    #[arg(long)]
+    pub position: String,
+    #[command(flatten)]
+    pub rules: RulesArg,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+fn position_arg(text: &str) -> Result<Position> {
+    Ok(parse_kpn(text)?)
+}
+
+pub fn run_perft(args: &PerftArgs) -> Result<()> {
+    let pos = match &args.position {
+        Some(text) => position_arg(text)?,
+        None => Position::start(6, 4)?,
+    };
+    if args.depth > 30 {
+        bail!(usage(format!(
+            "--depth must be at most 30, got {}",
+            args.depth
+        )));
+    }
+    let start = Instant::now();
+    if args.divide {
+        for (mv, n) in crate::game::perft::perft_divide(&pos, args.depth, args.rules.rules) {
+            println!("{mv}: {n}");
+        }
+    }
+    let count = perft(&pos, args.depth, args.rules.rules);
+    eprintln!(
+        "perft({}) of {pos} in {:.3} s",
+        args.depth,
+        start.elapsed().as_secs_f64()
+    );
+    println!("{count}");
+    Ok(())
+}
+
+pub fn run_solve(args: &SolveArgs) -> Result<()> {
+    let pos = match (&args.position, &args.board) {
+        (Some(text), None) => position_arg(text)?,
+        (None, Some(board)) => {
+            let (m, n) = parse_board(board)?;
+            Position::start(m, n)?
+        }
+        _ => bail!(usage("give --position <KPN> or --board <m,n>")),
+    };
+    let start = Instant::now();
+    let mut solver = Solver::with_default_table(args.rules.rules);
+    let (value, stats) = solver.solve(&pos);
+    if args.moves && !pos.is_game_over() {
+        for (mv, v) in solver.solve_moves(&pos) {
+            println!("move {mv}: {v}");
+        }
+    }
+    eprintln!(
+        "solved {pos} ({}) in {:.3} s, {} nodes",
+        args.rules.rules,
+        start.elapsed().as_secs_f64(),
+        stats.nodes
+    );
+    println!("{value}");
+    Ok(())
+}
+
+pub fn run_move(args: &MoveArgs) -> Result<()> {
+    let spec = AgentSpec::parse(&args.agent)?;
+    let pos = position_arg(&args.position)?;
+    if pos.is_game_over() {
+        bail!(usage(format!(
+            "the game is over in {pos}: there is no move to make"
+        )));
+    }
+    let mut agent = spec.build(args.rules.rules)?;
+    let mut rng = rng_from_seed(args.seed);
+    let start = Instant::now();
+    let decision = agent.choose(&pos, &mut rng);
+    eprintln!(
+        "{spec}: move {} after {} nodes in {:.3} ms",
+        decision.mv,
+        decision.nodes,
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    println!("{}", decision.mv);
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! `kalah-tuner serve`: the HTTP API and dashboard until Ctrl-C or SIGTERM.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use super::usage;
+use crate::server::{init_tracing, redact, start, ServerConfig, DEFAULT_DATABASE_URL};
+
+/// `kalah-tuner serve` options.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port)
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://kalah-tuner.db]
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Runs evolved at the same time
+    #[arg(long, default_value_t = 1, env = "KALAH_TUNER_WORKERS")]
+    pub workers: usize,
+    /// Threads of the pool that plays the games (default: all cores)
+    #[arg(long, env = "KALAH_TUNER_THREADS")]
+    pub threads: Option<usize>,
+    /// Serve the dashboard from this folder instead of the copy built into the binary
+    #[arg(long, env = "KALAH_TUNER_STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    fn config(&self) -> ServerConfig {
+        ServerConfig {
+            bind: self.bind.clone(),
+            database_url: self
+                .database_url
+                .clone()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_string()),
+            workers: self.workers,
+            threads: self.threads,
+            static_dir: self.static_dir.clone(),
+            token: std::env::var("KALAH_TUNER_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty()),
+        }
+    }
+}
+
+/// `kalah-tuner serve`: starts and serves until Ctrl-C or SIGTERM.
+pub fn run(args: &ServeArgs) -> Result<()> {
+    if args.workers == 0 || args.workers > 64 {
+        bail!(usage(format!(
+            "--workers must be 1 to 64, got {}",
+            args.workers
+        )));
+    }
+    init_tracing();
+    let config = args.config();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let server = start(config.clone()).await?;
+        tracing::info!(
+            "database {} ({}), {} worker(s)",
+            redact(&config.database_url),
+            server.state.store.backend().name(),
+            config.workers
+        );
+        // Tests and scripts read this line to find the port.
+        println!("kalah-tuner listening on http://{}", server.addr);
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        server.wait().await;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}

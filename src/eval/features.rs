@@ -1,0 +1,176 @@
+//! The evaluation features of the catalogue (DESIGN.md section 3), each oriented so that
+//! larger is better for the searching side.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Position, Rules, Side};
+
+/// One evaluation feature of the catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feature {
+    Hoard,
+    SideSeeds,
+    Mobility,
+    MyStore,
+    RightmostEmpty,
+    NegOppStore,
+    ExtraTurns,
+    StoreDiff,
+    WinMargin,
+    NegOppMargin,
+    SideDiff,
+    OverflowDiff,
+    CapturableDiff,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 13] = [
+        Feature::Hoard,
+        Feature::SideSeeds,
+        Feature::Mobility,
+        Feature::MyStore,
+        Feature::RightmostEmpty,
+        Feature::NegOppStore,
+        Feature::ExtraTurns,
+        Feature::StoreDiff,
+        Feature::WinMargin,
+        Feature::NegOppMargin,
+        Feature::SideDiff,
+        Feature::OverflowDiff,
+        Feature::CapturableDiff,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::Hoard => "hoard",
+            Feature::SideSeeds => "side_seeds",
+            Feature::Mobility => "mobility",
+            Feature::MyStore => "my_store",
+            Feature::RightmostEmpty => "rightmost_empty",
+            Feature::NegOppStore => "neg_opp_store",
+            Feature::ExtraTurns => "extra_turns",
+            Feature::StoreDiff => "store_diff",
+            Feature::WinMargin => "win_margin",
+            Feature::NegOppMargin => "neg_opp_margin",
+            Feature::SideDiff => "side_diff",
+            Feature::OverflowDiff => "overflow_diff",
+            Feature::CapturableDiff => "capturable_diff",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Feature::Hoard => "seeds in my pit farthest from my store (Hunter H1)",
+            Feature::SideSeeds => "seeds in all my pits (Hunter H2)",
+            Feature::Mobility => "number of my non-empty pits (Hunter H3)",
+            Feature::MyStore => "seeds in my store (Hunter H4)",
+            Feature::RightmostEmpty => "1 if my pit next to my store is empty (Hunter H5)",
+            Feature::NegOppStore => "minus the seeds in the opponent's store (Hunter H6)",
+            Feature::ExtraTurns => "my pits whose sowing ends exactly in my store (Hunter H7)",
+            Feature::StoreDiff => "my store minus the opponent's (Hunter H8, the blog's S)",
+            Feature::WinMargin => "my store - 1.5 x opponent's store once it has 5 (Hunter H9)",
+            Feature::NegOppMargin => {
+                "-(opponent's store - 1.5 x my store) once mine has 5 (Hunter H10)"
+            }
+            Feature::SideDiff => "seeds in my pits minus the opponent's (the blog's B)",
+            Feature::OverflowDiff => "opponent's overflow minus mine (the blog's O)",
+            Feature::CapturableDiff => "largest capture I could make minus the opponent's",
+        }
+    }
+
+    /// The feature's value for `me`. `rules` matters only for captures.
+    pub fn value(self, pos: &Position, me: Side, rules: Rules) -> f64 {
+        let opp = me.opponent();
+        let m = pos.pits();
+        let mine = pos.side_pits(me);
+        let my_store = pos.store(me) as f64;
+        let opp_store = pos.store(opp) as f64;
+        match self {
+            Feature::Hoard => mine[0] as f64,
+            Feature::SideSeeds => pos.seeds_on_side(me) as f64,
+            Feature::Mobility => mine.iter().filter(|&&s| s > 0).count() as f64,
+            Feature::MyStore => my_store,
+            Feature::RightmostEmpty => (mine[m - 1] == 0) as u8 as f64,
+            Feature::NegOppStore => -opp_store,
+            Feature::ExtraTurns => {
+                let cycle = 2 * m + 1;
+                mine.iter()
+                    .enumerate()
+                    .filter(|&(i, &s)| s > 0 && s as usize % cycle == m - i)
+                    .count() as f64
+            }
+            Feature::StoreDiff => my_store - opp_store,
+            Feature::WinMargin => {
+                if opp_store >= 5.0 {
+                    my_store - 1.5 * opp_store
+                } else {
+                    0.0
+                }
+            }
+            Feature::NegOppMargin => {
+                if my_store >= 5.0 {
+                    -(opp_store - 1.5 * my_store)
+                } else {
+                    0.0
+                }
+            }
+            Feature::SideDiff => pos.seeds_on_side(me) as f64 - pos.seeds_on_side(opp) as f64,
+            Feature::OverflowDiff => overflow(pos, opp) as f64 - overflow(pos, me) as f64,
+            Feature::CapturableDiff => {
+                best_capture(pos, me, rules) as f64 - best_capture(pos, opp, rules) as f64
+            }
+        }
+    }
+}
+
+/// Sum over `side`'s pits of the seeds that would pass its store.
+fn overflow(pos: &Position, side: Side) -> u32 {
+    let m = pos.pits();
+    pos.side_pits(side)
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (s as u32).saturating_sub((m - i) as u32))
+        .sum()
+}
+
+/// The most seeds one sowing of `side` could capture if `side` were to move now.
+pub fn best_capture(pos: &Position, side: Side, rules: Rules) -> u32 {
+    if pos.is_game_over() {
+        return 0;
+    }
+    let view = pos.with_side_to_move(side);
+    view.legal_moves()
+        .into_iter()
+        .map(|mv| {
+            let mut child = view;
+            child.play_unchecked(mv, rules).captured as u32
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Feature {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Feature::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown feature {s:?}; known: {}",
+                    Feature::ALL.map(|f| f.name()).join(", ")
+                )
+            })
+    }
+}

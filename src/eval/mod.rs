@@ -1,0 +1,62 @@
+//! Evaluation features, named feature sets and published weight presets (DESIGN.md
+//! section 3), and the evaluators the searches call at their leaves.
+//!
+//! Every feature is oriented so that larger is better for the searching side ("me"). A
+//! [`WeightedEval`] scores a position as `sum_i w_i * f_i`, in fixed point so that search
+//! values compare exactly and ties are ties.
+//!
+//! - [`features`]: the [`Feature`] catalogue and the quantities features share.
+//! - [`sets`]: named feature sets (`hunter10`, `abrams3`, ...) and their published weights.
+//! - [`weighted`]: [`WeightedEval`], the weighted sum the heuristic agents and the GA search
+//!   with.
+
+pub mod features;
+pub mod sets;
+pub mod weighted;
+
+pub use features::{best_capture, Feature};
+pub use sets::{feature_set, parse_features, FeatureSet, FEATURE_SETS};
+pub use weighted::{round_to_i64, WeightedEval};
+
+use crate::game::{Position, Side};
+
+/// Fixed-point unit of heuristic scores: one seed of store difference is `SCALE`.
+pub const SCALE: f64 = 1_000_000.0;
+/// Any finished game scores beyond this, so a win beats every non-terminal score.
+pub const WIN: i64 = 100_000_000_000_000_000;
+/// Largest weight magnitude accepted, so that no leaf score can reach [`WIN`].
+pub const MAX_WEIGHT: f64 = 1000.0;
+
+/// Score of a finished game with final margin `margin` (mine minus theirs): a bigger win beats a
+/// smaller one and any win beats any position that is not yet decided.
+#[inline]
+pub fn terminal_score(margin: i32) -> i64 {
+    match margin.signum() {
+        1 => WIN + margin as i64 * SCALE as i64,
+        -1 => -WIN + margin as i64 * SCALE as i64,
+        _ => 0,
+    }
+}
+
+/// The scores of finished games: wins and losses lie beyond [`WIN`].
+#[inline]
+pub fn is_decisive(score: i64) -> bool {
+    score.abs() >= WIN
+}
+
+/// Scores a position from `me`'s point of view. Called at the leaves of every search.
+pub trait Evaluator: Send + Sync {
+    /// Score of a position that is not over.
+    fn evaluate(&self, pos: &Position, me: Side) -> i64;
+}
+
+/// The plain evaluation of Hunter's and Pekar's minimax: store difference.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreDiff;
+
+impl Evaluator for StoreDiff {
+    #[inline]
+    fn evaluate(&self, pos: &Position, me: Side) -> i64 {
+        pos.store_diff(me) as i64 * SCALE as i64
+    }
+}

@@ -1,0 +1,109 @@
+//! Named feature sets and the weight vectors their sources published.
+
+use super::Feature;
+
+/// A named feature set with its published weight vectors.
+pub struct FeatureSet {
+    pub name: &'static str,
+    pub features: &'static [Feature],
+    pub source: &'static str,
+    /// Named weight presets; the first is what `published` means.
+    pub presets: &'static [(&'static str, &'static [f64])],
+}
+
+pub const FEATURE_SETS: &[FeatureSet] = &[
+    FeatureSet {
+        name: "hunter10",
+        features: &[
+            Feature::Hoard,
+            Feature::SideSeeds,
+            Feature::Mobility,
+            Feature::MyStore,
+            Feature::RightmostEmpty,
+            Feature::NegOppStore,
+            Feature::ExtraTurns,
+            Feature::StoreDiff,
+            Feature::WinMargin,
+            Feature::NegOppMargin,
+        ],
+        source: "Hunter (2021), heuristics H1-H10, Table 3 run 19",
+        presets: &[(
+            "published",
+            &[
+                0.225, 0.122, 0.654, 1.0, 0.484, 0.694, 0.918, 0.667, 0.194, 0.297,
+            ],
+        )],
+    },
+    FeatureSet {
+        name: "abrams3",
+        features: &[Feature::StoreDiff, Feature::SideDiff, Feature::OverflowDiff],
+        source: "the blog 'Learning to Play Mancala': S, B, O",
+        presets: &[
+            ("published", &[0.581688, 0.442021, 0.282089]),
+            ("published2", &[0.62384, 0.580063, 0.384694]),
+            ("published3", &[0.650594, 0.575989, 0.382001]),
+        ],
+    },
+    FeatureSet {
+        name: "divilly6",
+        features: &[
+            Feature::Hoard,
+            Feature::SideSeeds,
+            Feature::Mobility,
+            Feature::MyStore,
+            Feature::RightmostEmpty,
+            Feature::NegOppStore,
+        ],
+        source: "Divilly et al., as cited by Pekar et al. (2020), function (3)",
+        presets: &[("published", &[0.199, 0.190, 0.371, 1.0, 0.419, 0.566])],
+    },
+];
+
+impl FeatureSet {
+    /// The weights of preset `name`, or an error listing the presets there are.
+    pub fn preset(&self, name: &str) -> Result<&'static [f64], String> {
+        self.presets
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, w)| *w)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.presets.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "{} has no preset {name:?}; presets: {}",
+                    self.name,
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Looks up a named feature set.
+pub fn feature_set(name: &str) -> Option<&'static FeatureSet> {
+    FEATURE_SETS.iter().find(|s| s.name == name)
+}
+
+/// Parses a feature list: a set name (`hunter10`) or names joined by `+`
+/// (`store_diff+side_diff`).
+pub fn parse_features(text: &str) -> Result<Vec<Feature>, String> {
+    if let Some(set) = feature_set(text) {
+        return Ok(set.features.to_vec());
+    }
+    let features = text
+        .split('+')
+        .map(|s| s.trim().parse::<Feature>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "{e} (or a set: {})",
+                FEATURE_SETS
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+    if features.is_empty() {
+        return Err("the feature list is empty".into());
+    }
+    Ok(features)
+}
