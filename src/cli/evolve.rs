@@ -2,17 +2,17 @@
 //! document after every generation (so an interruption never loses a finished generation) and
 //! stops cleanly on Ctrl-C.
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use super::console::{progress_bar, stop_flag, write_atomically};
 use super::{thread_pool, usage};
+use crate::ga::loader::{self, Format};
 use crate::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
 
 #[derive(Args, Debug)]
@@ -45,116 +45,77 @@ pub struct EvolveArgs {
 
 /// The config the flags describe: preset, then file, then single-field flags.
 pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
-    let mut config = match &args.preset {
-        Some(name) => GaConfig::preset(name)?,
-        None => GaConfig::default(),
-    };
-    if let Some(path) = &args.config {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-        let patch: serde_json::Value = if path.extension().is_some_and(|e| e == "toml") {
-            let table: toml::Table = toml::from_str(&text)
+    let file = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-            serde_json::to_value(table).context("converting TOML")?
-        } else {
-            serde_json::from_str(&text)
-                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?
-        };
-        config = match patch.get("preset").and_then(|p| p.as_str()) {
-            // A file that names a preset starts from it, as GaConfig::from_json_value does.
-            Some(_) => GaConfig::from_json_value(&patch)?,
-            None => config.with_overrides(&patch)?,
-        };
-    }
-    let mut patch = serde_json::Map::new();
+            let layer = loader::parse_document(&text, Format::of_path(path))
+                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
+            Some(layer)
+        }
+        None => None,
+    };
+    let mut flags = serde_json::Map::new();
     if let Some(seed) = args.seed {
-        patch.insert("seed".into(), seed.into());
+        flags.insert("seed".into(), seed.into());
     }
     if let Some(p) = args.population {
-        patch.insert("population".into(), p.into());
+        flags.insert("population".into(), p.into());
     }
     if let Some(g) = args.generations {
-        patch.insert("generations".into(), g.into());
+        flags.insert("generations".into(), g.into());
     }
     if let Some(d) = args.depth {
-        patch.insert("depth".into(), d.into());
+        flags.insert("depth".into(), d.into());
     }
-    if !patch.is_empty() {
-        config = config.with_overrides(&serde_json::Value::Object(patch))?;
-    }
-    config.validate()?;
-    Ok(config)
+    let flags = serde_json::Value::Object(flags);
+    let layers: Vec<&serde_json::Value> = file.iter().chain([&flags]).collect();
+    Ok(loader::load(args.preset.as_deref(), &layers)?)
 }
 
-/// Writes through a temporary file and a rename, so readers never see half a document.
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+/// One line per generation for logs (the progress bar shows a shorter message).
+fn generation_line(record: &GenerationRecord, games_per_sec: f64) -> String {
+    format!(
+        "gen {:>4}  best {:.4}  mean {:.4}  min {:.4}  std {:.4}  diversity {:.4}  hall of fame {:.4} (gen {})  {:.0} games/s",
+        record.generation,
+        record.fitness.best,
+        record.fitness.mean,
+        record.fitness.min,
+        record.fitness.std,
+        record.diversity,
+        record.hall_of_fame.fitness,
+        record.hall_of_fame.generation,
+        games_per_sec
+    )
 }
 
 pub fn run(args: &EvolveArgs) -> Result<()> {
     let config = build_config(args)?;
     let mut evolution = Evolution::new(config.clone())?;
     let games = evolution.games_per_generation();
-
     // First Ctrl-C: finish the generation under way, write, stop. Second: stop at once (the
     // document on disk already holds every finished generation).
-    let interrupts = Arc::new(AtomicU32::new(0));
-    {
-        let interrupts = Arc::clone(&interrupts);
-        let _ = ctrlc::set_handler(move || {
-            if interrupts.fetch_add(1, Ordering::SeqCst) >= 1 {
-                eprintln!("\ninterrupted again: stopping now");
-                std::process::exit(130);
-            }
-            eprintln!("\ninterrupted: stopping after this generation (Ctrl-C again to stop now)");
-        });
-    }
-
-    let terminal = std::io::stderr().is_terminal();
-    let bar = if terminal {
-        let bar = ProgressBar::new(config.generations as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} gen {pos}/{len} [{wide_bar}] {msg} ETA {eta}")
-                .context("progress bar template")?,
-        );
-        Some(bar)
-    } else {
-        None
-    };
+    let stop = stop_flag("interrupted: stopping after this generation (Ctrl-C again to stop now)");
+    let bar = progress_bar(
+        config.generations as u64,
+        "{spinner} gen {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
+    );
     eprintln!(
         "evolving {} individuals for {} generations ({} games a generation, depth {}, seed {})",
         config.population, config.generations, games, config.depth, config.seed
     );
-
-    let mut records: Vec<GenerationRecord> = Vec::new();
     let mut record_file = match &args.records {
         Some(path) => Some(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
         ),
         None => None,
     };
+    let mut records: Vec<GenerationRecord> = Vec::new();
     let pool = thread_pool(args.threads)?;
     let started = Instant::now();
-    loop {
-        let step = pool.install(|| evolution.step());
-        let Some(record) = step else { break };
+    while let Some(record) = pool.install(|| evolution.step()) {
         let secs = record.timing.wall_ms as f64 / 1e3;
         let games_per_sec = record.games_played as f64 / secs.max(1e-9);
-        let line = format!(
-            "gen {:>4}  best {:.4}  mean {:.4}  min {:.4}  std {:.4}  diversity {:.4}  hall of fame {:.4} (gen {})  {:.0} games/s",
-            record.generation,
-            record.fitness.best,
-            record.fitness.mean,
-            record.fitness.min,
-            record.fitness.std,
-            record.diversity,
-            record.hall_of_fame.fitness,
-            record.hall_of_fame.generation,
-            games_per_sec
-        );
         match &bar {
             Some(bar) => {
                 bar.set_message(format!(
@@ -163,16 +124,15 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
                 ));
                 bar.inc(1);
             }
-            None => println!("{line}"),
+            None => println!("{}", generation_line(&record, games_per_sec)),
         }
         if let Some(file) = record_file.as_mut() {
-            use std::io::Write;
             writeln!(file, "{}", serde_json::to_string(&record)?)?;
         }
         records.push(record);
         let doc = ExportDocument::from_run(&config, &records)?;
-        write_atomically(&args.out, &doc.to_json_pretty())?;
-        if interrupts.load(Ordering::SeqCst) > 0 {
+        write_atomically(&args.out, doc.to_json_pretty().as_bytes())?;
+        if stop.load(Ordering::SeqCst) {
             break;
         }
     }

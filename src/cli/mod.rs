@@ -8,8 +8,10 @@
 //! - [`bench`]: single-threaded speed figures.
 //! - [`serve`]: the HTTP API and dashboard.
 //! - [`train_a3c`]: training of the a3c network.
+//! - [`console`]: progress bars, Ctrl-C and atomic writes, shared by the long commands.
 
 pub mod bench;
+pub mod console;
 pub mod evolve;
 pub mod matches;
 pub mod position;

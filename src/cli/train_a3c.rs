@@ -1,19 +1,18 @@
 //! `kalah-tuner train-a3c`: flags, progress, Ctrl-C and saving for the A3C trainer in
 //! [`crate::rl::a3c`].
 
-use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
+use super::console::{progress_bar, stop_flag, write_atomically};
 use super::{usage, RulesArg};
 use crate::agents::a3c::Net;
 use crate::game::parse_board;
 use crate::rl::a3c::{
-    parse_opponents, train, A3cConfig, Evaluation, DEFAULT_BETA, DEFAULT_EVAL_GAMES,
+    parse_opponents, train, A3cConfig, Evaluation, Progress, DEFAULT_BETA, DEFAULT_EVAL_GAMES,
     DEFAULT_EVAL_SECONDS, DEFAULT_GAMMA, DEFAULT_HIDDEN, DEFAULT_LEARNING_RATE, DEFAULT_N_STEPS,
     DEFAULT_OPPONENTS, DEFAULT_SHAPING,
 };
@@ -73,7 +72,8 @@ pub struct TrainArgs {
     pub average_decay: f64,
 }
 
-pub fn run(args: &TrainArgs) -> Result<()> {
+/// The training run the flags describe, checked.
+fn config_from_args(args: &TrainArgs) -> Result<A3cConfig> {
     let (pits, seeds) = parse_board(&args.board)?;
     if args.workers == 0 || args.workers > 64 {
         bail!(usage(format!(
@@ -107,7 +107,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     if args.n_steps == 0 || args.n_steps > 1000 || args.hidden == 0 || args.hidden > 4096 {
         bail!(usage("--n-steps must be 1 to 1000 and --hidden 1 to 4096"));
     }
-    let config = A3cConfig {
+    Ok(A3cConfig {
         pits,
         seeds,
         rules: args.rules.rules,
@@ -126,39 +126,66 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         eval_every: Duration::from_secs_f64(args.eval_seconds),
         average_decay: args.average_decay,
         ..A3cConfig::default()
-    };
+    })
+}
+
+/// Writes `net` to `path` with what made it in its metadata, so a model file says how to
+/// train it again.
+fn save_model(net: &Net, evaluation: &Evaluation, command_line: &str, path: &str) -> Result<()> {
+    let mut net = net.clone();
+    net.info
+        .insert("trained_by".into(), command_line.to_string());
+    net.info
+        .insert("episodes".into(), evaluation.episodes.to_string());
+    net.info.insert(
+        "training_seconds".into(),
+        format!("{:.0}", evaluation.seconds),
+    );
+    net.info.insert("evaluation".into(), evaluation.to_string());
+    net.info.insert(
+        "generator".into(),
+        format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
+    );
+    let bytes = net.to_safetensors().map_err(|e| anyhow!(e))?;
+    write_atomically(Path::new(path), &bytes)
+}
+
+/// The progress line: games, speed, updates, the running loss and the last evaluation.
+fn progress_message(p: &Progress) -> String {
+    let eval = p.last_evaluation.map(|e| e.to_string()).unwrap_or_default();
+    let loss = p
+        .loss
+        .map(|l| {
+            format!(
+                "loss {:.3} value {:.3} entropy {:.2}",
+                l.loss, l.value_loss, l.entropy
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{} games {:.0}/s, {} updates, {loss} | {eval}",
+        p.episodes,
+        p.episodes as f64 / p.elapsed.as_secs_f64().max(1e-9),
+        p.updates
+    )
+}
+
+pub fn run(args: &TrainArgs) -> Result<()> {
+    let config = config_from_args(args)?;
     // candle splits every matrix product across rayon threads; for 128-wide layers that costs
     // more than it saves, and the workers already keep the cores busy. Set before any thread
     // starts.
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
-    let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let interrupt = Arc::clone(&interrupt);
-        let _ = ctrlc::set_handler(move || {
-            if interrupt.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!(
-                "\ninterrupted: stopping and saving the best model (Ctrl-C again to stop now)"
-            );
-        });
-    }
+    let stop =
+        stop_flag("interrupted: stopping and saving the best model (Ctrl-C again to stop now)");
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
-    let terminal = std::io::stderr().is_terminal();
-    let bar = if terminal {
-        let bar = indicatif::ProgressBar::new(1000);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{wide_bar}] {msg} ETA {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(bar)
-    } else {
-        None
-    };
+    let bar = progress_bar(1000, "{spinner} [{wide_bar}] {msg} ETA {eta}");
     eprintln!(
-        "train-a3c: Kalah({pits},{seeds}) {}, {} workers, opponents {}, seed {}",
+        "train-a3c: Kalah({},{}) {}, {} workers, opponents {}, seed {}",
+        config.pits,
+        config.seeds,
         config.rules,
         config.workers,
         config
@@ -169,44 +196,11 @@ pub fn run(args: &TrainArgs) -> Result<()> {
             .join(","),
         config.seed
     );
-    let save = |net: &Net, e: &Evaluation, path: &str| -> Result<()> {
-        let mut net = net.clone();
-        net.info.insert("trained_by".into(), command_line.clone());
-        net.info.insert("episodes".into(), e.episodes.to_string());
-        net.info
-            .insert("training_seconds".into(), format!("{:.0}", e.seconds));
-        net.info.insert("evaluation".into(), e.to_string());
-        net.info.insert(
-            "generator".into(),
-            format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
-        );
-        let bytes = net.to_safetensors().map_err(|e| anyhow!(e))?;
-        // Write then rename, so that an interruption never leaves half a model.
-        let tmp = format!("{path}.tmp");
-        std::fs::write(&tmp, bytes).with_context(|| format!("writing {tmp}"))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {path}"))?;
-        Ok(())
-    };
     let report = train(
         &config,
-        &interrupt,
+        &stop,
         |p| {
-            let eval = p.last_evaluation.map(|e| e.to_string()).unwrap_or_default();
-            let loss = p
-                .loss
-                .map(|l| {
-                    format!(
-                        "loss {:.3} value {:.3} entropy {:.2}",
-                        l.loss, l.value_loss, l.entropy
-                    )
-                })
-                .unwrap_or_default();
-            let msg = format!(
-                "{} games {:.0}/s, {} updates, {loss} | {eval}",
-                p.episodes,
-                p.episodes as f64 / p.elapsed.as_secs_f64().max(1e-9),
-                p.updates
-            );
+            let msg = progress_message(p);
             match &bar {
                 Some(bar) => {
                     bar.set_position((p.fraction * 1000.0) as u64);
@@ -216,7 +210,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
                 None => {}
             }
         },
-        |net, e| save(net, e, &args.out),
+        |net, e| save_model(net, e, &command_line, &args.out),
     )?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -233,7 +227,12 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         report.best_evaluation.episodes
     );
     if report.evaluations.is_empty() {
-        save(&report.last, &report.best_evaluation, &args.out)?;
+        save_model(
+            &report.last,
+            &report.best_evaluation,
+            &command_line,
+            &args.out,
+        )?;
     }
     println!("{}", args.out);
     Ok(())

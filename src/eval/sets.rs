@@ -11,21 +11,16 @@ pub struct FeatureSet {
     pub presets: &'static [(&'static str, &'static [f64])],
 }
 
+// The catalogue opens with Hunter's H1..H10 in his order, and Divilly's six functions are
+// Hunter's first six, so both sets are prefixes of it (a test below holds the catalogue to
+// that).
+const HUNTER10: &[Feature] = Feature::ALL.split_at(10).0;
+const DIVILLY6: &[Feature] = Feature::ALL.split_at(6).0;
+
 pub const FEATURE_SETS: &[FeatureSet] = &[
     FeatureSet {
         name: "hunter10",
-        features: &[
-            Feature::Hoard,
-            Feature::SideSeeds,
-            Feature::Mobility,
-            Feature::MyStore,
-            Feature::RightmostEmpty,
-            Feature::NegOppStore,
-            Feature::ExtraTurns,
-            Feature::StoreDiff,
-            Feature::WinMargin,
-            Feature::NegOppMargin,
-        ],
+        features: HUNTER10,
         source: "Hunter (2021), heuristics H1-H10, Table 3 run 19",
         presets: &[(
             "published",
@@ -46,14 +41,7 @@ pub const FEATURE_SETS: &[FeatureSet] = &[
     },
     FeatureSet {
         name: "divilly6",
-        features: &[
-            Feature::Hoard,
-            Feature::SideSeeds,
-            Feature::Mobility,
-            Feature::MyStore,
-            Feature::RightmostEmpty,
-            Feature::NegOppStore,
-        ],
+        features: DIVILLY6,
         source: "Divilly et al., as cited by Pekar et al. (2020), function (3)",
         presets: &[("published", &[0.199, 0.190, 0.371, 1.0, 0.419, 0.566])],
     },
@@ -106,4 +94,41 @@ pub fn parse_features(text: &str) -> Result<Vec<Feature>, String> {
         return Err("the feature list is empty".into());
     }
     Ok(features)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_published_sets_name_the_features_of_their_sources() {
+        let names = |set: &str| -> Vec<&str> {
+            feature_set(set)
+                .expect("a known set")
+                .features
+                .iter()
+                .map(|f| f.name())
+                .collect()
+        };
+        assert_eq!(
+            names("hunter10"),
+            [
+                "hoard",
+                "side_seeds",
+                "mobility",
+                "my_store",
+                "rightmost_empty",
+                "neg_opp_store",
+                "extra_turns",
+                "store_diff",
+                "win_margin",
+                "neg_opp_margin"
+            ]
+        );
+        assert_eq!(names("divilly6"), names("hunter10")[..6]);
+        assert_eq!(
+            names("abrams3"),
+            ["store_diff", "side_diff", "overflow_diff"]
+        );
+    }
 }

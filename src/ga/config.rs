@@ -22,6 +22,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::loader::{self, Format};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::AgentSpec;
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
@@ -532,63 +533,24 @@ impl GaConfig {
     }
 
     /// Reads a config from a JSON value: an object of [`GaConfig`] fields, all optional, with
-    /// an optional `"preset"` to start from. Validates the result.
+    /// an optional `"preset"` to start from. Validates the result ([`super::loader::load`]).
     pub fn from_json_value(value: &serde_json::Value) -> Result<GaConfig, ConfigError> {
-        let serde_json::Value::Object(map) = value else {
-            return Err(ConfigError::Parse {
-                field: String::new(),
-                reason: "a GA config must be an object".into(),
-            });
-        };
-        let mut patch = map.clone();
-        let base = match patch.remove("preset") {
-            None | Some(serde_json::Value::Null) => GaConfig::default(),
-            Some(serde_json::Value::String(name)) => GaConfig::preset(&name)?,
-            Some(other) => {
-                return Err(ConfigError::invalid(
-                    "preset",
-                    format!(
-                        "expected a preset name ({}), got {other}",
-                        PRESETS.join(", ")
-                    ),
-                ))
-            }
-        };
-        let config = base.with_overrides(&serde_json::Value::Object(patch))?;
-        config.validate()?;
-        Ok(config)
+        loader::load(None, &[value])
     }
 
     /// Reads and validates a JSON document (see [`GaConfig::from_json_value`]).
     pub fn from_json_str(text: &str) -> Result<GaConfig, ConfigError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ConfigError::Parse {
-                field: String::new(),
-                reason: format!("not valid JSON: {e}"),
-            })?;
-        GaConfig::from_json_value(&value)
+        loader::load(None, &[&loader::parse_document(text, Format::Json)?])
     }
 
     /// Reads and validates a TOML document with the same fields as the JSON form.
     pub fn from_toml_str(text: &str) -> Result<GaConfig, ConfigError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            field: String::new(),
-            reason: format!("not valid TOML: {}", e.message()),
-        })?;
-        let value = serde_json::to_value(table).map_err(|e| ConfigError::Parse {
-            field: String::new(),
-            reason: format!("unsupported TOML value: {e}"),
-        })?;
-        GaConfig::from_json_value(&value)
+        loader::load(None, &[&loader::parse_document(text, Format::Toml)?])
     }
 
     /// Reads a document that is TOML or JSON: JSON when it starts with `{`.
     pub fn from_str_auto(text: &str) -> Result<GaConfig, ConfigError> {
-        if text.trim_start().starts_with('{') {
-            GaConfig::from_json_str(text)
-        } else {
-            GaConfig::from_toml_str(text)
-        }
+        loader::load(None, &[&loader::parse_document(text, Format::Auto)?])
     }
 
     pub fn to_json_pretty(&self) -> String {

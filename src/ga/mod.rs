@@ -4,9 +4,11 @@
 //!
 //! - [`GaConfig`] ([`config`]): every parameter of a run, serde (JSON and TOML) with defaults,
 //!   presets ([`GaConfig::preset`]: `abrams`, `hunter`), partial overrides
-//!   ([`GaConfig::with_overrides`], or a `"preset"` key in a document read by
-//!   [`GaConfig::from_json_str`] / [`GaConfig::from_toml_str`]) and validation whose
-//!   [`ConfigError`]s name the field and what it accepts.
+//!   ([`GaConfig::with_overrides`]) and validation whose [`ConfigError`]s name the field and
+//!   what it accepts.
+//! - [`loader`]: the one way a config is assembled (preset, then partial configs from a file,
+//!   a request or flags, then validation), used by `evolve`, the server and
+//!   [`GaConfig::from_json_str`] / [`GaConfig::from_toml_str`].
 //! - [`genome`]: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
 //!   initialisation, diversity, fitness statistics.
 //! - [`operators`]: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
@@ -50,6 +52,7 @@ pub mod engine;
 pub mod export;
 pub mod fitness;
 pub mod genome;
+pub mod loader;
 pub mod operators;
 
 pub use config::{

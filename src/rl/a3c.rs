@@ -503,6 +503,20 @@ impl<'a> Worker<'a> {
         if t == 0 {
             return Ok(());
         }
+        let (grads, losses) = self.gradients(bootstrap)?;
+        self.apply_to_global(&grads)?;
+        self.net = self.local.to_net(self.config)?;
+        let updates = self.shared.updates.fetch_add(1, Ordering::Relaxed) + 1;
+        self.record_loss(updates, t as u64, losses);
+        self.steps.clear();
+        self.inputs.clear();
+        Ok(())
+    }
+
+    /// Hunter's loss on the buffered steps with n-step returns from `bootstrap`, its gradients
+    /// with respect to the local copy, and (loss, value loss, entropy) for the log.
+    fn gradients(&self, bootstrap: f64) -> Result<(GradStore, (f64, f64, f64))> {
+        let t = self.steps.len();
         let m = self.config.pits;
         let mut returns = vec![0f32; t];
         let mut r = bootstrap;
@@ -537,8 +551,18 @@ impl<'a> Worker<'a> {
         let value_loss = (diff.sqr()?.sum_all()? * self.config.value_weight)?;
         let loss = ((&policy_loss + &value_loss)? - (&entropy * self.config.beta)?)?;
         let grads = loss.backward()?;
+        let logged = (
+            loss.to_scalar::<f32>()? as f64,
+            value_loss.to_scalar::<f32>()? as f64,
+            entropy.to_scalar::<f32>()? as f64,
+        );
+        Ok((grads, logged))
+    }
 
-        // Clip by global norm, then hand the gradients to the global parameters.
+    /// Clips the local gradients by global norm, steps the shared optimiser on the global
+    /// parameters with them (holding the lock only for that), updates the parameter average,
+    /// and copies the new global parameters into the local copy.
+    fn apply_to_global(&mut self, grads: &GradStore) -> Result<()> {
         let mut norm2 = 0f64;
         for v in &self.local.vars {
             if let Some(g) = grads.get(v.as_tensor()) {
@@ -551,62 +575,56 @@ impl<'a> Worker<'a> {
         }
         let scale = (self.config.max_grad_norm / norm2.sqrt().max(1e-12)).min(1.0);
         let lr = self.config.learning_rate * (1.0 - 0.9 * self.fraction_done());
-        {
-            let mut global = self
-                .shared
-                .global
-                .lock()
-                .map_err(|_| anyhow!("a worker panicked while updating"))?;
-            let mut store = GradStore::default();
-            for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
-                if let Some(g) = grads.get(l_var.as_tensor()) {
-                    store.insert(g_var.as_tensor(), (g * scale)?);
-                }
-            }
-            global.optimiser.set_learning_rate(lr);
-            global.optimiser.step(&store)?;
-            let decay = self.config.average_decay;
-            let global = &mut *global;
-            if let Some(average) = &mut global.average {
-                for (a, p) in average.vars.iter().zip(&global.params.vars) {
-                    a.set(&((a.as_tensor() * decay)? + (p.as_tensor() * (1.0 - decay))?)?)?;
-                }
-            }
-            for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
-                l_var.set(g_var.as_tensor())?;
+        let mut global = self
+            .shared
+            .global
+            .lock()
+            .map_err(|_| anyhow!("a worker panicked while updating"))?;
+        let mut store = GradStore::default();
+        for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
+            if let Some(g) = grads.get(l_var.as_tensor()) {
+                store.insert(g_var.as_tensor(), (g * scale)?);
             }
         }
-        self.net = self.local.to_net(self.config)?;
-
-        let updates = self.shared.updates.fetch_add(1, Ordering::Relaxed) + 1;
-        let (loss, value_loss, entropy) = (
-            loss.to_scalar::<f32>()? as f64,
-            value_loss.to_scalar::<f32>()? as f64,
-            entropy.to_scalar::<f32>()? as f64,
-        );
-        if let Ok(mut w) = self.shared.window.lock() {
-            w.0 += 1;
-            w.1 += t as u64;
-            w.2 += loss;
-            w.3 += value_loss;
-            w.4 += entropy;
-            if w.0 >= LOSS_WINDOW {
-                let steps = w.1.max(1) as f64;
-                let point = LossPoint {
-                    updates,
-                    loss: w.2 / steps,
-                    value_loss: w.3 / steps,
-                    entropy: w.4 / steps,
-                };
-                *w = Default::default();
-                if let Ok(mut l) = self.shared.losses.lock() {
-                    l.push(point);
-                }
+        global.optimiser.set_learning_rate(lr);
+        global.optimiser.step(&store)?;
+        let decay = self.config.average_decay;
+        let global = &mut *global;
+        if let Some(average) = &mut global.average {
+            for (a, p) in average.vars.iter().zip(&global.params.vars) {
+                a.set(&((a.as_tensor() * decay)? + (p.as_tensor() * (1.0 - decay))?)?)?;
             }
         }
-        self.steps.clear();
-        self.inputs.clear();
+        for (g_var, l_var) in global.params.vars.iter().zip(&self.local.vars) {
+            l_var.set(g_var.as_tensor())?;
+        }
         Ok(())
+    }
+
+    /// Adds one update's losses to the shared window; every [`LOSS_WINDOW`] updates the
+    /// window's per-step means become a point of the loss curve.
+    fn record_loss(&self, updates: u64, steps: u64, (loss, value_loss, entropy): (f64, f64, f64)) {
+        let Ok(mut w) = self.shared.window.lock() else {
+            return;
+        };
+        w.0 += 1;
+        w.1 += steps;
+        w.2 += loss;
+        w.3 += value_loss;
+        w.4 += entropy;
+        if w.0 >= LOSS_WINDOW {
+            let steps = w.1.max(1) as f64;
+            let point = LossPoint {
+                updates,
+                loss: w.2 / steps,
+                value_loss: w.3 / steps,
+                entropy: w.4 / steps,
+            };
+            *w = Default::default();
+            if let Ok(mut l) = self.shared.losses.lock() {
+                l.push(point);
+            }
+        }
     }
 }
 
@@ -661,6 +679,166 @@ pub fn evaluate(net: &Arc<Net>, rules: Rules, games: u32, seed: u64) -> Result<E
     })
 }
 
+impl Shared {
+    /// The global network drawn from the run's seed, with its optimiser.
+    fn new(config: &A3cConfig) -> Result<Shared> {
+        let mut init_rng = rng_from_seed(derive_seed(config.seed, &[0x6133]));
+        let params = Params::init(config, &mut init_rng)?;
+        let optimiser = AdamW::new(
+            params.vars.clone(),
+            ParamsAdamW {
+                lr: config.learning_rate,
+                weight_decay: 0.0,
+                ..Default::default()
+            },
+        )?;
+        Ok(Shared {
+            global: Mutex::new(Global {
+                average: if config.average_decay > 0.0 {
+                    Some(params.copy()?)
+                } else {
+                    None
+                },
+                params,
+                optimiser,
+            }),
+            episodes: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            window: Mutex::new(Default::default()),
+            losses: Mutex::new(Vec::new()),
+            started: Instant::now(),
+        })
+    }
+
+    /// The network to evaluate and save: the parameter average when there is one.
+    fn snapshot(&self, config: &A3cConfig) -> Result<Net> {
+        let global = self
+            .global
+            .lock()
+            .map_err(|_| anyhow!("a worker panicked while updating"))?;
+        global
+            .average
+            .as_ref()
+            .unwrap_or(&global.params)
+            .to_net(config)
+    }
+
+    /// Games counted toward the run (the last workers may overshoot `episodes` by a game).
+    fn episodes_done(&self, config: &A3cConfig) -> u64 {
+        self.episodes
+            .load(Ordering::Relaxed)
+            .min(config.episodes.unwrap_or(u64::MAX))
+    }
+
+    /// How far the run is toward its time or game limit, whichever is nearer.
+    fn fraction_done(&self, config: &A3cConfig, elapsed: Duration) -> f64 {
+        let by_time = config
+            .time
+            .map_or(0.0, |t| elapsed.as_secs_f64() / t.as_secs_f64());
+        let by_games = config.episodes.map_or(0.0, |e| {
+            self.episodes.load(Ordering::Relaxed) as f64 / e.max(1) as f64
+        });
+        by_time.max(by_games).min(1.0)
+    }
+}
+
+/// One worker thread: a local copy of the network, playing and updating until told to stop.
+/// A failing worker stops the others, so the run ends with its error.
+fn run_worker(config: &A3cConfig, shared: &Shared, w: usize) -> Result<()> {
+    let local = shared
+        .global
+        .lock()
+        .map_err(|_| anyhow!("poisoned"))?
+        .params
+        .copy()?;
+    let net = local.to_net(config)?;
+    let mut worker = Worker {
+        config,
+        shared,
+        local,
+        net,
+        scratch: Scratch::default(),
+        rng: game_rng(config.seed, &[w as u64, 0x776b]),
+        inputs: Vec::new(),
+        steps: Vec::new(),
+    };
+    let result = worker.run(w);
+    if result.is_err() {
+        shared.stop.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+/// The evaluations of a run and the best network they found.
+struct Judge<F> {
+    rules: Rules,
+    games: u32,
+    seed: u64,
+    evaluations: Vec<Evaluation>,
+    best: Option<(Net, Evaluation)>,
+    on_best: F,
+}
+
+impl<F: FnMut(&Net, &Evaluation) -> Result<()>> Judge<F> {
+    /// Evaluates `net`; keeps it (and tells `on_best`) when it beats the best so far.
+    fn consider(&mut self, net: Net, shared: &Shared) -> Result<()> {
+        let arc = Arc::new(net);
+        let mut e = evaluate(&arc, self.rules, self.games, self.seed)?;
+        e.episodes = shared.episodes.load(Ordering::Relaxed);
+        e.seconds = shared.started.elapsed().as_secs_f64();
+        if self
+            .best
+            .as_ref()
+            .is_none_or(|(_, b)| e.merit() > b.merit())
+        {
+            let net = Arc::try_unwrap(arc).unwrap_or_else(|a| (*a).clone());
+            (self.on_best)(&net, &e)?;
+            self.best = Some((net, e.clone()));
+        }
+        self.evaluations.push(e);
+        Ok(())
+    }
+}
+
+/// The calling thread's part while the workers train: stops the run at its limit or on
+/// `interrupt`, evaluates every `eval_every`, and reports progress five times a second.
+fn supervise<F: FnMut(&Net, &Evaluation) -> Result<()>>(
+    config: &A3cConfig,
+    shared: &Shared,
+    interrupt: &AtomicBool,
+    workers_done: impl Fn() -> bool,
+    judge: &mut Judge<F>,
+    progress: &mut impl FnMut(&Progress),
+) -> Result<()> {
+    let mut last_eval = Instant::now();
+    let mut new_eval = false;
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let elapsed = shared.started.elapsed();
+        if config.time.is_some_and(|t| elapsed >= t) || interrupt.load(Ordering::Relaxed) {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        if shared.stop.load(Ordering::Relaxed) || workers_done() {
+            return Ok(());
+        }
+        if config.eval_games > 0 && last_eval.elapsed() >= config.eval_every {
+            judge.consider(shared.snapshot(config)?, shared)?;
+            new_eval = true;
+            last_eval = Instant::now();
+        }
+        progress(&Progress {
+            episodes: shared.episodes_done(config),
+            updates: shared.updates.load(Ordering::Relaxed),
+            elapsed,
+            fraction: shared.fraction_done(config, elapsed),
+            last_evaluation: judge.evaluations.last(),
+            new_evaluation: std::mem::take(&mut new_eval),
+            loss: shared.losses.lock().ok().and_then(|l| l.last().copied()),
+        });
+    }
+}
+
 /// Runs A3C training. `progress` is called from the calling thread about five times a second;
 /// `on_best` whenever an evaluation finds a better network (to save it at once). `interrupt`
 /// stops the run early when set.
@@ -668,7 +846,7 @@ pub fn train(
     config: &A3cConfig,
     interrupt: &AtomicBool,
     mut progress: impl FnMut(&Progress),
-    mut on_best: impl FnMut(&Net, &Evaluation) -> Result<()>,
+    on_best: impl FnMut(&Net, &Evaluation) -> Result<()>,
 ) -> Result<A3cReport> {
     if config.workers == 0 || config.workers > 64 {
         bail!(InvalidTraining(format!(
@@ -682,171 +860,54 @@ pub fn train(
         ));
     }
     Position::start(config.pits, config.seeds)?;
-    let mut init_rng = rng_from_seed(derive_seed(config.seed, &[0x6133]));
-    let params = Params::init(config, &mut init_rng)?;
-    let optimiser = AdamW::new(
-        params.vars.clone(),
-        ParamsAdamW {
-            lr: config.learning_rate,
-            weight_decay: 0.0,
-            ..Default::default()
-        },
-    )?;
-    let shared = Shared {
-        global: Mutex::new(Global {
-            average: if config.average_decay > 0.0 {
-                Some(params.copy()?)
-            } else {
-                None
-            },
-            params,
-            optimiser,
-        }),
-        episodes: AtomicU64::new(0),
-        updates: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
-        window: Mutex::new(Default::default()),
-        losses: Mutex::new(Vec::new()),
-        started: Instant::now(),
-    };
-    let snapshot = |shared: &Shared| -> Result<Net> {
-        let global = shared
-            .global
-            .lock()
-            .map_err(|_| anyhow!("a worker panicked while updating"))?;
-        global
-            .average
-            .as_ref()
-            .unwrap_or(&global.params)
-            .to_net(config)
-    };
-    let eval_seed = derive_seed(config.seed, &[0x6576]);
-    let mut evaluations: Vec<Evaluation> = Vec::new();
-    let mut best: Option<(Net, Evaluation)> = None;
-    let mut consider = |net: Net,
-                        shared: &Shared,
-                        evaluations: &mut Vec<Evaluation>,
-                        best: &mut Option<(Net, Evaluation)>|
-     -> Result<()> {
-        let arc = Arc::new(net);
-        let mut e = evaluate(&arc, config.rules, config.eval_games, eval_seed)?;
-        e.episodes = shared.episodes.load(Ordering::Relaxed);
-        e.seconds = shared.started.elapsed().as_secs_f64();
-        if best.as_ref().is_none_or(|(_, b)| e.merit() > b.merit()) {
-            let net = Arc::try_unwrap(arc).unwrap_or_else(|a| (*a).clone());
-            on_best(&net, &e)?;
-            *best = Some((net, e.clone()));
-        }
-        evaluations.push(e);
-        Ok(())
+    let shared = Shared::new(config)?;
+    let mut judge = Judge {
+        rules: config.rules,
+        games: config.eval_games,
+        seed: derive_seed(config.seed, &[0x6576]),
+        evaluations: Vec::new(),
+        best: None,
+        on_best,
     };
     if config.eval_games > 0 {
-        consider(snapshot(&shared)?, &shared, &mut evaluations, &mut best)?;
+        judge.consider(shared.snapshot(config)?, &shared)?;
     }
-
-    let worker_results: Vec<Result<()>> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| -> Result<()> {
         let handles: Vec<_> = (0..config.workers)
             .map(|w| {
                 let shared = &shared;
-                scope.spawn(move || -> Result<()> {
-                    let local = shared
-                        .global
-                        .lock()
-                        .map_err(|_| anyhow!("poisoned"))?
-                        .params
-                        .copy()?;
-                    let net = local.to_net(config)?;
-                    let mut worker = Worker {
-                        config,
-                        shared,
-                        local,
-                        net,
-                        scratch: Scratch::default(),
-                        rng: game_rng(config.seed, &[w as u64, 0x776b]),
-                        inputs: Vec::new(),
-                        steps: Vec::new(),
-                    };
-                    let result = worker.run(w);
-                    if result.is_err() {
-                        shared.stop.store(true, Ordering::Relaxed);
-                    }
-                    result
-                })
+                scope.spawn(move || run_worker(config, shared, w))
             })
             .collect();
-
-        let mut last_eval = Instant::now();
-        let mut new_eval = false;
-        loop {
-            std::thread::sleep(Duration::from_millis(200));
-            let elapsed = shared.started.elapsed();
-            let episodes = shared.episodes.load(Ordering::Relaxed);
-            let out_of_time = config.time.is_some_and(|t| elapsed >= t);
-            let all_done = handles.iter().all(|h| h.is_finished());
-            if out_of_time || interrupt.load(Ordering::Relaxed) {
-                shared.stop.store(true, Ordering::Relaxed);
-            }
-            if shared.stop.load(Ordering::Relaxed) || all_done {
-                break;
-            }
-            if config.eval_games > 0 && last_eval.elapsed() >= config.eval_every {
-                match snapshot(&shared)
-                    .and_then(|net| consider(net, &shared, &mut evaluations, &mut best))
-                {
-                    Ok(()) => new_eval = true,
-                    Err(e) => {
-                        shared.stop.store(true, Ordering::Relaxed);
-                        return vec![Err(e)];
-                    }
-                }
-                last_eval = Instant::now();
-            }
-            let fraction = config
-                .time
-                .map_or(0.0, |t| elapsed.as_secs_f64() / t.as_secs_f64())
-                .max(
-                    config
-                        .episodes
-                        .map_or(0.0, |e| episodes as f64 / e.max(1) as f64),
-                )
-                .min(1.0);
-            let loss = shared.losses.lock().ok().and_then(|l| l.last().copied());
-            progress(&Progress {
-                episodes: episodes.min(config.episodes.unwrap_or(u64::MAX)),
-                updates: shared.updates.load(Ordering::Relaxed),
-                elapsed,
-                fraction,
-                last_evaluation: evaluations.last(),
-                new_evaluation: std::mem::take(&mut new_eval),
-                loss,
-            });
+        let supervised = supervise(
+            config,
+            &shared,
+            interrupt,
+            || handles.iter().all(|h| h.is_finished()),
+            &mut judge,
+            &mut progress,
+        );
+        // Whatever ended the run, the workers stop before their results are read.
+        shared.stop.store(true, Ordering::Relaxed);
+        supervised?;
+        for h in handles {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow!("a worker panicked")))?;
         }
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow!("a worker panicked")))
-            })
-            .collect()
-    });
-    for r in worker_results {
-        r?;
-    }
-    let last = snapshot(&shared)?;
+        Ok(())
+    })?;
+    let last = shared.snapshot(config)?;
     if config.eval_games > 0 {
-        consider(last.clone(), &shared, &mut evaluations, &mut best)?;
+        judge.consider(last.clone(), &shared)?;
     }
-    let episodes = shared
-        .episodes
-        .load(Ordering::Relaxed)
-        .min(config.episodes.unwrap_or(u64::MAX));
-    let (best, best_evaluation) = match best {
-        Some(b) => b,
-        None => (
+    let episodes = shared.episodes_done(config);
+    let seconds = shared.started.elapsed().as_secs_f64();
+    let (best, best_evaluation) = judge.best.unwrap_or_else(|| {
+        (
             last.clone(),
             Evaluation {
                 episodes,
-                seconds: shared.started.elapsed().as_secs_f64(),
+                seconds,
                 random_first: 0.0,
                 random_second: 0.0,
                 random_score: 0.0,
@@ -854,14 +915,14 @@ pub fn train(
                 greedy_second: 0.0,
                 greedy_score: 0.0,
             },
-        ),
-    };
+        )
+    });
     let losses = shared.losses.lock().map(|l| l.clone()).unwrap_or_default();
     Ok(A3cReport {
         episodes,
         updates: shared.updates.load(Ordering::Relaxed),
-        seconds: shared.started.elapsed().as_secs_f64(),
-        evaluations,
+        seconds,
+        evaluations: judge.evaluations,
         losses,
         best,
         best_evaluation,

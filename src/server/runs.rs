@@ -15,7 +15,7 @@ use tokio_stream::wrappers::BroadcastStream;
 
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::{RunEvent, SharedState};
-use crate::ga::{ExportDocument, GaConfig, PRESETS};
+use crate::ga::{loader, ExportDocument, GaConfig};
 use crate::store::{NewRun, RunRow, RunStatus};
 
 /// Most runs waiting in the queue at once.
@@ -75,22 +75,11 @@ pub struct CreateRun {
     name: Option<String>,
 }
 
-/// Builds the config of a new run: the preset (or the defaults), then the overrides.
+/// Builds the config of a new run: the preset (or the defaults), then the overrides. The
+/// preset belongs at the top of the request, where the dashboard's form puts it.
 pub fn build_config(preset: Option<&str>, overrides: Option<&Value>) -> ApiResult<GaConfig> {
-    let base = match preset {
-        None => GaConfig::default(),
-        Some(name) => GaConfig::preset(name).map_err(|_| {
-            ApiError::invalid(
-                "preset",
-                format!(
-                    "unknown preset {name:?}, expected one of {}",
-                    PRESETS.join(", ")
-                ),
-            )
-        })?,
-    };
-    let config = match overrides {
-        None | Some(Value::Null) => base,
+    let layer = match overrides {
+        None | Some(Value::Null) => None,
         Some(v @ Value::Object(map)) => {
             if map.contains_key("preset") {
                 return Err(ApiError::invalid(
@@ -98,15 +87,12 @@ pub fn build_config(preset: Option<&str>, overrides: Option<&Value>) -> ApiResul
                     "give the preset at the top level of the request, not inside config",
                 ));
             }
-            base.with_overrides(v)
-                .map_err(|e| ApiError::from_config("config", &e))?
+            Some(v)
         }
         Some(_) => return Err(ApiError::invalid("config", "must be an object")),
     };
-    config
-        .validate()
-        .map_err(|e| ApiError::from_config("config", &e))?;
-    Ok(config)
+    let layers: Vec<&Value> = layer.into_iter().collect();
+    loader::load(preset, &layers).map_err(|e| ApiError::from_config("config", &e))
 }
 
 pub async fn create(

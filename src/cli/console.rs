@@ -1,0 +1,52 @@
+//! What every long-running command shares: a progress bar on a terminal (plain lines
+//! otherwise, so logs stay readable), a two-stage Ctrl-C, and files written whole.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A progress bar of `len` steps with `template` (indicatif syntax), or `None` when standard
+/// error is not a terminal.
+pub fn progress_bar(len: u64, template: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
+/// A flag that the first Ctrl-C sets, asking the command to stop at its next safe point (it
+/// prints `first_message`); the second Ctrl-C exits at once with status 130, which is safe
+/// because every command writes its files whole ([`write_atomically`]).
+pub fn stop_flag(first_message: &'static str) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    // One handler per process: a second command in the same process (tests) keeps the first
+    // one's, and then Ctrl-C simply ends the process as it would without a handler.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted again: stopping now");
+            std::process::exit(130);
+        }
+        eprintln!("\n{first_message}");
+    });
+    stop
+}
+
+/// Writes through a temporary file beside `path` and a rename, so readers (and a command
+/// stopped half way) never see half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = Path::new(&tmp_name);
+    std::fs::write(tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
