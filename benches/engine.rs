@@ -9,7 +9,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use kalah_tuner::agents::{rng_from_seed, AgentSpec};
 use kalah_tuner::eval::{feature_set, StoreDiff, WeightedEval};
 use kalah_tuner::game::{perft, Position, Rules};
-use kalah_tuner::matches::{game_rng, play_game, random_opening};
+use kalah_tuner::matches::{game_rng, play_game, random_opening, Seats};
 use kalah_tuner::search::AlphaBeta;
 
 fn engine(c: &mut Criterion) {
@@ -46,14 +46,9 @@ fn engine(c: &mut Criterion) {
         b.iter(|| {
             let mut south = spec.build(rules).unwrap();
             let mut north = spec.build(rules).unwrap();
-            play_game(
-                &mut *south,
-                &mut *north,
-                black_box(opening),
-                rules,
-                &mut game_rng(1, &[1]),
-                &mut game_rng(1, &[2]),
-            )
+            let (mut r1, mut r2) = (game_rng(1, &[1]), game_rng(1, &[2]));
+            let seats = Seats::new(&mut *south, &mut *north, &mut r1, &mut r2);
+            play_game(seats, black_box(opening), rules)
         })
     });
     group.finish();

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use kalah_tuner::agents::{rng_from_seed, AgentSpec};
 use kalah_tuner::game::{Position, Rules};
-use kalah_tuner::matches::{game_rng, play_game, random_opening};
+use kalah_tuner::matches::{game_rng, play_game, random_opening, Seats};
 
 /// CPU time of this process in seconds: on a shared machine wall time also counts the time
 /// other processes held the cores. Falls back to wall time where /proc is missing.
@@ -34,14 +34,8 @@ fn run(south: &str, north: &str, games: u64) {
         let (pos, _) = random_opening(start, 2, rules, &mut rng);
         let mut s = south_spec.build(rules).unwrap();
         let mut n = north_spec.build(rules).unwrap();
-        let record = play_game(
-            &mut *s,
-            &mut *n,
-            pos,
-            rules,
-            &mut game_rng(g, &[1]),
-            &mut game_rng(g, &[2]),
-        );
+        let (mut r1, mut r2) = (game_rng(g, &[1]), game_rng(g, &[2]));
+        let record = play_game(Seats::new(&mut *s, &mut *n, &mut r1, &mut r2), pos, rules);
         plies += record.plies.len();
         nodes += record.south_nodes + record.north_nodes;
         for p in &record.plies {

@@ -89,19 +89,16 @@ fn the_embedded_model_loads_and_bad_models_are_refused_with_the_field() {
 
 #[test]
 fn the_agent_plays_the_same_moves_for_the_same_seed() {
-    use kalah_tuner::matches::{game_rng, play_game};
+    use kalah_tuner::matches::{game_rng, play_game, Seats};
     for text in ["a3c", r#"{"kind":"a3c","sample":true}"#] {
         let spec = AgentSpec::parse(text).unwrap();
         let random = AgentSpec::parse("random").unwrap();
         let game = || {
-            play_game(
-                &mut *spec.build(Rules::Standard).unwrap(),
-                &mut *random.build(Rules::Standard).unwrap(),
-                Position::start(6, 4).unwrap(),
-                Rules::Standard,
-                &mut game_rng(9, &[1]),
-                &mut game_rng(9, &[2]),
-            )
+            let mut a = spec.build(Rules::Standard).unwrap();
+            let mut b = random.build(Rules::Standard).unwrap();
+            let (mut ra, mut rb) = (game_rng(9, &[1]), game_rng(9, &[2]));
+            let seats = Seats::new(&mut *a, &mut *b, &mut ra, &mut rb);
+            play_game(seats, Position::start(6, 4).unwrap(), Rules::Standard)
         };
         assert_eq!(game(), game(), "{text}");
     }

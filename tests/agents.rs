@@ -3,7 +3,9 @@
 
 mod common;
 
-use kalah_tuner::agents::{rng_from_seed, spec::parse_spec_list, Agent, AgentSpec, RandomAgent};
+use kalah_tuner::agents::{
+    rng_from_seed, spec::parse_spec_list, Agent, AgentSpec, MoveValue, RandomAgent,
+};
 use kalah_tuner::eval::{feature_set, Feature, StoreDiff, WeightedEval};
 use kalah_tuner::game::{parse_kpn, Position, Rules};
 use kalah_tuner::search::{minimax_plain, AlphaBeta, Solver};
@@ -217,7 +219,7 @@ fn perfect_agent_keeps_the_exact_value_of_every_shared_position() {
             "{}:{} {} move {}",
             v.file, v.line, v.kpn, decision.mv
         );
-        assert_eq!(decision.value, Some(expected as i64));
+        assert_eq!(decision.value, Some(MoveValue::ExactMargin(expected)));
         checked += 1;
     }
     assert!(checked >= 20);
@@ -234,7 +236,7 @@ fn greedy_takes_the_biggest_haul_with_chained_extra_turns() {
         .build(Rules::Standard)
         .unwrap();
     let d = agent.choose(&pos, &mut rng_from_seed(0));
-    assert_eq!(d.value, Some(9));
+    assert_eq!(d.value, Some(MoveValue::SeedsThisTurn(9)));
     assert_eq!(d.mv, 6);
 }
 
@@ -337,18 +339,15 @@ fn mcts_specs_round_trip_and_whole_games_repeat_for_a_seed() {
     );
 
     // A whole game of MCTS (with tree reuse) against greedy repeats move for move.
-    use kalah_tuner::matches::{game_rng, play_game};
+    use kalah_tuner::matches::{game_rng, play_game, Seats};
     let spec = AgentSpec::parse(r#"{"kind":"mcts","iterations":400,"reuse":true}"#).unwrap();
     let greedy = AgentSpec::parse("greedy").unwrap();
     let game = || {
-        play_game(
-            &mut *spec.build(Rules::Standard).unwrap(),
-            &mut *greedy.build(Rules::Standard).unwrap(),
-            Position::start(6, 4).unwrap(),
-            Rules::Standard,
-            &mut game_rng(3, &[1]),
-            &mut game_rng(3, &[2]),
-        )
+        let mut a = spec.build(Rules::Standard).unwrap();
+        let mut b = greedy.build(Rules::Standard).unwrap();
+        let (mut ra, mut rb) = (game_rng(3, &[1]), game_rng(3, &[2]));
+        let seats = Seats::new(&mut *a, &mut *b, &mut ra, &mut rb);
+        play_game(seats, Position::start(6, 4).unwrap(), Rules::Standard)
     };
     assert_eq!(game(), game());
 }

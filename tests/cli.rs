@@ -108,6 +108,45 @@ fn play_and_tournament_report_as_text_and_json() {
 }
 
 #[test]
+fn play_sprt_stops_when_the_test_decides() {
+    let args = [
+        "play",
+        "--south",
+        "minimax:4",
+        "--north",
+        "greedy",
+        "--sprt",
+        "0,10",
+        "--opening-plies",
+        "2",
+    ];
+    let out = run(&[&args[..], &["--json"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "accept_h1", "{v}");
+    assert!(v["llr"].as_f64().unwrap() >= v["upper_bound"].as_f64().unwrap());
+    let counts: u64 = v["counts"]["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(counts, v["pairs"].as_u64().unwrap());
+    // Sequential, yet the same on any number of threads.
+    let one = run(&[&args[..], &["--json", "--threads", "1"]].concat());
+    assert_eq!(one.stdout, out.stdout);
+    let text = String::from_utf8_lossy(&run(&args).stdout).to_string();
+    assert!(
+        text.contains("H1 accepted") && text.contains("LLR"),
+        "{text}"
+    );
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line() {
     for args in [
         vec!["perft", "--position", "4,4,4/0/4,4/0/S", "--depth", "3"],
@@ -148,6 +187,15 @@ fn bad_input_exits_2_with_one_line() {
             "random",
             "--board",
             "6,0",
+        ],
+        vec![
+            "play",
+            "--south",
+            "minimax:4",
+            "--north",
+            "random",
+            "--sprt",
+            "10,0",
         ],
         vec!["tournament", "--agents", "random"],
         vec!["perft", "--depth", "3", "--rules", "oware"],

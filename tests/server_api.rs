@@ -320,7 +320,18 @@ async fn games(api: &Api) {
         assert!((1..=6).contains(&m));
         assert!(mv["position_after"].is_string() && mv["nodes"].is_number());
         assert!(mv["extra_turn"].is_boolean() && mv["game_over"] == false);
+        assert_eq!(mv["value"]["unit"], "search_score", "{mv}");
+        assert!(mv["value_text"].is_string(), "{mv}");
     }
+    let (code, mcts) = api
+        .post(
+            "/api/move",
+            json!({"agent": "mcts:200", "position": start["position"], "seed": 1}),
+        )
+        .await;
+    assert_eq!(code, 200, "{mcts}");
+    assert_eq!(mcts["playouts"], 200, "{mcts}");
+    assert_eq!(mcts["value"]["unit"], "playout_score", "{mcts}");
 
     let (code, report) = api
         .post(
@@ -332,6 +343,17 @@ async fn games(api: &Api) {
     assert_eq!(report["games"].as_array().unwrap().len(), 4);
     assert!(report["score"].is_number());
     assert_eq!(report["summary"]["games"], 4);
+
+    let (code, sprt) = api
+        .post(
+            "/api/matches",
+            json!({"south": "minimax:4", "north": "greedy", "opening_plies": 2, "sprt": {"elo0": 0, "elo1": 10}}),
+        )
+        .await;
+    assert_eq!(code, 200, "{sprt}");
+    assert_eq!(sprt["verdict"], "accept_h1", "{sprt}");
+    assert_eq!(sprt["sprt"]["alpha"], 0.05);
+    assert!(sprt["estimate"]["elo"].as_f64().unwrap() > 0.0);
 
     let (code, t) = api
         .post(
@@ -568,6 +590,21 @@ async fn bad_input_names_the_field() {
             "/api/matches",
             json!({"south": "random", "north": "random", "board": {"pits": 40, "seeds": 4}}),
             "board",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "sprt": "10,0"}),
+            "sprt",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "sprt": "0,10", "games": 10}),
+            "sprt",
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "sprt": "0,10", "max_pairs": 100000}),
+            "max_pairs",
         ),
         ("/api/tournaments", json!({"agents": ["random"]}), "agents"),
         (

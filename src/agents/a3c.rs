@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rand::RngExt;
 
 use super::mcts::immediate_gain;
-use super::{Agent, Decision, GameRng, Greedy, Ties};
+use super::{Agent, Decision, GameRng, Greedy, MoveValue, Ties};
 use crate::game::{Position, Rules};
 
 /// Name of the input encoding written into model metadata; a model with another encoding is
@@ -398,9 +398,8 @@ impl Agent for A3cAgent {
         Decision {
             mv,
             nodes: 1,
-            // The value head's estimate of the game's result for the mover, in thousandths
-            // (+1000 a sure win, -1000 a sure loss).
-            value: Some((value.clamp(-1.0, 1.0) * 1000.0).round() as i64),
+            playouts: 0,
+            value: Some(MoveValue::NetworkEstimate(value.clamp(-1.0, 1.0))),
         }
     }
 }

@@ -1,4 +1,4 @@
-use super::{Agent, Decision, GameRng, Ties};
+use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::game::{Position, Rules};
 
 /// Hunter's "max agent" (5.2): the move that, with the best chain of extra turns it earns,
@@ -50,7 +50,8 @@ impl Agent for Greedy {
         Decision {
             mv: self.ties.pick(&moves, rng),
             nodes,
-            value: Some(best as i64),
+            playouts: 0,
+            value: Some(MoveValue::SeedsThisTurn(best)),
         }
     }
 }

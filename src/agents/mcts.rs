@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use rand::RngExt;
 
-use super::{Agent, Decision, GameRng, Ties};
+use super::limits::Profile;
+use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::game::{Position, Rules, Side};
 
 /// Hunter's budget: 4000 iterations a move.
@@ -21,8 +22,6 @@ pub const DEFAULT_C: f64 = std::f64::consts::FRAC_1_SQRT_2;
 /// 0.1 keeps playouts close to greedy play (far better informed than random playouts, see the
 /// README) while still sampling other lines.
 pub const DEFAULT_EPSILON: f64 = 0.1;
-/// Largest `iterations` a spec may ask for.
-pub const MAX_ITERATIONS: u32 = 1_000_000;
 /// The arena stops growing here (about 200 MB); a time budget ends early rather than
 /// exhaust memory.
 const MAX_TREE_NODES: usize = 1 << 21;
@@ -246,7 +245,7 @@ impl Mcts {
                     done += 64;
                     if start.elapsed() >= budget
                         || self.nodes.len() + 64 >= MAX_TREE_NODES
-                        || done >= MAX_ITERATIONS as u64
+                        || done >= Profile::Library.limits().max_mcts_iterations as u64
                     {
                         break;
                     }
@@ -265,11 +264,13 @@ impl Agent for Mcts {
             return Decision {
                 mv,
                 nodes: 0,
+                playouts: 0,
                 value: None,
             };
         }
         self.set_root(pos);
-        let nodes = self.search(rng);
+        let tree_before = self.nodes.len();
+        let playouts = self.search(rng);
 
         let mut children: Vec<(usize, u32, u32)> = Vec::with_capacity(legal.len());
         let mut child = self.nodes[0].first_child;
@@ -294,11 +295,18 @@ impl Agent for Mcts {
         let value = children
             .iter()
             .find(|c| c.0 == mv && c.1 > 0)
-            .map(|c| (500 * c.2 as u64 / c.1 as u64) as i64);
+            .map(|c| MoveValue::PlayoutScore(c.2 as f32 / (2 * c.1) as f32));
+        // With reuse the tree kept from earlier moves is not this move's work.
+        let nodes = self.nodes.len().saturating_sub(tree_before) as u64;
         if !self.reuse {
             self.nodes.clear();
         }
-        Decision { mv, nodes, value }
+        Decision {
+            mv,
+            nodes,
+            playouts,
+            value,
+        }
     }
 }
 

@@ -6,7 +6,9 @@
 //! asked for moves with a seeded [`GameRng`] that breaks ties between equally good moves.
 
 pub mod a3c;
+pub mod catalogue;
 mod greedy;
+pub mod limits;
 pub mod mcts;
 mod pekar;
 mod perfect;
@@ -21,6 +23,7 @@ use crate::game::Position;
 
 pub use a3c::A3cAgent;
 pub use greedy::Greedy;
+pub use limits::{Limits, Profile};
 pub use mcts::Mcts;
 pub use pekar::{Pekar, PekarMinimax};
 pub use perfect::Perfect;
@@ -39,15 +42,74 @@ pub fn rng_from_seed(seed: u64) -> GameRng {
 }
 
 /// What an agent decided.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// The move, 1..=m from the mover's side.
     pub mv: usize,
-    /// Positions searched to decide (0 for agents that do not search).
+    /// Positions searched to decide (0 for agents that do not search; for MCTS the nodes of
+    /// its tree).
     pub nodes: u64,
-    /// The agent's own value of the move, where it has one.
+    /// Playouts run to decide (MCTS; 0 for every other agent).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub playouts: u64,
+    /// The agent's own value of the move, where it has one, in that agent's unit.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<i64>,
+    pub value: Option<MoveValue>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// An agent's own value of the move it chose. Each kind of agent measures in its own unit, so
+/// the unit travels with the number (JSON: `{"unit": "search_score", "value": 2000000}`): a
+/// search score and a network's estimate must never be compared or averaged.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "unit", content = "value", rename_all = "snake_case")]
+pub enum MoveValue {
+    /// An alpha-beta score from the mover's side, in fixed point: [`crate::eval::SCALE`] per
+    /// seed of store difference (or per unit of a weighted evaluation); a finished game lies
+    /// beyond [`crate::eval::WIN`] by its final margin ([`crate::eval::terminal_score`]).
+    SearchScore(i64),
+    /// Pekar et al.'s cost function (4) of the move: store difference gained, in seeds.
+    PekarCost(i64),
+    /// The exact final margin in seeds with perfect play from here (the solver).
+    ExactMargin(i32),
+    /// Seeds the move puts into the store this turn, extra turns chained (`greedy`).
+    SeedsThisTurn(u32),
+    /// The value network's estimate of the game's result for the mover, from -1 (a sure
+    /// loss) to 1 (a sure win) (`a3c`).
+    NetworkEstimate(f32),
+    /// The mean result of the playouts through the chosen move for the mover, from 0 (all
+    /// lost) through 0.5 (even) to 1 (all won) (`mcts`).
+    PlayoutScore(f32),
+}
+
+impl MoveValue {
+    /// The value in words for people: "wins by 6", "+2.5 seeds", "62% of playouts".
+    pub fn describe(&self) -> String {
+        let margin = |m: i64| match m.signum() {
+            1 => format!("wins by {m}"),
+            -1 => format!("loses by {}", -m),
+            _ => "draws".to_string(),
+        };
+        match *self {
+            MoveValue::SearchScore(score) if crate::eval::is_decisive(score) => {
+                let win = crate::eval::WIN;
+                let beyond = score - score.signum() * win;
+                margin(beyond / crate::eval::SCALE as i64)
+            }
+            MoveValue::SearchScore(0) => "even".to_string(),
+            MoveValue::SearchScore(score) => {
+                format!("{:+.2} (search score)", score as f64 / crate::eval::SCALE)
+            }
+            MoveValue::PekarCost(cost) => format!("{cost:+} seeds (Pekar's cost)"),
+            MoveValue::ExactMargin(m) => margin(m as i64),
+            MoveValue::SeedsThisTurn(n) => format!("{n} seeds into the store"),
+            MoveValue::NetworkEstimate(v) => format!("{v:+.2} (network's estimate)"),
+            MoveValue::PlayoutScore(p) => format!("{:.0}% of playouts", 100.0 * p),
+        }
+    }
 }
 
 /// Something that plays Kalah.
@@ -79,5 +141,33 @@ impl Ties {
 
     pub fn is_first(&self) -> bool {
         *self == Ties::First
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn move_values_carry_their_unit_in_json_and_in_words() {
+        let value = MoveValue::SearchScore(crate::eval::terminal_score(6));
+        assert_eq!(value.describe(), "wins by 6");
+        assert_eq!(
+            MoveValue::SearchScore(crate::eval::terminal_score(-4)).describe(),
+            "loses by 4"
+        );
+        assert_eq!(
+            MoveValue::SearchScore(2_500_000).describe(),
+            "+2.50 (search score)"
+        );
+        assert_eq!(MoveValue::ExactMargin(0).describe(), "draws");
+        assert_eq!(MoveValue::PlayoutScore(0.625).describe(), "62% of playouts");
+        let json = serde_json::to_value(MoveValue::SeedsThisTurn(3)).expect("serialises");
+        assert_eq!(
+            json,
+            serde_json::json!({"unit": "seeds_this_turn", "value": 3})
+        );
+        let back: MoveValue = serde_json::from_value(json).expect("deserialises");
+        assert_eq!(back, MoveValue::SeedsThisTurn(3));
     }
 }

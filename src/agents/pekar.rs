@@ -12,7 +12,7 @@
 //! reads the capture off the outcome: the lap cases come out exactly, and so do laps the paper
 //! did not list (two laps and more).
 
-use super::{Agent, Decision, GameRng, Ties};
+use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::terminal_score;
 use crate::game::{Position, Rules, Side};
 
@@ -146,6 +146,7 @@ impl Agent for Pekar {
         let decide = |mv| Decision {
             mv,
             nodes: 0,
+            playouts: 0,
             value: None,
         };
         if let Some(mv) = last_seed_to_kalaha(pos) {
@@ -291,7 +292,8 @@ impl Agent for PekarMinimax {
         Decision {
             mv: self.ties.pick(&best_moves, rng),
             nodes: search.nodes,
-            value: Some(best),
+            playouts: 0,
+            value: Some(MoveValue::PekarCost(best)),
         }
     }
 }

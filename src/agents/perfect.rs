@@ -1,4 +1,4 @@
-use super::{Agent, Decision, GameRng, Ties};
+use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::StoreDiff;
 use crate::game::{Position, Rules};
 use crate::search::{AlphaBeta, Solver};
@@ -34,7 +34,8 @@ impl Agent for Perfect {
             return Decision {
                 mv: self.ties.pick(&result.best_moves, rng),
                 nodes: result.nodes,
-                value: Some(result.value),
+                playouts: 0,
+                value: Some(MoveValue::SearchScore(result.value)),
             };
         }
         let before = self.solver_nodes();
@@ -42,7 +43,8 @@ impl Agent for Perfect {
         Decision {
             mv: self.ties.pick(&moves, rng),
             nodes: self.solver_nodes() - before,
-            value: Some(best as i64),
+            playouts: 0,
+            value: Some(MoveValue::ExactMargin(best)),
         }
     }
 }

@@ -13,6 +13,7 @@ impl Agent for RandomAgent {
         Decision {
             mv: moves[rng.random_range(0..moves.len())],
             nodes: 0,
+            playouts: 0,
             value: None,
         }
     }

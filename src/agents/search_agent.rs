@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use super::{Agent, Decision, GameRng, Ties};
+use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::Evaluator;
 use crate::game::{Position, Rules};
 use crate::search::{AlphaBeta, KeptTable};
@@ -29,7 +29,8 @@ impl<E: Evaluator> Agent for SearchAgent<E> {
         Decision {
             mv: self.ties.pick(&result.best_moves, rng),
             nodes: result.nodes,
-            value: Some(result.value),
+            playouts: 0,
+            value: Some(MoveValue::SearchScore(result.value)),
         }
     }
 }

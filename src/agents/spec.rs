@@ -24,15 +24,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::a3c::{load_model, A3cAgent};
+use super::limits::{Profile, MAX_MCTS_C};
 use super::mcts::{self, Mcts};
 use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
 use crate::game::Rules;
-
-/// Largest search depth an agent spec may ask for.
-pub const MAX_DEPTH: u32 = 20;
-/// Largest time budget per move, in milliseconds.
-pub const MAX_TIME_MS: u64 = 60_000;
 
 /// A spec that cannot be parsed or built, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,13 +175,19 @@ pub enum AgentSpec {
 }
 
 impl AgentSpec {
-    /// Parses a short string or, when the text starts with `{`, JSON.
+    /// Parses a short string or, when the text starts with `{`, JSON, within the library's
+    /// limits.
     pub fn parse(text: &str) -> Result<AgentSpec, SpecError> {
+        AgentSpec::parse_for(text, Profile::Library)
+    }
+
+    /// Parses a short string or JSON text within `profile`'s limits.
+    pub fn parse_for(text: &str, profile: Profile) -> Result<AgentSpec, SpecError> {
         let text = text.trim();
         let spec = if text.starts_with('{') {
             let value: serde_json::Value =
                 serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?;
-            return AgentSpec::from_json(&value);
+            return AgentSpec::from_json_for(&value, profile);
         } else if let Some(path) = text.strip_prefix("export:") {
             from_export_file(path)?
         } else if let Some(path) = text.strip_prefix("a3c:") {
@@ -204,7 +206,7 @@ impl AgentSpec {
         } else {
             parse_short(text)?
         };
-        spec.validate()?;
+        spec.check(profile)?;
         Ok(spec)
     }
 
@@ -214,6 +216,14 @@ impl AgentSpec {
     /// `{"kind":"export","path":"best.json"}` and
     /// `{"kind":"heuristic","from_export":{...the document...}}`.
     pub fn from_json(value: &serde_json::Value) -> Result<AgentSpec, SpecError> {
+        AgentSpec::from_json_for(value, Profile::Library)
+    }
+
+    /// Parses JSON within `profile`'s limits.
+    pub fn from_json_for(
+        value: &serde_json::Value,
+        profile: Profile,
+    ) -> Result<AgentSpec, SpecError> {
         if let Some(object) = value.as_object() {
             let kind = object.get("kind").and_then(|k| k.as_str());
             if kind == Some("export") {
@@ -228,16 +238,16 @@ impl AgentSpec {
             }
             if let (Some("heuristic"), Some(document)) = (kind, object.get("from_export")) {
                 let spec = from_export_document(document, "from_export")?;
-                spec.validate()?;
+                spec.check(profile)?;
                 return Ok(spec);
             }
         }
         let spec = match value {
-            serde_json::Value::String(s) => return AgentSpec::parse(s),
+            serde_json::Value::String(s) => return AgentSpec::parse_for(s, profile),
             other => serde_json::from_value::<AgentSpec>(other.clone())
                 .map_err(|e| err(&other.to_string(), "json", e.to_string()))?,
         };
-        spec.validate()?;
+        spec.check(profile)?;
         Ok(spec)
     }
 
@@ -255,50 +265,69 @@ impl AgentSpec {
         }
     }
 
-    /// Checks ranges and names without building.
+    /// Checks the spec against the library's limits (the command line's).
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.check(Profile::Library)
+    }
+
+    /// Checks every parameter of the spec against `profile`'s limits, naming the field at
+    /// fault. One arm per kind in one function on purpose: every limit an agent has is read
+    /// here, next to the others.
+    pub fn check(&self, profile: Profile) -> Result<(), SpecError> {
+        let limits = profile.limits();
+        let context = profile.context();
         let me = self.to_string();
-        let check_depth = |depth: u32| {
-            if depth == 0 || depth > MAX_DEPTH {
+        let check_depth = |field: &str, depth: u32| {
+            if depth == 0 || depth > limits.max_depth {
+                let max = limits.max_depth;
                 Err(err(
                     &me,
-                    "depth",
-                    format!("must be 1 to {MAX_DEPTH}, got {depth}"),
+                    field,
+                    format!("must be 1 to {max}{context}, got {depth}"),
                 ))
             } else {
                 Ok(())
             }
         };
-        let check_time = |time_ms: Option<u64>| match time_ms {
-            Some(t) if t == 0 || t > MAX_TIME_MS => Err(err(
+        let check_time = |time_ms: Option<u64>| {
+            match (time_ms, limits.max_time_ms) {
+            (None, _) => Ok(()),
+            (Some(_), None) => Err(err(
                 &me,
                 "time_ms",
-                format!("must be 1 to {MAX_TIME_MS}, got {t}"),
+                format!("a time budget makes games depend on the machine's speed, so they would not reproduce{context}; give a depth instead"),
+            )),
+            (Some(t), Some(max)) if t == 0 || t > max => Err(err(
+                &me,
+                "time_ms",
+                format!("must be 1 to {max}{context}, got {t}"),
             )),
             _ => Ok(()),
+        }
         };
         match self {
             AgentSpec::Minimax { depth, time_ms, .. } => {
-                check_depth(*depth)?;
+                check_depth("depth", *depth)?;
                 check_time(*time_ms)?;
             }
             AgentSpec::Heuristic { depth, time_ms, .. } => {
-                check_depth(*depth)?;
+                check_depth("depth", *depth)?;
                 check_time(*time_ms)?;
                 self.heuristic_terms()?;
             }
-            AgentSpec::PekarMinimax { depth, .. } => check_depth(*depth)?,
+            AgentSpec::PekarMinimax { depth, .. } => check_depth("depth", *depth)?,
             AgentSpec::Perfect {
                 max_seeds,
                 fallback_depth,
                 ..
             } => {
-                check_depth(*fallback_depth)?;
-                if *max_seeds > 32 {
+                check_depth("fallback_depth", *fallback_depth)?;
+                let max = limits.max_perfect_seeds;
+                if *max_seeds > max {
                     return Err(err(
                         &me,
                         "max_seeds",
-                        format!("must be at most 32 (an exact solve beyond that can take hours), got {max_seeds}"),
+                        format!("must be at most {max}{context} (an exact solve's time grows about fourfold with every two seeds), got {max_seeds}"),
                     ));
                 }
             }
@@ -310,15 +339,16 @@ impl AgentSpec {
                 ..
             } => {
                 check_time(*time_ms)?;
-                if *iterations == 0 || *iterations > mcts::MAX_ITERATIONS {
+                let max = limits.max_mcts_iterations;
+                if *iterations == 0 || *iterations > max {
                     return Err(err(
                         &me,
                         "iterations",
-                        format!("must be 1 to {}, got {iterations}", mcts::MAX_ITERATIONS),
+                        format!("must be 1 to {max}{context}, got {iterations}"),
                     ));
                 }
-                if !c.is_finite() || *c < 0.0 || *c > 100.0 {
-                    return Err(err(&me, "c", format!("must be 0 to 100, got {c}")));
+                if !c.is_finite() || *c < 0.0 || *c > MAX_MCTS_C {
+                    return Err(err(&me, "c", format!("must be 0 to {MAX_MCTS_C}, got {c}")));
                 }
                 if !(0.0..=1.0).contains(epsilon) {
                     return Err(err(
@@ -327,6 +357,15 @@ impl AgentSpec {
                         format!("must be 0 to 1, got {epsilon}"),
                     ));
                 }
+            }
+            AgentSpec::A3c { model: Some(_), .. } if !limits.model_files => {
+                return Err(err(
+                    &me,
+                    "model",
+                    format!(
+                        "model files are not read{context}: the a3c agent plays the embedded model"
+                    ),
+                ));
             }
             AgentSpec::A3c { model, .. } => {
                 load_model(model.as_deref()).map_err(|reason| err(&me, "model", reason))?;
@@ -545,6 +584,8 @@ fn parse_depth(spec: &str, text: &str) -> Result<u32, SpecError> {
     })
 }
 
+/// Parses the short string form. One match over the kinds on purpose: the table in the module
+/// docs maps line for line to its arms, so a kind's syntax is read in one place.
 fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
     let mut parts = text.split(':');
     let kind = parts.next().unwrap_or_default();

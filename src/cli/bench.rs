@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use clap::Args;
 
-use crate::agents::{rng_from_seed, AgentSpec};
+use crate::agents::{rng_from_seed, AgentSpec, GameRng};
 use crate::eval::StoreDiff;
 use crate::game::{perft, Position, Rules};
-use crate::matches::{game_rng, play_game, random_opening};
+use crate::matches::{game_rng, PairSeeds, Pairing};
 use crate::search::{AlphaBeta, Solver};
 
 #[derive(Args, Debug, Clone)]
@@ -75,7 +75,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "mcts:4000 from the start: {:.2} ms per move best, {:.2} ms mean of {runs}, {} iterations, move {}",
         t.as_secs_f64() * 1e3,
         total.as_secs_f64() * 1e3 / runs as f64,
-        decision.nodes,
+        decision.playouts,
         decision.mv
     );
 
@@ -83,20 +83,20 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let spec = AgentSpec::parse("heuristic:hunter10:published:4")?;
     let t = Instant::now();
     let mut plies = 0;
+    let pairing = Pairing {
+        start,
+        rules,
+        opening_plies: 2,
+        seeds: BenchSeeds,
+    };
     for g in 0..games {
-        let mut rng = rng_from_seed(g);
-        let (pos, _) = random_opening(start, 2, rules, &mut rng);
         let mut south = spec.build(rules)?;
         let mut north = spec.build(rules)?;
-        let record = play_game(
-            &mut *south,
-            &mut *north,
-            pos,
-            rules,
-            &mut game_rng(g, &[1]),
-            &mut game_rng(g, &[2]),
-        );
-        plies += record.plies.len();
+        plies += pairing
+            .play(&mut *south, &mut *north, g, true)
+            .record
+            .plies
+            .len();
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
@@ -114,4 +114,18 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         t.as_secs_f64()
     );
     Ok(())
+}
+
+/// The self-play games' random numbers: game g's opening from seed g, its players' from
+/// (g, 1) and (g, 2). Every game is A (South) against an identical B, so colours never swap.
+struct BenchSeeds;
+
+impl PairSeeds for BenchSeeds {
+    fn opening(&self, game: u64) -> GameRng {
+        rng_from_seed(game)
+    }
+
+    fn players(&self, game: u64, _a_first: bool) -> (GameRng, GameRng) {
+        (game_rng(game, &[1]), game_rng(game, &[2]))
+    }
 }

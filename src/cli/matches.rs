@@ -5,11 +5,13 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use super::console::progress_bar;
 use super::{thread_pool, usage, RulesArg};
 use crate::agents::spec::parse_spec_list;
 use crate::agents::AgentSpec;
 use crate::game::parse_board;
 use crate::matches::presets::{tournament_preset, TOURNAMENT_PRESETS};
+use crate::matches::sprt::{play_sprt, Sprt};
 use crate::matches::{play_match, play_tournament, MatchReport, Setup, TournamentConfig};
 
 #[derive(Args, Debug, Clone)]
@@ -59,8 +61,16 @@ pub struct PlayArgs {
     #[arg(long)]
     pub north: String,
     /// Keep A as South in every game instead of swapping colours in pairs
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sprt")]
     pub fixed_colours: bool,
+    /// Play colour-swapped pairs until a sequential probability ratio test decides whether A
+    /// is ELO1 rather than ELO0 Elo stronger than B (alpha and beta default to 0.05); prints
+    /// the LLR, its bounds and the Elo estimate
+    #[arg(long, value_name = "ELO0,ELO1[,ALPHA,BETA]", conflicts_with = "games")]
+    pub sprt: Option<String>,
+    /// With --sprt: stop inconclusive after this many pairs
+    #[arg(long, default_value_t = 20_000, requires = "sprt")]
+    pub max_pairs: u64,
     #[command(flatten)]
     pub common: MatchArgs,
 }
@@ -86,6 +96,10 @@ pub fn run_play(args: &PlayArgs) -> Result<()> {
     let a = AgentSpec::parse(&args.south)?;
     let b = AgentSpec::parse(&args.north)?;
     let setup = args.common.setup()?;
+    if let Some(text) = &args.sprt {
+        let sprt = Sprt::parse(text).map_err(|e| usage(format!("--sprt: {e}")))?;
+        return run_sprt(args, &a, &b, &setup, sprt);
+    }
     let start = Instant::now();
     let report = thread_pool(args.common.threads)?.install(|| {
         play_match(
@@ -98,6 +112,39 @@ pub fn run_play(args: &PlayArgs) -> Result<()> {
         )
     })?;
     let text = match_text(&report, start.elapsed().as_secs_f64());
+    write_report(args.common.json.as_deref(), &report, &text)?;
+    Ok(())
+}
+
+/// `play --sprt`: pairs until the test decides, with the LLR on a progress line.
+fn run_sprt(
+    args: &PlayArgs,
+    a: &AgentSpec,
+    b: &AgentSpec,
+    setup: &Setup,
+    sprt: Sprt,
+) -> Result<()> {
+    let bar = progress_bar(
+        args.max_pairs,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} pairs {msg}",
+    );
+    let start = Instant::now();
+    let report = thread_pool(args.common.threads)?.install(|| {
+        play_sprt(a, b, setup, sprt, args.max_pairs, |r| {
+            if let Some(bar) = &bar {
+                bar.set_position(r.pairs);
+                bar.set_message(format!(
+                    "LLR {:.2} ({:.2}, {:.2}), Elo {:+.1}",
+                    r.llr, r.lower_bound, r.upper_bound, r.estimate.elo
+                ));
+            }
+        })
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let text = format!("{}{:.1} s\n", report.to_text(), seconds);
     write_report(args.common.json.as_deref(), &report, &text)?;
     Ok(())
 }

@@ -123,10 +123,17 @@ pub fn run_move(args: &MoveArgs) -> Result<()> {
     let mut rng = rng_from_seed(args.seed);
     let start = Instant::now();
     let decision = agent.choose(&pos, &mut rng);
+    let work = match decision.playouts {
+        0 => format!("{} nodes", decision.nodes),
+        playouts => format!("{playouts} playouts"),
+    };
+    let value = decision
+        .value
+        .map(|v| format!(", {}", v.describe()))
+        .unwrap_or_default();
     eprintln!(
-        "{spec}: move {} after {} nodes in {:.3} ms",
+        "{spec}: move {} after {work} in {:.3} ms{value}",
         decision.mv,
-        decision.nodes,
         start.elapsed().as_secs_f64() * 1e3
     );
     println!("{}", decision.mv);

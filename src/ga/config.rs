@@ -24,7 +24,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::loader::{self, Format};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::AgentSpec;
+use crate::agents::{AgentSpec, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{Position, Rules};
 
@@ -33,13 +33,12 @@ pub const MAX_POPULATION: usize = 1000;
 /// Largest number of generations.
 pub const MAX_GENERATIONS: u32 = 10_000;
 /// Deepest search of individuals and opponents: beyond this a single game takes minutes.
-pub const MAX_DEPTH: u32 = 10;
+pub const MAX_DEPTH: u32 = Profile::Ga.limits().max_depth;
 /// Most games per pairing (individual against individual or against an opponent).
 pub const MAX_GAMES_PER_PAIR: u32 = 1000;
 /// Most fixed opponents.
 pub const MAX_OPPONENTS: usize = 16;
-/// Most random opening sowings.
-pub const MAX_OPENING_PLIES: u32 = 30;
+pub use crate::matches::MAX_OPENING_PLIES;
 /// Largest estimated cost of one run, in core-hours (see [`GaConfig::estimated_core_hours`]):
 /// about a day of this project's two-core machines, so no single config can hold one for days.
 pub const MAX_CORE_HOURS: f64 = 48.0;
@@ -609,7 +608,9 @@ impl GaConfig {
             / 3_600_000.0
     }
 
-    /// Checks every field and resolves the features and initial weights.
+    /// Checks every field and resolves the features and initial weights. Long on purpose: the
+    /// checks run in the order of the config's fields, so each field's rule is found where a
+    /// reader of the config expects it, and later checks rely on earlier ones.
     pub fn validate(&self) -> Result<Resolved, ConfigError> {
         check_range("population", self.population, 2, MAX_POPULATION)?;
         check_range("generations", self.generations, 1, MAX_GENERATIONS)?;
@@ -799,33 +800,13 @@ impl GaConfig {
 
 /// Opponents must be reproducible and finish in reasonable time.
 fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
-    let field = format!("fitness.opponents[{i}]");
-    spec.validate()
-        .map_err(|e| ConfigError::invalid(&field, e.to_string()))?;
-    let (depth, time_ms) = match spec {
-        AgentSpec::Minimax { depth, time_ms, .. } | AgentSpec::Heuristic { depth, time_ms, .. } => {
-            (Some(*depth), *time_ms)
-        }
-        AgentSpec::PekarMinimax { depth, .. } => (Some(*depth), None),
-        AgentSpec::Perfect { fallback_depth, .. } => (Some(*fallback_depth), None),
-        AgentSpec::Mcts { time_ms, .. } => (None, *time_ms),
-        _ => (None, None),
-    };
-    if time_ms.is_some() {
-        return Err(ConfigError::invalid(
-            field,
-            format!("{spec}: a time budget makes games depend on the machine's speed, so runs would not reproduce; give a depth instead"),
-        ));
-    }
-    if let Some(d) = depth {
-        if d > MAX_DEPTH {
-            return Err(ConfigError::invalid(
-                field,
-                format!("{spec}: depth must be 1 to {MAX_DEPTH} in a GA, got {d}"),
-            ));
-        }
-    }
-    Ok(())
+    spec.check(Profile::Ga).map_err(|e| {
+        let field = match e.field.as_str() {
+            "" | "json" => format!("fitness.opponents[{i}]"),
+            name => format!("fitness.opponents[{i}].{name}"),
+        };
+        ConfigError::invalid(field, format!("{}: {}", e.spec, e.reason))
+    })
 }
 
 /// Lays `patch` over `base`: objects merge key by key, anything else replaces.

@@ -26,11 +26,11 @@ use rayon::prelude::*;
 
 use super::config::{ConfigError, FitnessMode, GaConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::{Agent, AgentSpec, Decision, GameRng, Ties};
+use crate::agents::{Agent, AgentSpec, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
-use crate::matches::game::{play_until, points};
-use crate::matches::{game_rng, random_opening};
+use crate::matches::game_rng;
+use crate::matches::pairing::{PairSeeds, Pairing};
 use crate::search::{AlphaBeta, KeptTable};
 
 /// RNG stream of the openings.
@@ -57,9 +57,6 @@ pub struct Job {
     pub pair: u64,
     /// `me` plays South (moves first from the start position).
     pub me_first: bool,
-    /// Selects the game's tie-breaking RNGs: the job's index, or with common openings one
-    /// shared by every individual's game in the same place of the opponents' schedule.
-    pub draw: u64,
 }
 
 /// What one generation's games gave.
@@ -183,7 +180,11 @@ impl Agent for Searcher<'_> {
                 if let Some(k) = key {
                     self.memo.insert(k, best);
                 }
-                (best, result.nodes, Some(result.value))
+                (
+                    best,
+                    result.nodes,
+                    Some(MoveValue::SearchScore(result.value)),
+                )
             }
         };
         let mut moves = [0usize; 16];
@@ -197,6 +198,7 @@ impl Agent for Searcher<'_> {
         Decision {
             mv: self.ties.pick(&moves[..n], rng),
             nodes,
+            playouts: 0,
             value,
         }
     }
@@ -248,13 +250,11 @@ impl FitnessSetup {
         let mut push_pairs = |jobs: &mut Vec<Job>, me: usize, rival: Rival| {
             for _ in 0..pairs {
                 for me_first in [true, false] {
-                    let draw = jobs.len() as u64;
                     jobs.push(Job {
                         me,
                         rival,
                         pair,
                         me_first,
-                        draw,
                     });
                 }
                 pair += 1;
@@ -269,20 +269,19 @@ impl FitnessSetup {
         }
         if self.uses_opponents() {
             if self.common_openings {
-                // Pair and draw numbers start past the round robin's so the streams never meet.
+                // Pair numbers start past the round robin's so the streams never meet; every
+                // individual plays the same pairs, so the same openings and tie-breaking RNGs.
                 let first_pair = pair;
-                let first_draw = jobs.len() as u64;
                 for i in 0..n {
                     for o in 0..self.opponents.len() {
                         for k in 0..pairs {
                             let shared = o as u64 * pairs + k;
-                            for (side, me_first) in [true, false].into_iter().enumerate() {
+                            for me_first in [true, false] {
                                 jobs.push(Job {
                                     me: i,
                                     rival: Rival::Opponent(o),
                                     pair: first_pair + shared,
                                     me_first,
-                                    draw: first_draw + 2 * shared + side as u64,
                                 });
                             }
                         }
@@ -329,15 +328,14 @@ impl FitnessSetup {
             .collect();
         let jobs = self.jobs(n);
         let generation = generation as u64;
-        let south_points: Vec<f64> = jobs
+        let my_points: Vec<f64> = jobs
             .par_iter()
             .map(|job| self.play_job(job, generation, &evals, &memos))
             .collect();
 
         let (mut rr_points, mut rr_avail) = (vec![0.0; n], vec![0.0; n]);
         let (mut op_points, mut op_avail) = (vec![0.0; n], vec![0.0; n]);
-        for (job, &south) in jobs.iter().zip(&south_points) {
-            let mine = if job.me_first { south } else { 1.0 - south };
+        for (job, &mine) in jobs.iter().zip(&my_points) {
             match job.rival {
                 Rival::Member(j) => {
                     rr_points[job.me] += mine;
@@ -376,27 +374,21 @@ impl FitnessSetup {
         }
     }
 
-    /// The start position of a pair: the board's start after the pair's random opening.
-    pub fn pair_start(&self, generation: u64, pair: u64) -> Position {
-        if self.opening_plies == 0 {
-            return self.start;
+    /// The openings and tie-breaking RNGs of generation `generation`'s games.
+    pub fn pairing(&self, generation: u64) -> Pairing<FitnessSeeds> {
+        Pairing {
+            start: self.start,
+            rules: self.rules,
+            opening_plies: self.opening_plies,
+            seeds: FitnessSeeds {
+                seed: self.seed,
+                generation,
+            },
         }
-        let mut rng = game_rng(self.seed, &[OPENING_STREAM, generation, pair]);
-        random_opening(self.start, self.opening_plies, self.rules, &mut rng).0
     }
 
-    /// The tie-breaking RNGs of a game's South and North players.
-    pub fn game_rngs(&self, generation: u64, index: u64) -> (GameRng, GameRng) {
-        (
-            game_rng(self.seed, &[GAME_STREAM, generation, index, 0]),
-            game_rng(self.seed, &[GAME_STREAM, generation, index, 1]),
-        )
-    }
-
-    /// Plays job `index` and returns South's points.
+    /// Plays `job` and returns the points of its individual.
     fn play_job(&self, job: &Job, generation: u64, evals: &[WeightedEval], memos: &[Memo]) -> f64 {
-        let start = self.pair_start(generation, job.pair);
-        let (mut south_rng, mut north_rng) = self.game_rngs(generation, job.draw);
         let mut me = self.individual(&evals[job.me], &memos[job.me]);
         let mut member;
         let mut searcher;
@@ -427,56 +419,35 @@ impl FitnessSetup {
                 }
             },
         };
-        if job.me_first {
-            decided_result(
-                &mut me,
-                rival,
-                start,
-                self.rules,
-                &mut south_rng,
-                &mut north_rng,
-            )
-        } else {
-            decided_result(
-                rival,
-                &mut me,
-                start,
-                self.rules,
-                &mut south_rng,
-                &mut north_rng,
-            )
-        }
+        self.pairing(generation)
+            .points(&mut me, rival, job.pair, job.me_first)
     }
 }
 
-/// South's points (1, 0.5 or 0) in a game played from `start`, stopping as soon as one store
-/// holds more than half of the seeds: stores only grow, so the winner is then known and the
-/// rest of the game cannot change the points. The moves played up to there are the same as in
-/// [`crate::matches::play_game`] with the same agents and RNGs.
-pub fn decided_result(
-    south: &mut dyn Agent,
-    north: &mut dyn Agent,
-    start: Position,
-    rules: Rules,
-    south_rng: &mut GameRng,
-    north_rng: &mut GameRng,
-) -> f64 {
-    let total = start.total_seeds();
-    let decided =
-        |pos: &Position| 2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total;
-    let end = play_until(
-        south,
-        north,
-        start,
-        rules,
-        south_rng,
-        north_rng,
-        decided,
-        |_, _, _| {},
-    );
-    // A decided game's stores already say who wins; a finished one's final stores do.
-    let (s, n) = end.final_stores();
-    points(s, n)
+/// GA fitness's random numbers: a pair's opening from (seed, generation, pair); each player's
+/// tie-breaking RNG from (seed, generation, game, side), the game numbered 2 × pair, plus 1
+/// when the individual moves second.
+#[derive(Clone, Copy, Debug)]
+pub struct FitnessSeeds {
+    seed: u64,
+    generation: u64,
+}
+
+impl PairSeeds for FitnessSeeds {
+    fn opening(&self, pair: u64) -> GameRng {
+        game_rng(self.seed, &[OPENING_STREAM, self.generation, pair])
+    }
+
+    fn players(&self, pair: u64, a_first: bool) -> (GameRng, GameRng) {
+        let game = 2 * pair + !a_first as u64;
+        let south = game_rng(self.seed, &[GAME_STREAM, self.generation, game, 0]);
+        let north = game_rng(self.seed, &[GAME_STREAM, self.generation, game, 1]);
+        if a_first {
+            (south, north)
+        } else {
+            (north, south)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -484,7 +455,9 @@ mod tests {
     use super::*;
     use crate::agents::rng_from_seed;
     use crate::agents::spec::{FeatureChoice, WeightChoice};
-    use crate::matches::play_game;
+    use crate::matches::game::decided_south_points;
+    use crate::matches::pairing::a_points;
+    use crate::matches::{play_game, random_opening, Seats};
 
     fn setup(json: &str) -> (GaConfig, FitnessSetup) {
         let config = GaConfig::from_json_str(json).expect("valid config");
@@ -521,21 +494,19 @@ mod tests {
         assert!(jobs[..rr]
             .iter()
             .all(|j| matches!(j.rival, Rival::Member(_))));
-        let schedule = |me: usize| -> Vec<(Rival, u64, bool, u64)> {
+        let schedule = |me: usize| -> Vec<(Rival, u64, bool)> {
             jobs[rr..]
                 .iter()
                 .filter(|j| j.me == me)
-                .map(|j| (j.rival, j.pair, j.me_first, j.draw))
+                .map(|j| (j.rival, j.pair, j.me_first))
                 .collect()
         };
         assert_eq!(schedule(0).len(), 2 * 4);
         assert_eq!(schedule(0), schedule(1));
         assert_eq!(schedule(0), schedule(2));
         // No opponent game reuses a round-robin opening or tie-breaking stream.
-        let rr_max = jobs[..rr].iter().map(|j| (j.pair, j.draw)).max().unwrap();
-        assert!(jobs[rr..]
-            .iter()
-            .all(|j| j.pair > rr_max.0 && j.draw > rr_max.1));
+        let rr_max = jobs[..rr].iter().map(|j| j.pair).max().unwrap();
+        assert!(jobs[rr..].iter().all(|j| j.pair > rr_max));
     }
 
     #[test]
@@ -577,23 +548,17 @@ mod tests {
         // Shared by all the games below, so that many moves come from the memo.
         let memos = [Memo::default(), Memo::default()];
         let mut decided_early = 0;
-        for (index, job) in s.jobs(2).iter().enumerate().cycle().take(8) {
+        for job in s.jobs(2).iter().cycle().take(8) {
             for generation in 0..3u64 {
-                let job = Job {
-                    draw: index as u64 + 10 * generation,
-                    ..*job
-                };
-                let ga = s.play_job(&job, generation, &evals, &memos);
+                let ga = s.play_job(job, generation, &evals, &memos);
                 let mut a = spec(&weights[0]).build(config.rules).unwrap();
                 let mut b = spec(&weights[1]).build(config.rules).unwrap();
-                let (mut rs, mut rn) = s.game_rngs(generation, job.draw);
-                let start = s.pair_start(generation, job.pair);
-                let record = if job.me_first {
-                    play_game(&mut *a, &mut *b, start, config.rules, &mut rs, &mut rn)
-                } else {
-                    play_game(&mut *b, &mut *a, start, config.rules, &mut rs, &mut rn)
-                };
-                assert_eq!(ga, record.south_points());
+                let pairing = s.pairing(generation);
+                let (mut ra, mut rb) = pairing.seeds.players(job.pair, job.me_first);
+                let start = pairing.opening(job.pair).0;
+                let seats = Seats::ordered(&mut *a, &mut *b, &mut ra, &mut rb, job.me_first);
+                let record = play_game(seats, start, config.rules);
+                assert_eq!(ga, a_points(record.south_points(), job.me_first));
                 let total = start.total_seeds();
                 if record.south_store.max(record.north_store) * 2 > total {
                     decided_early += 1;
@@ -634,21 +599,18 @@ mod tests {
                     panic!("only opponents")
                 };
                 let mut rival = s.opponents[o].build(config.rules).unwrap();
-                let (mut rs, mut rn) = s.game_rngs(generation, job.draw);
-                let start = s.pair_start(generation, job.pair);
-                let (south, north) = if job.me_first {
-                    (&mut *me, &mut *rival)
-                } else {
-                    (&mut *rival, &mut *me)
-                };
-                let record = play_game(south, north, start, config.rules, &mut rs, &mut rn);
-                assert_eq!(ga, record.south_points(), "{job:?}");
+                let pairing = s.pairing(generation);
+                let (mut rm, mut rr) = pairing.seeds.players(job.pair, job.me_first);
+                let start = pairing.opening(job.pair).0;
+                let seats = Seats::ordered(&mut *me, &mut *rival, &mut rm, &mut rr, job.me_first);
+                let record = play_game(seats, start, config.rules);
+                assert_eq!(ga, a_points(record.south_points(), job.me_first), "{job:?}");
             }
         }
     }
 
     #[test]
-    fn decided_result_stops_early_with_the_full_result() {
+    fn a_decided_game_stops_early_with_the_full_result() {
         let rules = Rules::Standard;
         let spec = AgentSpec::parse("minimax:2").unwrap();
         for seed in 0..20 {
@@ -656,22 +618,11 @@ mod tests {
             let start = random_opening(Position::start(6, 4).unwrap(), 4, rules, &mut rng).0;
             let mut a = spec.build(rules).unwrap();
             let mut b = AgentSpec::Random.build(rules).unwrap();
-            let full = play_game(
-                &mut *a,
-                &mut *b,
-                start,
-                rules,
-                &mut rng_from_seed(seed + 100),
-                &mut rng_from_seed(seed + 200),
-            );
-            let quick = decided_result(
-                &mut *a,
-                &mut *b,
-                start,
-                rules,
-                &mut rng_from_seed(seed + 100),
-                &mut rng_from_seed(seed + 200),
-            );
+            let (mut r1, mut r2) = (rng_from_seed(seed + 100), rng_from_seed(seed + 200));
+            let full = play_game(Seats::new(&mut *a, &mut *b, &mut r1, &mut r2), start, rules);
+            let (mut r1, mut r2) = (rng_from_seed(seed + 100), rng_from_seed(seed + 200));
+            let seats = Seats::new(&mut *a, &mut *b, &mut r1, &mut r2);
+            let quick = decided_south_points(seats, start, rules);
             assert_eq!(quick, full.south_points());
         }
     }

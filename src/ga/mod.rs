@@ -54,6 +54,7 @@ pub mod fitness;
 pub mod genome;
 pub mod loader;
 pub mod operators;
+pub mod schema;
 
 pub use config::{
     BoardConfig, Bounds, ConfigError, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode,

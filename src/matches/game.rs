@@ -54,18 +54,52 @@ pub fn points(mine: u32, theirs: u32) -> f64 {
     }
 }
 
+/// The two sides of a game: each agent with its own RNG, so that one agent's choices never
+/// shift the other's random numbers.
+pub struct Seats<'a> {
+    pub south: &'a mut dyn Agent,
+    pub north: &'a mut dyn Agent,
+    pub south_rng: &'a mut GameRng,
+    pub north_rng: &'a mut GameRng,
+}
+
+impl<'a> Seats<'a> {
+    pub fn new(
+        south: &'a mut dyn Agent,
+        north: &'a mut dyn Agent,
+        south_rng: &'a mut GameRng,
+        north_rng: &'a mut GameRng,
+    ) -> Seats<'a> {
+        Seats {
+            south,
+            north,
+            south_rng,
+            north_rng,
+        }
+    }
+
+    /// A and B seated for a game in which A moves first (plays South) when `a_first`.
+    pub fn ordered(
+        a: &'a mut dyn Agent,
+        b: &'a mut dyn Agent,
+        rng_a: &'a mut GameRng,
+        rng_b: &'a mut GameRng,
+        a_first: bool,
+    ) -> Seats<'a> {
+        if a_first {
+            Seats::new(a, b, rng_a, rng_b)
+        } else {
+            Seats::new(b, a, rng_b, rng_a)
+        }
+    }
+}
+
 /// The game loop every caller shares: asks the side to move for a move, plays it and reports
 /// it to `on_ply`, until the game is over or `stop` says enough. Returns the last position.
-/// Each agent draws from its own RNG so that one agent's choices never shift the other's
-/// random numbers.
-#[allow(clippy::too_many_arguments)]
 pub fn play_until(
-    south: &mut dyn Agent,
-    north: &mut dyn Agent,
+    seats: Seats<'_>,
     start: Position,
     rules: Rules,
-    south_rng: &mut GameRng,
-    north_rng: &mut GameRng,
     mut stop: impl FnMut(&Position) -> bool,
     mut on_ply: impl FnMut(Side, &Decision, MoveOutcome),
 ) -> Position {
@@ -73,8 +107,8 @@ pub fn play_until(
     while !pos.is_game_over() && !stop(&pos) {
         let side = pos.side_to_move();
         let decision = match side {
-            Side::South => south.choose(&pos, south_rng),
-            Side::North => north.choose(&pos, north_rng),
+            Side::South => seats.south.choose(&pos, seats.south_rng),
+            Side::North => seats.north.choose(&pos, seats.north_rng),
         };
         // An agent that returns an illegal move is a bug; playing on would corrupt the result.
         let outcome = pos
@@ -85,24 +119,14 @@ pub fn play_until(
     pos
 }
 
-/// Plays `south` against `north` from `start` to the end and records the game.
-pub fn play_game(
-    south: &mut dyn Agent,
-    north: &mut dyn Agent,
-    start: Position,
-    rules: Rules,
-    south_rng: &mut GameRng,
-    north_rng: &mut GameRng,
-) -> GameRecord {
+/// Plays a game from `start` to the end and records it.
+pub fn play_game(seats: Seats<'_>, start: Position, rules: Rules) -> GameRecord {
     let mut plies = Vec::new();
     let (mut south_nodes, mut north_nodes) = (0, 0);
     let end = play_until(
-        south,
-        north,
+        seats,
         start,
         rules,
-        south_rng,
-        north_rng,
         |_| false,
         |side, decision, outcome| {
             match side {
@@ -127,6 +151,20 @@ pub fn play_game(
         south_nodes,
         north_nodes,
     }
+}
+
+/// South's points (1, 0.5 or 0) in a game played from `start`, stopping as soon as one store
+/// holds more than half of the seeds: stores only grow, so the winner is then known and the
+/// rest of the game cannot change the points. The moves played up to there are the same as in
+/// [`play_game`] with the same agents and RNGs.
+pub fn decided_south_points(seats: Seats<'_>, start: Position, rules: Rules) -> f64 {
+    let total = start.total_seeds();
+    let decided =
+        |pos: &Position| 2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total;
+    let end = play_until(seats, start, rules, decided, |_, _, _| {});
+    // A decided game's stores already say who wins; a finished one's final stores do.
+    let (s, n) = end.final_stores();
+    points(s, n)
 }
 
 /// A random opening of `plies` sowings from `start` that leaves a game still going; both games

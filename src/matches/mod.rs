@@ -2,13 +2,16 @@
 //! Knows agents and the game; nothing of the GA, HTTP or storage.
 
 pub mod game;
+pub mod pairing;
 pub mod presets;
+pub mod sprt;
 pub mod stats;
 pub mod tournament;
 
-pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply};
+pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply, Seats};
+pub use pairing::{schedule, PairSeeds, PairedGame, Pairing};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{
     play_match, play_tournament, MatchError, MatchGame, MatchReport, ReferenceTable, Setup,
-    TournamentConfig, TournamentReport, MAX_GAMES,
+    TournamentConfig, TournamentReport, MAX_GAMES, MAX_OPENING_PLIES,
 };

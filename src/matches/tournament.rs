@@ -8,13 +8,17 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::game::{derive_seed, game_rng, play_game, random_opening, GameRecord};
+use super::game::{derive_seed, game_rng};
+use super::pairing::{schedule, PairSeeds, PairedGame, Pairing};
 use super::stats::{ScoreEstimate, Tally};
-use crate::agents::{AgentSpec, SpecError};
+use crate::agents::{AgentSpec, GameRng, SpecError};
 use crate::game::{GameError, Position, Rules};
 
 /// Largest number of games one match or pairing may ask for.
 pub const MAX_GAMES: u32 = 1_000_000;
+/// Most random sowings before the agents take over: deeper openings are mostly decided
+/// before the agents play.
+pub const MAX_OPENING_PLIES: u32 = 30;
 
 /// Board, rules and openings shared by every game of a match or tournament.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,13 +48,39 @@ impl Setup {
         Position::start(self.pits, self.seeds)
     }
 
-    /// The start position of pair `pair` of stream `stream`.
-    fn pair_start(&self, start: Position, stream: u64, pair: u64) -> (Position, Vec<u8>) {
-        if self.opening_plies == 0 {
-            return (start, Vec::new());
+    /// The games of one pairing: stream 0 for a match, one stream per pair of agents in a
+    /// tournament.
+    pub(crate) fn pairing(&self, start: Position, stream: u64) -> Pairing<MatchSeeds> {
+        Pairing {
+            start,
+            rules: self.rules,
+            opening_plies: self.opening_plies,
+            seeds: MatchSeeds {
+                seed: self.seed,
+                stream,
+            },
         }
-        let mut rng = game_rng(self.seed, &[stream, pair, 0x6f70]);
-        random_opening(start, self.opening_plies, self.rules, &mut rng)
+    }
+}
+
+/// Matches' and tournaments' random numbers: a pair's opening from (seed, stream, pair), each
+/// agent's tie-breaking RNG from (seed, stream, pair, A first, 1 for A or 2 for B).
+#[derive(Clone, Copy, Debug)]
+pub struct MatchSeeds {
+    seed: u64,
+    stream: u64,
+}
+
+impl PairSeeds for MatchSeeds {
+    fn opening(&self, pair: u64) -> GameRng {
+        game_rng(self.seed, &[self.stream, pair, 0x6f70])
+    }
+
+    fn players(&self, pair: u64, a_first: bool) -> (GameRng, GameRng) {
+        (
+            game_rng(self.seed, &[self.stream, pair, a_first as u64, 1]),
+            game_rng(self.seed, &[self.stream, pair, a_first as u64, 2]),
+        )
     }
 }
 
@@ -66,14 +96,7 @@ pub enum MatchError {
 }
 
 /// One game in a match, seen from agent A.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MatchGame {
-    pub pair: u64,
-    /// A moved first (played South).
-    pub a_first: bool,
-    pub a_points: f64,
-    pub record: GameRecord,
-}
+pub type MatchGame = PairedGame;
 
 /// The result of [`play_match`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -110,48 +133,13 @@ fn check_games(games: u32) -> Result<(), MatchError> {
 fn play_one(
     a: &AgentSpec,
     b: &AgentSpec,
-    setup: &Setup,
-    start: Position,
-    stream: u64,
+    pairing: &Pairing<MatchSeeds>,
     pair: u64,
     a_first: bool,
 ) -> Result<MatchGame, SpecError> {
-    let (pos, opening) = setup.pair_start(start, stream, pair);
-    let mut agent_a = a.build(setup.rules)?;
-    let mut agent_b = b.build(setup.rules)?;
-    let mut rng_a = game_rng(setup.seed, &[stream, pair, a_first as u64, 1]);
-    let mut rng_b = game_rng(setup.seed, &[stream, pair, a_first as u64, 2]);
-    let mut record = if a_first {
-        play_game(
-            &mut *agent_a,
-            &mut *agent_b,
-            pos,
-            setup.rules,
-            &mut rng_a,
-            &mut rng_b,
-        )
-    } else {
-        play_game(
-            &mut *agent_b,
-            &mut *agent_a,
-            pos,
-            setup.rules,
-            &mut rng_b,
-            &mut rng_a,
-        )
-    };
-    record.opening = opening;
-    let south_points = record.south_points();
-    Ok(MatchGame {
-        pair,
-        a_first,
-        a_points: if a_first {
-            south_points
-        } else {
-            1.0 - south_points
-        },
-        record,
-    })
+    let mut agent_a = a.build(pairing.rules)?;
+    let mut agent_b = b.build(pairing.rules)?;
+    Ok(pairing.play(&mut *agent_a, &mut *agent_b, pair, a_first))
 }
 
 /// Plays `games` games of `a` against `b`. With `swap_colours` (the default everywhere) the
@@ -168,17 +156,17 @@ pub fn play_match(
     check_games(games)?;
     a.validate()?;
     b.validate()?;
-    let start = setup.start()?;
-    let results: Vec<MatchGame> = (0..games as u64)
+    let pairing = setup.pairing(setup.start()?, 0);
+    let schedule_of_games: Vec<(u64, bool)> = if swap_colours {
+        schedule((games as u64).div_ceil(2))
+            .take(games as usize)
+            .collect()
+    } else {
+        (0..games as u64).map(|pair| (pair, true)).collect()
+    };
+    let results: Vec<MatchGame> = schedule_of_games
         .into_par_iter()
-        .map(|i| {
-            let (pair, a_first) = if swap_colours {
-                (i / 2, i % 2 == 0)
-            } else {
-                (i, true)
-            };
-            play_one(a, b, setup, start, 0, pair, a_first)
-        })
+        .map(|(pair, a_first)| play_one(a, b, &pairing, pair, a_first))
         .collect::<Result<_, _>>()?;
 
     let mut report = MatchReport {
@@ -255,8 +243,8 @@ pub struct TournamentReport {
     pub total_games: u64,
 }
 
-/// Plays every pairing of a tournament.
-pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, MatchError> {
+/// Checks a tournament's size, games and agents before any game is played.
+fn check_tournament(config: &TournamentConfig) -> Result<(), MatchError> {
     let n = config.agents.len();
     if n < 2 && !(n == 1 && config.self_play) {
         return Err(MatchError::Invalid {
@@ -274,6 +262,13 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
     for spec in &config.agents {
         spec.validate()?;
     }
+    Ok(())
+}
+
+/// Plays every pairing of a tournament.
+pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, MatchError> {
+    check_tournament(config)?;
+    let n = config.agents.len();
     let setup = &config.setup;
     let start = setup.start()?;
     let pairs_per_pairing = config.games.div_ceil(2) as u64;
@@ -288,22 +283,14 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
     }
     // One job per game: (pairing, pair, i moves first).
     let jobs: Vec<(usize, u64, bool)> = (0..pairings.len())
-        .flat_map(|p| (0..pairs_per_pairing).flat_map(move |k| [(p, k, true), (p, k, false)]))
+        .flat_map(|p| schedule(pairs_per_pairing).map(move |(k, i_first)| (p, k, i_first)))
         .collect();
     let results: Vec<MatchGame> = jobs
         .par_iter()
         .map(|&(p, k, i_first)| {
             let (i, j) = pairings[p];
-            let stream = derive_seed(i as u64, &[j as u64]);
-            play_one(
-                &config.agents[i],
-                &config.agents[j],
-                setup,
-                start,
-                stream,
-                k,
-                i_first,
-            )
+            let pairing = setup.pairing(start, derive_seed(i as u64, &[j as u64]));
+            play_one(&config.agents[i], &config.agents[j], &pairing, k, i_first)
         })
         .collect::<Result<_, _>>()?;
 
@@ -350,6 +337,21 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
     })
 }
 
+/// One row of a text table: a left-aligned name, then right-aligned cells.
+fn push_row(
+    out: &mut String,
+    name: &str,
+    name_width: usize,
+    cells: impl Iterator<Item = String>,
+    cell_width: usize,
+) {
+    out.push_str(&format!("{name:name_width$}"));
+    for text in cells {
+        out.push_str(&format!(" {text:>cell_width$}"));
+    }
+    out.push('\n');
+}
+
 /// Published win rates (percent, row agent moving first) to print beside a tournament's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceTable {
@@ -386,56 +388,63 @@ impl TournamentReport {
             out.push('\n');
         };
         let mut out = format!(
-            "Win rate of the row agent moving first against the column agent moving second, 95% interval\n({} games a pairing, {} board {}x{}, opening plies {}, seed {})\n\n",
-            self.games_per_pairing,
-            self.setup.rules,
-            self.setup.pits,
-            self.setup.seeds,
-            self.setup.opening_plies,
-            self.setup.seed
+            "Win rate of the row agent moving first against the column agent moving second, 95% interval\n{}\n\n",
+            self.conditions()
         );
         header(&mut out);
         for (i, row) in self.first.iter().enumerate() {
-            out.push_str(&format!("{:name_width$}", label(i)));
-            for cell in row {
-                let text = match cell {
-                    Some(t) => {
-                        let (lo, hi) = t.win_rate_ci();
-                        format!(
-                            "{:.1}% [{:.1}, {:.1}]",
-                            100.0 * t.win_rate(),
-                            100.0 * lo,
-                            100.0 * hi
-                        )
-                    }
-                    None => "-".into(),
-                };
-                out.push_str(&format!(" {text:>cell_width$}"));
-            }
-            out.push('\n');
+            let cells = row.iter().map(|cell| match cell {
+                Some(t) => {
+                    let (lo, hi) = t.win_rate_ci();
+                    format!(
+                        "{:.1}% [{:.1}, {:.1}]",
+                        100.0 * t.win_rate(),
+                        100.0 * lo,
+                        100.0 * hi
+                    )
+                }
+                None => "-".into(),
+            });
+            push_row(&mut out, &label(i), name_width, cells, cell_width);
         }
         if let Some(reference) = reference {
             out.push_str(&format!("\n{}\n", reference.source));
             header(&mut out);
             for (i, row) in reference.rows.iter().enumerate().take(n) {
-                out.push_str(&format!("{:name_width$}", label(i)));
-                for cell in row.iter().take(n) {
-                    let text = match cell {
-                        Some(v) => format!("{v:.1}%"),
-                        None => "N/A".into(),
-                    };
-                    out.push_str(&format!(" {text:>cell_width$}"));
-                }
-                out.push('\n');
+                let cells = row.iter().take(n).map(|cell| match cell {
+                    Some(v) => format!("{v:.1}%"),
+                    None => "N/A".into(),
+                });
+                push_row(&mut out, &label(i), name_width, cells, cell_width);
             }
         }
         out.push_str(
             "\nScore over all games against the others (95% CI) and Elo relative to an even field\n",
         );
-        for (i, s) in self.scores.iter().enumerate() {
+        let names: Vec<String> = (0..n).map(label).collect();
+        self.push_scores(&mut out, &names, name_width);
+        out
+    }
+
+    /// The conditions every game was played under, in brackets.
+    fn conditions(&self) -> String {
+        let setup = &self.setup;
+        format!(
+            "({} games a pairing, {} board {}x{}, opening plies {}, seed {})",
+            self.games_per_pairing,
+            setup.rules,
+            setup.pits,
+            setup.seeds,
+            setup.opening_plies,
+            setup.seed
+        )
+    }
+
+    /// Each agent's score with its interval and Elo, one line each under `names`.
+    fn push_scores(&self, out: &mut String, names: &[String], width: usize) {
+        for (name, s) in names.iter().zip(&self.scores) {
             out.push_str(&format!(
-                "{:name_width$} {:>24}  Elo {:+.0} [{:+.0}, {:+.0}]  ({} games)\n",
-                label(i),
+                "{name:width$} {:>24}  Elo {:+.0} [{:+.0}, {:+.0}]  ({} games)\n",
                 s.display_percent(),
                 s.elo,
                 s.elo_low,
@@ -443,7 +452,6 @@ impl TournamentReport {
                 s.games
             ));
         }
-        out
     }
 
     /// The cross-table as text: win rate of the row agent moving first against the column
@@ -457,13 +465,8 @@ impl TournamentReport {
             .collect();
         let width = names.iter().map(|s| s.len()).max().unwrap_or(8).max(12);
         let mut out = format!(
-            "Win rate of the row agent moving first against the column agent moving second\n({} games per pairing, {} board {}x{}, opening plies {}, seed {})\n\n",
-            self.games_per_pairing,
-            self.setup.rules,
-            self.setup.pits,
-            self.setup.seeds,
-            self.setup.opening_plies,
-            self.setup.seed
+            "Win rate of the row agent moving first against the column agent moving second\n{}\n\n",
+            self.conditions()
         );
         out.push_str(&format!("{:width$}", "first \\ second"));
         for i in 0..self.agents.len() {
@@ -483,17 +486,7 @@ impl TournamentReport {
         out.push_str(
             "\nScore over all games (95% CI) and Elo relative to an even opponent field\n",
         );
-        for (i, name) in names.iter().enumerate() {
-            let s = &self.scores[i];
-            out.push_str(&format!(
-                "{name:width$} {:>24}  Elo {:+.0} [{:+.0}, {:+.0}]  ({} games)\n",
-                s.display_percent(),
-                s.elo,
-                s.elo_low,
-                s.elo_high,
-                s.games
-            ));
-        }
+        self.push_scores(&mut out, &names, width);
         out
     }
 }

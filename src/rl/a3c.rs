@@ -36,7 +36,7 @@ use serde::Serialize;
 use crate::agents::a3c::{input_len, sample_move, A3cAgent, Layer, Net, Scratch};
 use crate::agents::{rng_from_seed, Agent, AgentSpec, GameRng, Ties};
 use crate::game::{Position, Rules};
-use crate::matches::{derive_seed, game_rng, play_game, random_opening};
+use crate::matches::{derive_seed, game_rng, random_opening, schedule, PairSeeds, Pairing};
 
 /// Who a worker's network plays against in a game.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,7 +177,7 @@ pub const DEFAULT_EVAL_GAMES: u32 = 2000;
 pub const DEFAULT_EVAL_SECONDS: u64 = 60;
 
 /// Results of one evaluation.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Evaluation {
     pub episodes: u64,
     pub seconds: f64,
@@ -630,34 +630,54 @@ impl<'a> Worker<'a> {
 
 /// Plays `net` (most likely legal move) against random and greedy: `games` games each, in
 /// colour-swapped pairs from random two-ply openings, seeded.
+/// The evaluation's random numbers: a pair's opening from (seed, opponent, pair), each
+/// player's tie-breaking RNG from (seed, opponent, pair, network first, 1 for the network or
+/// 2 for its opponent).
+struct EvaluationSeeds {
+    seed: u64,
+    opponent: u64,
+}
+
+impl PairSeeds for EvaluationSeeds {
+    fn opening(&self, pair: u64) -> GameRng {
+        game_rng(self.seed, &[self.opponent, pair])
+    }
+
+    fn players(&self, pair: u64, a_first: bool) -> (GameRng, GameRng) {
+        let streams = |who: u64| [self.opponent, pair, a_first as u64, who];
+        (
+            game_rng(self.seed, &streams(1)),
+            game_rng(self.seed, &streams(2)),
+        )
+    }
+}
+
 pub fn evaluate(net: &Arc<Net>, rules: Rules, games: u32, seed: u64) -> Result<Evaluation> {
     let start = Position::start(net.pits, net.seeds)?;
     let mut rates = [[0f64; 3]; 2];
     for (k, opponent) in ["random", "greedy"].iter().enumerate() {
         let spec = AgentSpec::parse(opponent)?;
+        let pairing = Pairing {
+            start,
+            rules,
+            opening_plies: 2,
+            seeds: EvaluationSeeds {
+                seed,
+                opponent: k as u64,
+            },
+        };
         let (mut first, mut second, mut points) = (0u32, 0u32, 0f64);
         let pairs = games.div_ceil(2).max(1);
-        for pair in 0..pairs as u64 {
-            let (pos, _) = random_opening(start, 2, rules, &mut game_rng(seed, &[k as u64, pair]));
-            for a_first in [true, false] {
-                let mut me = A3cAgent::new(Arc::clone(net), rules, false, Ties::Random);
-                let mut other = spec.build(rules)?;
-                let mut r1 = game_rng(seed, &[k as u64, pair, a_first as u64, 1]);
-                let mut r2 = game_rng(seed, &[k as u64, pair, a_first as u64, 2]);
-                let record = if a_first {
-                    play_game(&mut me, &mut *other, pos, rules, &mut r1, &mut r2)
+        for (pair, a_first) in schedule(pairs as u64) {
+            let mut me = A3cAgent::new(Arc::clone(net), rules, false, Ties::Random);
+            let mut other = spec.build(rules)?;
+            let mine = pairing.play(&mut me, &mut *other, pair, a_first).a_points;
+            points += mine;
+            if mine > 0.75 {
+                if a_first {
+                    first += 1;
                 } else {
-                    play_game(&mut *other, &mut me, pos, rules, &mut r2, &mut r1)
-                };
-                let south = record.south_points();
-                let mine = if a_first { south } else { 1.0 - south };
-                points += mine;
-                if mine > 0.75 {
-                    if a_first {
-                        first += 1;
-                    } else {
-                        second += 1;
-                    }
+                    second += 1;
                 }
             }
         }
@@ -839,15 +859,8 @@ fn supervise<F: FnMut(&Net, &Evaluation) -> Result<()>>(
     }
 }
 
-/// Runs A3C training. `progress` is called from the calling thread about five times a second;
-/// `on_best` whenever an evaluation finds a better network (to save it at once). `interrupt`
-/// stops the run early when set.
-pub fn train(
-    config: &A3cConfig,
-    interrupt: &AtomicBool,
-    mut progress: impl FnMut(&Progress),
-    on_best: impl FnMut(&Net, &Evaluation) -> Result<()>,
-) -> Result<A3cReport> {
+/// Refuses a training run that could not start or would never stop.
+fn check_training(config: &A3cConfig) -> Result<()> {
     if config.workers == 0 || config.workers > 64 {
         bail!(InvalidTraining(format!(
             "workers must be 1 to 64, got {}",
@@ -860,6 +873,19 @@ pub fn train(
         ));
     }
     Position::start(config.pits, config.seeds)?;
+    Ok(())
+}
+
+/// Runs A3C training. `progress` is called from the calling thread about five times a second;
+/// `on_best` whenever an evaluation finds a better network (to save it at once). `interrupt`
+/// stops the run early when set.
+pub fn train(
+    config: &A3cConfig,
+    interrupt: &AtomicBool,
+    mut progress: impl FnMut(&Progress),
+    on_best: impl FnMut(&Net, &Evaluation) -> Result<()>,
+) -> Result<A3cReport> {
+    check_training(config)?;
     let shared = Shared::new(config)?;
     let mut judge = Judge {
         rules: config.rules,
@@ -905,15 +931,11 @@ pub fn train(
     let (best, best_evaluation) = judge.best.unwrap_or_else(|| {
         (
             last.clone(),
+            // No evaluation ran (`eval_games` 0): the last network, with no scores.
             Evaluation {
                 episodes,
                 seconds,
-                random_first: 0.0,
-                random_second: 0.0,
-                random_score: 0.0,
-                greedy_first: 0.0,
-                greedy_second: 0.0,
-                greedy_score: 0.0,
+                ..Evaluation::default()
             },
         )
     });

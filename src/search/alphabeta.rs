@@ -487,19 +487,26 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         }
     }
 
-    /// [`AlphaBeta::search`] one turn from the horizon, where most children are leaves and a
-    /// cutoff usually comes with the first: probing and filling the table there costs more
-    /// than the few transpositions it finds.
-    fn frontier(&mut self, pos: &Position, mut alpha: i64, mut beta: i64) -> i64 {
+    /// Counts a node and says whether the search must stop. The clock is read once every
+    /// 4096 nodes: reading it costs more than searching a leaf.
+    #[inline(always)]
+    fn enter(&mut self) -> bool {
         self.nodes += 1;
-        if self.deadline.is_some() && self.nodes & 0xfff == 0 {
+        if self.nodes & 0xfff == 0 {
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
                     self.aborted = true;
                 }
             }
         }
-        if self.aborted {
+        self.aborted
+    }
+
+    /// [`AlphaBeta::search`] one turn from the horizon, where most children are leaves and a
+    /// cutoff usually comes with the first: probing and filling the table there costs more
+    /// than the few transpositions it finds.
+    fn frontier(&mut self, pos: &Position, mut alpha: i64, mut beta: i64) -> i64 {
+        if self.enter() {
             return 0;
         }
         let maximizing = pos.side_to_move() == self.me;
@@ -535,17 +542,11 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         best
     }
 
-    /// [`AlphaBeta::search`] at least two turns from the horizon.
+    /// [`AlphaBeta::search`] at least two turns from the horizon. Kept in one piece: it is the
+    /// search's hot loop (table probe, ordering, principal-variation re-search, table store
+    /// share the bounds and the move buffer on the stack); `bench` measures it.
     fn node(&mut self, pos: &Position, depth: u32, mut alpha: i64, mut beta: i64) -> i64 {
-        self.nodes += 1;
-        if self.deadline.is_some() && self.nodes & 0xfff == 0 {
-            if let Some(deadline) = self.deadline {
-                if Instant::now() >= deadline {
-                    self.aborted = true;
-                }
-            }
-        }
-        if self.aborted {
+        if self.enter() {
             return 0;
         }
         let mut hint = 0;

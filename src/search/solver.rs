@@ -259,7 +259,9 @@ impl Solver {
         ((h >> 20) as usize) & self.mask & !(BUCKET - 1)
     }
 
-    /// Null-window-friendly fail-soft alpha-beta on the gain from here.
+    /// Null-window-friendly fail-soft alpha-beta on the gain from here. Kept in one piece: it
+    /// is the solver's hot loop (table probe, move ordering, recursion, table store share the
+    /// position and bounds), and helpers would have to pass all of that through every call.
     fn search(&mut self, pos: &Position, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
         self.total_nodes += 1;

@@ -9,11 +9,14 @@
 //! - [`openapi`]: the hand-written OpenAPI 3.0 document.
 //! - [`assets`]: the dashboard, embedded at compile time or read from `--static-dir`.
 
+pub mod agents;
 pub mod assets;
 pub mod error;
+pub mod matches;
+pub mod moves;
 pub mod openapi;
-pub mod play;
 pub mod runs;
+pub mod tournaments;
 pub mod workers;
 
 use std::collections::HashMap;
@@ -80,7 +83,7 @@ pub struct AppState {
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
     /// can take the machine from the runs.
     pub compute: Semaphore,
-    pub tournaments: Mutex<HashMap<String, play::TournamentState>>,
+    pub tournaments: Mutex<HashMap<String, tournaments::TournamentState>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
     /// run's config for each poll would cost more than everything else the request does.
     pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
@@ -247,13 +250,14 @@ pub fn router(state: SharedState) -> Router {
         .route("/runs/{id}/generations/{g}", get(runs::generation))
         .route("/runs/{id}/export", get(runs::export))
         .route("/runs/{id}/events", get(runs::events))
-        .route("/agents", get(play::agents))
-        .route("/move", post(play::best_move))
-        .route("/position", post(play::position_move))
-        .route("/position/start", get(play::position_start))
-        .route("/matches", post(play::play_match))
-        .route("/tournaments", post(play::start_tournament))
-        .route("/tournaments/{id}", get(play::show_tournament))
+        .route("/agents", get(agents::catalogue))
+        .route("/config-schema", get(runs::config_schema))
+        .route("/move", post(moves::best_move))
+        .route("/position", post(moves::position_move))
+        .route("/position/start", get(moves::position_start))
+        .route("/matches", post(matches::play_match))
+        .route("/tournaments", post(tournaments::start))
+        .route("/tournaments/{id}", get(tournaments::show))
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi::document))
         .fallback(api_not_found);
@@ -271,6 +275,18 @@ pub fn router(state: SharedState) -> Router {
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
         .with_state(state)
+}
+
+/// Runs `f` on the game pool, holding a compute permit.
+pub(crate) async fn compute<T: Send + 'static>(
+    state: &SharedState,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> error::ApiResult<T> {
+    let _permit = state.compute.acquire().await.map_err(ApiError::internal)?;
+    let pool = state.pool.clone();
+    tokio::task::spawn_blocking(move || pool.install(f))
+        .await
+        .map_err(ApiError::internal)
 }
 
 async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {

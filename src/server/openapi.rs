@@ -5,8 +5,10 @@
 use axum::Json;
 use serde_json::{json, Map, Value};
 
-use super::play::{MAX_API_DEPTH, MAX_MATCH_GAMES, MAX_TOURNAMENT_AGENTS, MAX_TOURNAMENT_GAMES};
+use super::matches::{MAX_MATCH_GAMES, MAX_SPRT_PAIRS};
+use super::tournaments::{MAX_TOURNAMENT_AGENTS, MAX_TOURNAMENT_GAMES};
 use super::MAX_BODY_BYTES;
+use crate::agents::Profile;
 
 pub async fn document() -> Json<Value> {
     Json(spec())
@@ -73,7 +75,7 @@ fn agent_spec_schema() -> Value {
         {"type": "string", "example": "minimax:4", "description": "short spec: random, greedy, minimax:D, heuristic:SET:WEIGHTS:D, pekar, pekar-minimax:D, perfect:S, run:ID"},
         {"type": "object", "required": ["kind"], "properties": {
             "kind": {"type": "string", "enum": ["random", "greedy", "minimax", "heuristic", "pekar", "pekar-minimax", "perfect", "run"]},
-            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_API_DEPTH},
+            "depth": {"type": "integer", "minimum": 1, "maximum": Profile::Api.limits().max_depth},
             "time_ms": {"type": "integer"},
             "features": {}, "weights": {}, "ties": {"type": "string", "enum": ["random", "first"]},
             "from_export": {"type": "object", "description": "an export document"},
@@ -82,6 +84,8 @@ fn agent_spec_schema() -> Value {
     ]})
 }
 
+/// The OpenAPI 3 document. One long JSON literal on purpose: it reads as the API's table of
+/// contents, and splitting it by route would scatter what a reader compares side by side.
 pub fn spec() -> Value {
     let run = schema_ref("Run");
     let board = json!({"type": "object", "properties": {"pits": {"type": "integer"}, "seeds": {"type": "integer"}}});
@@ -128,6 +132,12 @@ pub fn spec() -> Value {
                 "exports": {"type": "array", "items": {"type": "object", "properties": {"run_id": {"type": "string"}, "spec": {"type": "object"}, "label": {"type": "string"}}}}
             }})))], &[])
         },
+        "/api/config-schema": {
+            "get": op("The GA config as a form: defaults, presets, every field's range and when it applies", vec![("200", ok("the schema", json!({"type": "object", "properties": {
+                "defaults": {"type": "object"}, "presets": {"type": "object"}, "groups": {"type": "array", "items": {"type": "object"}},
+                "feature_sets": {"type": "array", "items": {"type": "string"}}, "max_core_hours": {"type": "number"}
+            }})))], &[])
+        },
         "/api/move": {
             "post": secured(with_body(op("Ask an agent for a move", vec![("200", ok("the move and the position after it", schema_ref("MoveResult")))], &[400, 401, 422]),
                 json!({"type": "object", "required": ["agent", "position"], "properties": {
@@ -146,12 +156,15 @@ pub fn spec() -> Value {
         },
         "/api/matches": {
             "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report", json!({"type": "object", "properties": {
-                    "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"}}})))], &[400, 401, 422]),
+                    "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"},
+                    "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"], "description": "with sprt: the test's verdict, beside counts, llr, lower_bound, upper_bound, pairs and estimate"}}})))], &[400, 401, 422]),
                 json!({"type": "object", "required": ["south", "north"], "properties": {
                     "south": agent_spec_schema(), "north": agent_spec_schema(),
                     "games": {"type": "integer", "minimum": 1, "maximum": MAX_MATCH_GAMES, "default": 10},
                     "seed": {"type": "integer"}, "opening_plies": {"type": "integer", "minimum": 0, "maximum": 30},
-                    "board": board, "rules": {"type": "string"}, "fixed_colours": {"type": "boolean"}}})))
+                    "board": board, "rules": {"type": "string"}, "fixed_colours": {"type": "boolean"},
+                    "sprt": {"description": "play pairs until an SPRT decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games"},
+                    "max_pairs": {"type": "integer", "minimum": 1, "maximum": MAX_SPRT_PAIRS, "default": MAX_SPRT_PAIRS / 2}}})))
         },
         "/api/tournaments": {
             "post": secured(with_body(op("Start a round-robin tournament", vec![("202", ok("started", json!({"type": "object", "properties": {"id": {"type": "string"}, "status": {"type": "string"}}})))], &[400, 401, 422, 429]),
@@ -206,7 +219,10 @@ pub fn spec() -> Value {
             "to_move": {"type": "string", "enum": ["south", "north"]}, "stores": {"type": "array", "items": {"type": "integer"}},
             "game_over": {"type": "boolean"}, "pits": {"type": "integer"}}},
         "MoveResult": {"type": "object", "properties": {
-            "move": {"type": "integer"}, "nodes": {"type": "integer"}, "value": nullable_number,
+            "move": {"type": "integer"}, "nodes": {"type": "integer"}, "playouts": {"type": "integer"},
+            "value": {"type": "object", "nullable": true, "description": "the agent's own value of the move, in its unit",
+                "properties": {"unit": {"type": "string", "enum": ["search_score", "pekar_cost", "exact_margin", "seeds_this_turn", "network_estimate", "playout_score"]}, "value": {"type": "number"}}},
+            "value_text": nullable_string,
             "position_after": {"type": "string"}, "extra_turn": {"type": "boolean"}, "capture": {"type": "integer"},
             "game_over": {"type": "boolean"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
             "to_move": {"type": "string"}, "stores": {"type": "array", "items": {"type": "integer"}}}},

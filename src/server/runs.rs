@@ -95,6 +95,11 @@ pub fn build_config(preset: Option<&str>, overrides: Option<&Value>) -> ApiResul
     loader::load(preset, &layers).map_err(|e| ApiError::from_config("config", &e))
 }
 
+/// The GA config as the dashboard's form shows it: defaults, presets, ranges.
+pub async fn config_schema() -> Json<Value> {
+    Json(crate::ga::schema::config_schema())
+}
+
 pub async fn create(
     State(state): State<SharedState>,
     ApiJson(body): ApiJson<CreateRun>,

@@ -90,6 +90,7 @@ export const api = {
   exportUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/export`),
   eventsUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/events`),
   agents: () => request("GET", "agents"),
+  configSchema: () => request("GET", "config-schema"),
   move: (agent, position, seed) => request("POST", "move", { agent, position, seed }),
   position: (position, move) => request("POST", "position", { position, move }),
   start: (pits, seeds) => request("GET", `position/start?pits=${pits}&seeds=${seeds}`),

@@ -3,22 +3,17 @@
 // field their `field` names (e.g. `config.population`).
 
 import { api } from "./api.js";
-import {
-  FEATURE_SETS,
-  GROUPS,
-  PRESETS,
-  estimate,
-  presetDefaults,
-  setPath,
-} from "./config-schema.js";
+import { estimate, loadSchema, presetDefaults, setPath } from "./config-schema.js";
 import { flash, h } from "./util.js";
 
 export async function mount(view, { query }) {
+  const schema = await loadSchema();
+  const { presets: PRESETS, groups: GROUPS, feature_sets: FEATURE_SETS } = schema;
   const controls = new Map(); // key -> {get, set, wrap, error, touched}
   const formError = h("div.form-error", { hidden: true });
   let preset = query.get("preset") ?? "";
   if (!(preset in PRESETS)) preset = "";
-  let defaults = presetDefaults(preset);
+  let defaults = presetDefaults(schema, preset);
 
   const presetSelect = h(
     "select",
@@ -68,7 +63,7 @@ export async function mount(view, { query }) {
 
   presetSelect.addEventListener("change", () => {
     preset = presetSelect.value;
-    defaults = presetDefaults(preset);
+    defaults = presetDefaults(schema, preset);
     resetAll(false);
   });
   resetAll(true);
@@ -226,7 +221,7 @@ export async function mount(view, { query }) {
     }
     const { games, hours } = estimate(v);
     estimateBox.textContent = Number.isFinite(games)
-      ? `About ${Math.round(games).toLocaleString()} games a generation; rough cost ${hours < 0.1 ? "under 0.1" : hours.toFixed(1)} core-hours (the server refuses more than 48).`
+      ? `About ${Math.round(games).toLocaleString()} games a generation; rough cost ${hours < 0.1 ? "under 0.1" : hours.toFixed(1)} core-hours (the server refuses more than ${schema.max_core_hours}).`
       : "";
   }
 

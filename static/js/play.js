@@ -235,7 +235,8 @@ export async function mount(view, { query }) {
       const res = await api.move(spec, kpn, Number(seedInput.value) + ply);
       if (mine !== gameId || stopped) return false;
       busy = false;
-      const extra = res.nodes != null ? ` · ${res.nodes.toLocaleString()} nodes${res.value != null ? `, value ${res.value}` : ""}` : "";
+      const work = res.playouts ? `${res.playouts.toLocaleString()} playouts` : res.nodes != null ? `${res.nodes.toLocaleString()} nodes` : "";
+      const extra = [work, res.value_text].filter(Boolean).map((t) => ` · ${t}`).join("");
       record(side, res.move, res, picker.label(), extra);
       return true;
     } catch (e) {

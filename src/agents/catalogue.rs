@@ -1,0 +1,92 @@
+//! The agent catalogue: every kind of agent with its parameters, their defaults and their
+//! ranges under a [`Profile`], and the feature sets and weight presets a heuristic can name.
+//! The server serves it (`GET /api/agents`) and the dashboard builds its agent pickers from
+//! it, so no default or range is copied by hand.
+
+use serde_json::{json, Value};
+
+use super::limits::{Profile, MAX_MCTS_C};
+use super::mcts::{DEFAULT_C, DEFAULT_EPSILON};
+use crate::eval::FEATURE_SETS;
+
+fn param(name: &str, ty: &str, default: Value, min: Value, max: Value, help: &str) -> Value {
+    json!({"name": name, "type": ty, "default": default, "min": min, "max": max, "description": help})
+}
+
+/// The kinds of agent with their parameters, ranges read from `profile`'s limits.
+pub fn kinds(profile: Profile) -> Value {
+    let limits = profile.limits();
+    let depth = |d: u32| {
+        param(
+            "depth",
+            "integer",
+            json!(d),
+            json!(1),
+            json!(limits.max_depth),
+            "search depth in turns (an extra turn does not use depth)",
+        )
+    };
+    let time = param(
+        "time_ms",
+        "integer",
+        Value::Null,
+        json!(1),
+        json!(limits.max_time_ms),
+        "iterative deepening within this many milliseconds per move, up to depth",
+    );
+    let ties = json!({"name": "ties", "type": "string", "default": "random", "enum": ["random", "first"], "description": "how to choose among equally good moves"});
+    json!([
+        {"kind": "random", "description": "uniform over legal moves", "params": [], "examples": ["random"]},
+        {"kind": "greedy", "description": "the move, with chained extra turns, that puts most seeds in its store now", "params": [ties], "examples": ["greedy"]},
+        {"kind": "minimax", "description": "alpha-beta on the store difference", "params": [depth(4), time, ties], "examples": ["minimax:4", "minimax:8"]},
+        {"kind": "heuristic", "description": "alpha-beta on a weighted sum of evaluation features", "params": [
+            {"name": "features", "type": "string|array", "default": "hunter10", "enum": FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>(), "description": "a feature set or a list of feature names"},
+            {"name": "weights", "type": "string|array", "default": "published", "description": "a preset of the feature set or one number per feature"},
+            depth(4), time, ties,
+            {"name": "from_export", "type": "object", "default": null, "description": "an export document; plays as its evolved individual"}
+        ], "examples": ["heuristic:hunter10:published:4", "heuristic:abrams3:0.58,0.44,0.28:7"]},
+        {"kind": "pekar", "description": "Pekar et al.'s rule list", "params": [ties], "examples": ["pekar"]},
+        {"kind": "pekar-minimax", "description": "Pekar et al.'s modified minimax with cost function (4)", "params": [depth(4), ties], "examples": ["pekar-minimax:4"]},
+        {"kind": "perfect", "description": "exact play from the solver with few seeds left, a store-difference search above that", "params": [
+            param("max_seeds", "integer", json!(22), json!(0), json!(limits.max_perfect_seeds), "solve exactly with at most this many seeds in the pits"),
+            param("fallback_depth", "integer", json!(8), json!(1), json!(limits.max_depth), "search depth with more seeds than that"),
+            ties
+        ], "examples": ["perfect:16"]},
+        {"kind": "mcts", "description": "UCT Monte Carlo tree search with epsilon-greedy playouts; plays the most visited move", "params": [
+            param("iterations", "integer", json!(4000), json!(1), json!(limits.max_mcts_iterations), "playouts per move"),
+            param("c", "number", json!(DEFAULT_C), json!(0), json!(MAX_MCTS_C), "UCT exploration constant"),
+            param("epsilon", "number", json!(DEFAULT_EPSILON), json!(0), json!(1), "chance of a random playout move instead of the greedy one"),
+            time,
+            {"name": "reuse", "type": "boolean", "default": false, "description": "keep the subtree between moves"},
+            ties
+        ], "examples": ["mcts:4000", "mcts:1000"]},
+        {"kind": "a3c", "description": "the policy network trained by asynchronous advantage actor-critic (the embedded Kalah(6,4) model)", "params": [
+            {"name": "sample", "type": "boolean", "default": false, "description": "sample from the policy instead of playing its most likely move"},
+            ties
+        ], "examples": ["a3c"]}
+    ])
+}
+
+/// The feature sets and the published weight presets of each.
+pub fn presets() -> Value {
+    let feature_sets: Vec<Value> = FEATURE_SETS
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "features": s.features.iter().map(|f| f.name()).collect::<Vec<_>>(),
+                "source": s.source,
+            })
+        })
+        .collect();
+    let weights: Vec<Value> = FEATURE_SETS
+        .iter()
+        .flat_map(|s| {
+            s.presets.iter().map(move |(name, w)| {
+                json!({"feature_set": s.name, "name": name, "weights": w,
+                       "spec": format!("heuristic:{}:{}:4", s.name, name)})
+            })
+        })
+        .collect();
+    json!({"feature_sets": feature_sets, "weights": weights})
+}

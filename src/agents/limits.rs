@@ -1,0 +1,87 @@
+//! How far an agent may be pushed, by who asks. One table, three profiles:
+//!
+//! - [`Profile::Library`]: the command line and the library. Generous; a person at a terminal
+//!   can stop what they started.
+//! - [`Profile::Api`]: requests to a shared server, which holds the request open while it
+//!   searches and answers many clients; model and export files would be read from the
+//!   server's disk, so they are refused.
+//! - [`Profile::Ga`]: fitness opponents. Games must reproduce from the seed, so time budgets
+//!   (which make a game depend on the machine's speed) are refused, and depths are capped
+//!   because every opponent plays every individual every generation.
+//!
+//! [`super::AgentSpec::check`] applies a profile; the server's agent catalogue reads its
+//! ranges from the same table.
+
+use serde::Serialize;
+
+/// Who is asking for an agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    Library,
+    Api,
+    Ga,
+}
+
+/// The largest values an agent spec may ask for under one profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    pub profile: Profile,
+    /// Deepest alpha-beta search, in turns.
+    pub max_depth: u32,
+    /// Longest time budget per move in milliseconds; `None` when time budgets are refused.
+    pub max_time_ms: Option<u64>,
+    /// Most MCTS playouts per move.
+    pub max_mcts_iterations: u32,
+    /// Most seeds in the pits for the exact solver of a `perfect` agent: the solve's time
+    /// grows about fourfold with every two seeds.
+    pub max_perfect_seeds: u32,
+    /// Whether `a3c` may read a model file.
+    pub model_files: bool,
+}
+
+/// Largest UCT exploration constant.
+pub const MAX_MCTS_C: f64 = 100.0;
+
+impl Profile {
+    /// The profile's limits: the one table every check and the API's catalogue read.
+    pub const fn limits(self) -> Limits {
+        match self {
+            Profile::Library => Limits {
+                profile: self,
+                max_depth: 20,
+                max_time_ms: Some(60_000),
+                max_mcts_iterations: 1_000_000,
+                max_perfect_seeds: 32,
+                model_files: true,
+            },
+            Profile::Api => Limits {
+                profile: self,
+                max_depth: 10,
+                max_time_ms: Some(10_000),
+                // About a second a move.
+                max_mcts_iterations: 200_000,
+                // A cold exact solve with 22 seeds takes about a second; 32 can take minutes.
+                max_perfect_seeds: 22,
+                model_files: false,
+            },
+            Profile::Ga => Limits {
+                profile: self,
+                max_depth: 10,
+                max_time_ms: None,
+                max_mcts_iterations: 1_000_000,
+                max_perfect_seeds: 32,
+                model_files: true,
+            },
+        }
+    }
+
+    /// Words for messages: "" for the library, " through the API", " in a GA".
+    pub fn context(self) -> &'static str {
+        match self {
+            Profile::Library => "",
+            Profile::Api => " through the API",
+            Profile::Ga => " in a GA",
+        }
+    }
+}

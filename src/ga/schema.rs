@@ -1,0 +1,194 @@
+//! The GA config as a form: every field the dashboard's "new run" page offers, with its
+//! default, its range (read from the same constants [`GaConfig::validate`] checks against),
+//! and when it applies. Served as `GET /api/config-schema`, so the dashboard copies no default
+//! or limit by hand; the server's validation stays the authority on what a run accepts.
+
+use serde_json::{json, Map, Value};
+
+use super::config::{
+    GaConfig, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS, MAX_OPENING_PLIES,
+    MAX_OPPONENTS, MAX_POPULATION, PRESETS,
+};
+use crate::agents::spec::FeatureChoice;
+use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
+use crate::game::{MAX_PITS, MAX_SEEDS};
+
+/// A config flattened to dotted keys (`fitness.mode`), as the form names its fields. Arrays
+/// (opponents, weights) stay whole.
+fn flatten(prefix: &str, value: &Value, out: &mut Map<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let key = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&key, inner, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), other.clone());
+        }
+    }
+}
+
+fn flat(config: &GaConfig) -> Map<String, Value> {
+    let mut out = Map::new();
+    // A GaConfig is plain data; serialising it cannot fail.
+    let value = serde_json::to_value(config).unwrap_or(Value::Null);
+    flatten("", &value, &mut out);
+    out
+}
+
+/// What a preset changes from the defaults, as dotted keys.
+fn preset_overrides(defaults: &Map<String, Value>, preset: &GaConfig) -> Map<String, Value> {
+    flat(preset)
+        .into_iter()
+        .filter(|(key, value)| defaults.get(key) != Some(value))
+        .collect()
+}
+
+fn presets(defaults: &Map<String, Value>) -> Value {
+    let mut out = Map::new();
+    out.insert(
+        String::new(),
+        json!({"label": "none (defaults)", "overrides": {}}),
+    );
+    for &name in PRESETS {
+        // Every name in PRESETS is a preset.
+        let Ok(config) = GaConfig::preset(name) else {
+            continue;
+        };
+        let features = match &config.features {
+            FeatureChoice::Set(set) => set.clone(),
+            FeatureChoice::List(list) => format!("{} features", list.len()),
+        };
+        let label = format!(
+            "{name}: population {}, depth {}, {} generations, {features}",
+            config.population, config.depth, config.generations
+        );
+        out.insert(
+            name.to_string(),
+            json!({"label": label, "overrides": preset_overrides(defaults, &config)}),
+        );
+    }
+    Value::Object(out)
+}
+
+/// Field kinds: int | real | select | bool | features | weights | opponents. `optional`
+/// fields may be left empty. `show_if` names another field and the value(s) it must (or must
+/// not) have for this one to apply.
+fn groups() -> Value {
+    let w = MAX_WEIGHT;
+    json!([
+        {"title": "Population and length", "fields": [
+            {"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."},
+            {"key": "population", "kind": "int", "min": 2, "max": MAX_POPULATION, "range": format!("2 to {MAX_POPULATION}")},
+            {"key": "generations", "kind": "int", "min": 1, "max": MAX_GENERATIONS, "range": format!("1 to {MAX_GENERATIONS}")},
+            {"key": "elite", "kind": "int", "min": 0, "range": "0 to population − 1", "help": "The best individuals passed on unchanged."},
+            {"key": "stagnation", "kind": "int", "min": 1, "max": MAX_GENERATIONS, "optional": true, "range": format!("1 to {MAX_GENERATIONS}, or empty"), "help": "Stop after this many generations without a better hall of fame."},
+            {"key": "target_fitness", "kind": "real", "min": 0, "max": 1, "step": 0.01, "optional": true, "range": "0 to 1, or empty", "help": "Stop once a generation's best reaches this."}
+        ]},
+        {"title": "Players", "fields": [
+            {"key": "features", "kind": "features", "range": "a named set, or names joined by +", "help": "The evaluation features whose weights are evolved."},
+            {"key": "depth", "kind": "int", "min": 1, "max": MAX_DEPTH, "range": format!("1 to {MAX_DEPTH}"), "help": "Search depth of every individual, in turns."},
+            {"key": "bounds.min", "kind": "real", "min": -w, "max": w, "step": 0.1, "range": format!("−{w} to {w}, below max")},
+            {"key": "bounds.max", "kind": "real", "min": -w, "max": w, "step": 0.1, "range": format!("−{w} to {w}, above min")}
+        ]},
+        {"title": "First generation", "fields": [
+            {"key": "init.kind", "kind": "select", "options": ["uniform", "around"], "range": "uniform or around"},
+            {"key": "init.weights", "kind": "weights", "range": "a preset name (published) or numbers", "help": "Centre for \"around\"; one number per feature, comma-separated.", "show_if": {"key": "init.kind", "is": ["around"]}},
+            {"key": "init.sigma", "kind": "real", "min": 0, "step": 0.01, "range": "0 to bounds width", "show_if": {"key": "init.kind", "is": ["around"]}}
+        ]},
+        {"title": "Breeding", "fields": [
+            {"key": "selection.kind", "kind": "select", "options": ["roulette", "tournament", "rank", "sus"], "range": "roulette, tournament, rank, sus"},
+            {"key": "selection.k", "kind": "int", "min": 1, "range": "1 to population", "show_if": {"key": "selection.kind", "is": ["tournament"]}},
+            {"key": "crossover.kind", "kind": "select", "options": ["average-hybrid", "average", "hybrid", "uniform", "blend"], "range": "average-hybrid, average, hybrid, uniform, blend"},
+            {"key": "crossover.alpha", "kind": "real", "min": 0, "max": 2, "step": 0.05, "range": "0 to 2", "show_if": {"key": "crossover.kind", "is": ["blend"]}},
+            {"key": "mutation.rate", "kind": "real", "min": 0, "max": 1, "step": 0.01, "range": "0 to 1", "help": "Probability that a gene of a child mutates."},
+            {"key": "mutation.sigma", "kind": "real", "min": 0, "step": 0.005, "range": "0 to bounds width"}
+        ]},
+        {"title": "Fitness", "fields": [
+            {"key": "fitness.mode", "kind": "select", "options": ["round-robin", "opponents", "mixed"], "range": "round-robin, opponents, mixed"},
+            {"key": "fitness.games_per_pair", "kind": "int", "min": 2, "max": MAX_GAMES_PER_PAIR, "step": 2, "range": format!("even, 2 to {MAX_GAMES_PER_PAIR}")},
+            {"key": "fitness.self_play", "kind": "bool", "range": "", "help": "Also count games against itself (Hunter)."},
+            {"key": "fitness.opponents", "kind": "opponents", "max": MAX_OPPONENTS, "range": format!("up to {MAX_OPPONENTS} agent specs, one a line"), "help": "Such as minimax:4 or pekar.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
+            {"key": "fitness.mixed_weight", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "show_if": {"key": "fitness.mode", "is": ["mixed"]}},
+            {"key": "fitness.opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings shared by both games of a pair."}
+        ]},
+        {"title": "Board and rules", "fields": [
+            {"key": "board.pits", "kind": "int", "min": 1, "max": MAX_PITS, "range": format!("1 to {MAX_PITS}")},
+            {"key": "board.seeds", "kind": "int", "min": 1, "range": format!("1 or more ({MAX_SEEDS} seeds at most)")},
+            {"key": "rules", "kind": "select", "options": ["standard", "empty-capture"], "range": "standard or empty-capture"}
+        ]}
+    ])
+}
+
+/// The whole schema: defaults, presets, field groups, feature sets and the cost limit.
+pub fn config_schema() -> Value {
+    let mut defaults = flat(&GaConfig::default());
+    let groups = groups();
+    // Unset optional fields are left out of a serialised config; the form still needs a
+    // starting value for them: empty text for weights, null for the rest.
+    for field in groups
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["fields"].as_array().cloned().unwrap_or_default())
+    {
+        if let Some(key) = field["key"].as_str() {
+            let empty = if field["kind"] == "weights" {
+                json!("")
+            } else {
+                Value::Null
+            };
+            defaults.entry(key).or_insert(empty);
+        }
+    }
+    json!({
+        "presets": presets(&defaults),
+        "defaults": defaults,
+        "groups": groups,
+        "feature_sets": FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>(),
+        "max_core_hours": MAX_CORE_HOURS,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_of_the_form_has_a_default_and_presets_change_only_known_fields() {
+        let schema = config_schema();
+        let defaults = schema["defaults"].as_object().expect("defaults");
+        for group in schema["groups"].as_array().expect("groups") {
+            for field in group["fields"].as_array().expect("fields") {
+                let key = field["key"].as_str().expect("a key");
+                assert!(defaults.contains_key(key), "no default for {key}");
+                if let Some(other) = field["show_if"]["key"].as_str() {
+                    assert!(defaults.contains_key(other), "{key} depends on {other}");
+                }
+            }
+        }
+        let hunter = &schema["presets"]["hunter"]["overrides"];
+        assert_eq!(hunter["population"], 50);
+        assert_eq!(hunter["fitness.self_play"], true);
+        assert!(hunter
+            .as_object()
+            .expect("overrides")
+            .keys()
+            .all(|k| defaults.contains_key(k)));
+    }
+
+    #[test]
+    fn ranges_are_the_validators() {
+        let over = GaConfig::from_json_value(&json!({ "population": MAX_POPULATION + 1 }));
+        assert!(over.is_err());
+        let at = GaConfig::from_json_value(
+            &json!({ "population": MAX_POPULATION, "generations": 1, "depth": 1 }),
+        );
+        assert!(at.is_ok(), "{at:?}");
+    }
+}

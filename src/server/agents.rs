@@ -1,0 +1,123 @@
+//! The agent catalogue, and agents named in requests: spec strings, JSON specs and runs of
+//! this server, checked against the API's limits.
+
+use axum::extract::State;
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::error::{ApiError, ApiResult};
+use super::SharedState;
+use crate::agents::{catalogue, AgentSpec, Profile};
+use crate::ga::{ExportDocument, PRESETS};
+use crate::store::RunStatus;
+
+/// Resolves an agent given in a request (a spec string or JSON) for the request field
+/// `field`, with the API's limits. Export files on the server's disk are refused; runs
+/// (`{"kind":"run","id":...}` or `run:ID`) and inline documents (`from_export`) are not.
+pub async fn resolve_agent(
+    state: &SharedState,
+    field: &str,
+    value: &Value,
+) -> ApiResult<AgentSpec> {
+    let run_id = match value {
+        Value::String(s) => s.trim().strip_prefix("run:").map(str::to_string),
+        Value::Object(map) if map.get("kind").and_then(Value::as_str) == Some("run") => Some(
+            map.get("id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    ApiError::invalid(&format!("{field}.id"), "a run agent needs the run's id")
+                })?
+                .to_string(),
+        ),
+        _ => None,
+    };
+    let refers_to_file = match value {
+        Value::String(s) => s.trim().starts_with("export:"),
+        Value::Object(map) => map.get("kind").and_then(Value::as_str) == Some("export"),
+        _ => false,
+    };
+    if refers_to_file {
+        return Err(ApiError::invalid(
+            field,
+            "export files are not read through the API: use {\"kind\":\"run\",\"id\":...} or {\"kind\":\"heuristic\",\"from_export\":<document>}",
+        ));
+    }
+    let spec = match run_id {
+        Some(id) => run_agent(state, field, &id).await?,
+        None => match value {
+            Value::String(_) | Value::Object(_) => {
+                AgentSpec::from_json_for(value, Profile::Api)
+                    .map_err(|e| ApiError::from_spec(field, &e))?
+            }
+            _ => {
+                return Err(ApiError::invalid(
+                    field,
+                    "expected an agent spec: a string such as \"minimax:4\" or an object such as {\"kind\":\"minimax\",\"depth\":4}",
+                ))
+            }
+        },
+    };
+    spec.check(Profile::Api)
+        .map_err(|e| ApiError::from_spec(field, &e))?;
+    Ok(spec)
+}
+
+/// The player a run exports, from its last written generation.
+async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<AgentSpec> {
+    let unknown = || ApiError::invalid(&format!("{field}.id"), format!("no run {id:?}"));
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(unknown());
+    }
+    let run = state.store.get_run(id).await?.ok_or_else(unknown)?;
+    let last = state.store.last_record(id).await?.ok_or_else(|| {
+        ApiError::invalid(
+            &format!("{field}.id"),
+            format!("run {id} has no generation yet"),
+        )
+    })?;
+    let champion = ExportDocument::champion(&run.config, &last);
+    let doc = ExportDocument::from_summaries(&run.config, Vec::new(), &champion)
+        .map_err(ApiError::internal)?;
+    Ok(doc.agent_spec())
+}
+
+/// The agent catalogue under the API's limits, GA presets, and one agent per run of this
+/// server that has a generation.
+pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+    let mut kinds = catalogue::kinds(Profile::Api);
+    if let Some(list) = kinds.as_array_mut() {
+        list.push(json!(
+{"kind": "run", "description": "the evolved player of a run of this server (its export's agent)", "params": [
+            {"name": "id", "type": "string", "default": null, "description": "the run's id"}
+        ], "examples": ["run:<id>"]}
+        ));
+    }
+    let mut presets = catalogue::presets();
+    presets["ga"] = json!(PRESETS);
+    let mut exports = Vec::new();
+    for run in state.store.list_runs().await? {
+        if run.generations_done == 0 {
+            continue;
+        }
+        let label = format!(
+            "{} ({}, generation {}, fitness {:.3})",
+            run.name
+                .clone()
+                .unwrap_or_else(|| format!("run {}", &run.id[..8.min(run.id.len())])),
+            run.status.as_str(),
+            run.generations_done.saturating_sub(1),
+            run.best_fitness.unwrap_or(0.0)
+        );
+        exports.push(json!({
+            "run_id": run.id,
+            "spec": {"kind": "run", "id": run.id},
+            "label": label,
+            "finished": run.status == RunStatus::Finished,
+        }));
+    }
+    Ok(Json(json!({
+        "agents": kinds,
+        "presets": presets,
+        "exports": exports,
+    })))
+}

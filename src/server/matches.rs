@@ -1,0 +1,158 @@
+//! Matches over HTTP: two agents, colour-swapped pairs of games, played while the request
+//! waits.
+
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::agents::resolve_agent;
+use super::error::{ApiError, ApiJson, ApiResult};
+use super::moves::parse_rules;
+use super::{compute, SharedState};
+use crate::agents::AgentSpec;
+use crate::game::Position;
+use crate::matches::sprt::{play_sprt, Sprt, SprtError};
+use crate::matches::{Setup, MAX_OPENING_PLIES};
+
+/// Most games in one `/api/matches` request.
+pub const MAX_MATCH_GAMES: u32 = 200;
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct BoardBody {
+    pits: usize,
+    seeds: u32,
+}
+
+/// Games of a match that names no number.
+const DEFAULT_MATCH_GAMES: u32 = 10;
+/// Most pairs one SPRT request may play.
+pub const MAX_SPRT_PAIRS: u64 = 2000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchRequest {
+    south: Value,
+    north: Value,
+    /// Games in all; not with `sprt`, which decides how many it needs.
+    #[serde(default)]
+    games: Option<u32>,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default)]
+    opening_plies: u32,
+    #[serde(default)]
+    board: Option<BoardBody>,
+    #[serde(default)]
+    rules: Option<String>,
+    /// Keep `south` South in every game instead of colour-swapped pairs.
+    #[serde(default)]
+    fixed_colours: bool,
+    /// Play pairs until a sequential test decides: `"0,10"` or `{"elo0": 0, "elo1": 10,
+    /// "alpha": 0.05, "beta": 0.05}`.
+    #[serde(default)]
+    sprt: Option<Value>,
+    /// With `sprt`: the most pairs to play before stopping inconclusive.
+    #[serde(default)]
+    max_pairs: Option<u64>,
+}
+
+pub fn setup_of(
+    board: Option<BoardBody>,
+    rules: Option<&str>,
+    opening_plies: u32,
+    seed: u64,
+) -> ApiResult<Setup> {
+    if opening_plies > MAX_OPENING_PLIES {
+        return Err(ApiError::invalid(
+            "opening_plies",
+            format!("must be 0 to {MAX_OPENING_PLIES}, got {opening_plies}"),
+        ));
+    }
+    let board = board.unwrap_or(BoardBody { pits: 6, seeds: 4 });
+    Position::start(board.pits, board.seeds).map_err(|e| ApiError::from_game("board", &e))?;
+    Ok(Setup {
+        pits: board.pits,
+        seeds: board.seeds,
+        rules: parse_rules("rules", rules)?,
+        opening_plies,
+        seed,
+    })
+}
+
+pub async fn play_match(
+    State(state): State<SharedState>,
+    ApiJson(req): ApiJson<MatchRequest>,
+) -> ApiResult<Json<Value>> {
+    let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;
+    let a = resolve_agent(&state, "south", &req.south).await?;
+    let b = resolve_agent(&state, "north", &req.north).await?;
+    if let Some(sprt) = &req.sprt {
+        return play_sprt_match(&state, &req, sprt, a, b, setup).await;
+    }
+    if req.max_pairs.is_some() {
+        return Err(ApiError::invalid("max_pairs", "only with sprt"));
+    }
+    let games = req.games.unwrap_or(DEFAULT_MATCH_GAMES);
+    if games == 0 || games > MAX_MATCH_GAMES {
+        return Err(ApiError::invalid(
+            "games",
+            format!("must be 1 to {MAX_MATCH_GAMES}, got {games}"),
+        ));
+    }
+    let swap = !req.fixed_colours;
+    let report = compute(&state, move || {
+        crate::matches::play_match(&a, &b, games, &setup, swap, true)
+    })
+    .await?
+    .map_err(|e| ApiError::from_match(&e))?;
+    let game_list = serde_json::to_value(&report.game_list).map_err(ApiError::internal)?;
+    let score = report.a_score.score;
+    let mut summary = serde_json::to_value(&report).map_err(ApiError::internal)?;
+    if let Some(map) = summary.as_object_mut() {
+        map.remove("game_list");
+    }
+    Ok(Json(
+        json!({"games": game_list, "score": score, "summary": summary}),
+    ))
+}
+
+/// The SPRT form of a match: the report of [`play_sprt`] (counts, LLR, bounds, verdict, Elo).
+async fn play_sprt_match(
+    state: &SharedState,
+    req: &MatchRequest,
+    sprt: &Value,
+    a: AgentSpec,
+    b: AgentSpec,
+    setup: Setup,
+) -> ApiResult<Json<Value>> {
+    if req.games.is_some() || req.fixed_colours {
+        return Err(ApiError::invalid(
+            "sprt",
+            "an SPRT plays colour-swapped pairs until it decides: give max_pairs, not games or fixed_colours",
+        ));
+    }
+    let sprt = match sprt {
+        Value::String(text) => Sprt::parse(text),
+        other => serde_json::from_value::<Sprt>(other.clone())
+            .map_err(|e| SprtError(e.to_string()))
+            .and_then(|s| s.validate().map(|()| s)),
+    }
+    .map_err(|e| ApiError::invalid("sprt", e))?;
+    let max_pairs = req.max_pairs.unwrap_or(MAX_SPRT_PAIRS / 2);
+    if max_pairs == 0 || max_pairs > MAX_SPRT_PAIRS {
+        return Err(ApiError::invalid(
+            "max_pairs",
+            format!("must be 1 to {MAX_SPRT_PAIRS}, got {max_pairs}"),
+        ));
+    }
+    let report = compute(state, move || {
+        play_sprt(&a, &b, &setup, sprt, max_pairs, |_| {})
+    })
+    .await?
+    .map_err(|e| ApiError::from_match(&e))?;
+    Ok(Json(
+        serde_json::to_value(&report).map_err(ApiError::internal)?,
+    ))
+}

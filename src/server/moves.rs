@@ -1,0 +1,149 @@
+//! Positions and moves over HTTP: the start position, a human's move, an agent's move.
+
+use std::time::Instant;
+
+use axum::extract::{Query, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::agents::resolve_agent;
+use super::error::{ApiError, ApiJson, ApiResult};
+use super::{compute, SharedState};
+use crate::agents::rng_from_seed;
+use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
+
+pub fn parse_rules(field: &str, rules: Option<&str>) -> ApiResult<Rules> {
+    match rules {
+        None => Ok(Rules::Standard),
+        Some(r) => r.parse().map_err(|e| ApiError::invalid(field, e)),
+    }
+}
+
+fn parse_position(field: &str, text: &str) -> ApiResult<Position> {
+    parse_kpn(text).map_err(|e| ApiError::from_game(field, &e))
+}
+
+fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::South => "south",
+        Side::North => "north",
+    }
+}
+
+/// What a client shows of a position.
+fn position_view(pos: &Position) -> Value {
+    json!({
+        "position": to_kpn(pos),
+        "legal_moves": pos.legal_moves().to_vec(),
+        "to_move": side_name(pos.side_to_move()),
+        "stores": [pos.store(Side::South), pos.store(Side::North)],
+        "game_over": pos.is_game_over(),
+        "pits": pos.pits(),
+    })
+}
+
+/// Plays `mv` and describes the outcome and the position after it.
+fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<Value> {
+    let mut after = *pos;
+    let outcome = after
+        .play(mv, rules)
+        .map_err(|e| ApiError::invalid("move", e))?;
+    let mut view = position_view(&after);
+    let map = view.as_object_mut().expect("an object");
+    map.insert("position_after".into(), json!(to_kpn(&after)));
+    map.insert("extra_turn".into(), json!(outcome.extra_turn));
+    map.insert("capture".into(), json!(outcome.captured));
+    map.insert(
+        "game_over".into(),
+        json!(outcome.game_over || after.is_game_over()),
+    );
+    map.insert("move".into(), json!(mv));
+    Ok(view)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveRequest {
+    agent: Value,
+    position: String,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default)]
+    rules: Option<String>,
+}
+
+pub async fn best_move(
+    State(state): State<SharedState>,
+    ApiJson(req): ApiJson<MoveRequest>,
+) -> ApiResult<Json<Value>> {
+    let rules = parse_rules("rules", req.rules.as_deref())?;
+    let pos = parse_position("position", &req.position)?;
+    if pos.is_game_over() {
+        return Err(ApiError::invalid(
+            "position",
+            "the game is over: there is no move to make",
+        ));
+    }
+    let spec = resolve_agent(&state, "agent", &req.agent).await?;
+    let mut agent = spec
+        .build(rules)
+        .map_err(|e| ApiError::from_spec("agent", &e))?;
+    let seed = req.seed;
+    let started = Instant::now();
+    let decision = compute(&state, move || {
+        let mut rng = rng_from_seed(seed);
+        agent.choose(&pos, &mut rng)
+    })
+    .await?;
+    let mut view = play_view(&pos, decision.mv, rules)?;
+    let map = view.as_object_mut().expect("an object");
+    map.insert("nodes".into(), json!(decision.nodes));
+    map.insert("playouts".into(), json!(decision.playouts));
+    map.insert("value".into(), json!(decision.value));
+    map.insert(
+        "value_text".into(),
+        json!(decision.value.map(|v| v.describe())),
+    );
+    map.insert("agent".into(), json!(spec.to_string()));
+    map.insert("ms".into(), json!(started.elapsed().as_secs_f64() * 1e3));
+    Ok(Json(view))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PositionMove {
+    position: String,
+    #[serde(rename = "move")]
+    mv: usize,
+    #[serde(default)]
+    rules: Option<String>,
+}
+
+pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<Value>> {
+    let rules = parse_rules("rules", req.rules.as_deref())?;
+    let pos = parse_position("position", &req.position)?;
+    Ok(Json(play_view(&pos, req.mv, rules)?))
+}
+
+#[derive(Deserialize)]
+pub struct StartQuery {
+    pits: Option<String>,
+    seeds: Option<String>,
+}
+
+fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32> {
+    match value {
+        None | Some("") => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| ApiError::invalid(field, format!("must be a whole number, got {v:?}"))),
+    }
+}
+
+pub async fn position_start(Query(q): Query<StartQuery>) -> ApiResult<Json<Value>> {
+    let pits = query_number("pits", q.pits.as_deref(), 6)?;
+    let seeds = query_number("seeds", q.seeds.as_deref(), 4)?;
+    let pos = Position::start(pits as usize, seeds).map_err(|e| ApiError::from_game("pits", &e))?;
+    Ok(Json(position_view(&pos)))
+}

@@ -1,0 +1,205 @@
+//! Round-robin tournaments over HTTP: started by one request, played in the background,
+//! read by id while they run.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::agents::resolve_agent;
+use super::error::{ApiError, ApiJson, ApiResult};
+use super::matches::{setup_of, BoardBody};
+use super::{compute, SharedState};
+use crate::matches::{play_tournament, Tally, TournamentConfig, TournamentReport};
+
+/// Most games per pairing in a tournament.
+pub const MAX_TOURNAMENT_GAMES: u32 = 100;
+/// Most agents in a tournament.
+pub const MAX_TOURNAMENT_AGENTS: usize = 8;
+/// Tournaments kept in memory.
+const KEEP_TOURNAMENTS: usize = 100;
+
+/// A tournament started through the API, kept in memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct TournamentState {
+    pub id: String,
+    pub status: &'static str,
+    pub agents: Vec<String>,
+    pub table: Vec<Vec<Option<Value>>>,
+    pub scores: Vec<Value>,
+    pub progress: f64,
+    pub games_per_pairing: u32,
+    pub error: Option<String>,
+    pub created_at: String,
+    #[serde(skip)]
+    pub order: u64,
+}
+
+fn default_tournament_games() -> u32 {
+    20
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentRequest {
+    agents: Vec<Value>,
+    #[serde(default = "default_tournament_games")]
+    games: u32,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default)]
+    opening_plies: u32,
+    #[serde(default)]
+    self_play: bool,
+    #[serde(default)]
+    board: Option<BoardBody>,
+    #[serde(default)]
+    rules: Option<String>,
+}
+
+/// Starts a tournament in the background and answers its id at once (202).
+pub async fn start(
+    State(state): State<SharedState>,
+    ApiJson(req): ApiJson<TournamentRequest>,
+) -> ApiResult<Response> {
+    let config = tournament_config(&state, &req).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    register(&state, &id, &config)?;
+    let task_state = state.clone();
+    let task_id = id.clone();
+    tokio::spawn(async move {
+        let result = compute(&task_state, move || play_tournament(&config)).await;
+        let Ok(mut map) = task_state.tournaments.lock() else {
+            return;
+        };
+        if let Some(t) = map.get_mut(&task_id) {
+            match result {
+                Ok(Ok(report)) => t.finish(&report),
+                Ok(Err(e)) => t.fail(e.to_string()),
+                Err(e) => t.fail(e.message),
+            }
+        }
+    });
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"id": id, "status": "running"})),
+    )
+        .into_response())
+}
+
+/// The request checked field by field, its agents resolved under the API's limits.
+async fn tournament_config(
+    state: &SharedState,
+    req: &TournamentRequest,
+) -> ApiResult<TournamentConfig> {
+    let n = req.agents.len();
+    if !(2..=MAX_TOURNAMENT_AGENTS).contains(&n) {
+        return Err(ApiError::invalid(
+            "agents",
+            format!("must list 2 to {MAX_TOURNAMENT_AGENTS} agents, got {n}"),
+        ));
+    }
+    if req.games == 0 || req.games > MAX_TOURNAMENT_GAMES {
+        return Err(ApiError::invalid(
+            "games",
+            format!("must be 1 to {MAX_TOURNAMENT_GAMES}, got {}", req.games),
+        ));
+    }
+    let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;
+    let mut specs = Vec::with_capacity(n);
+    for (i, v) in req.agents.iter().enumerate() {
+        specs.push(resolve_agent(state, &format!("agents[{i}]"), v).await?);
+    }
+    Ok(TournamentConfig {
+        agents: specs,
+        games: req.games,
+        self_play: req.self_play,
+        setup,
+    })
+}
+
+/// Records a new running tournament, forgetting the oldest finished ones beyond
+/// [`KEEP_TOURNAMENTS`]; refuses (429) when all those kept are still running.
+fn register(state: &SharedState, id: &str, config: &TournamentConfig) -> ApiResult<()> {
+    let mut map = state.tournaments.lock().map_err(ApiError::internal)?;
+    let order = map.values().map(|t| t.order).max().unwrap_or(0) + 1;
+    while map.len() >= KEEP_TOURNAMENTS {
+        let oldest = map
+            .values()
+            .filter(|t| t.status != "running")
+            .min_by_key(|t| t.order)
+            .map(|t| t.id.clone());
+        let Some(old) = oldest else {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                None,
+                "too many tournaments are running",
+            ));
+        };
+        map.remove(&old);
+    }
+    let entry = TournamentState {
+        id: id.to_string(),
+        status: "running",
+        agents: config.agents.iter().map(|s| s.to_string()).collect(),
+        table: Vec::new(),
+        scores: Vec::new(),
+        progress: 0.0,
+        games_per_pairing: config.games,
+        error: None,
+        created_at: crate::store::now_rfc3339(),
+        order,
+    };
+    map.insert(id.to_string(), entry);
+    Ok(())
+}
+
+impl TournamentState {
+    fn finish(&mut self, report: &TournamentReport) {
+        self.status = "finished";
+        self.progress = 1.0;
+        self.table = report
+            .first
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|cell| cell.as_ref().map(cell_json))
+                    .collect()
+            })
+            .collect();
+        self.scores = report
+            .scores
+            .iter()
+            .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
+            .collect();
+    }
+
+    fn fail(&mut self, error: String) {
+        self.status = "failed";
+        self.error = Some(error);
+    }
+}
+
+/// One cell of the cross-table: the row agent moving first against the column agent.
+fn cell_json(tally: &Tally) -> Value {
+    let score = (tally.wins as f64 + 0.5 * tally.draws as f64) / tally.games().max(1) as f64;
+    json!({
+        "first_player_score": score,
+        "win_rate": tally.win_rate(),
+        "games": tally.games(),
+        "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
+    })
+}
+
+pub async fn show(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let map = state.tournaments.lock().map_err(ApiError::internal)?;
+    let t = map
+        .get(&id)
+        .ok_or_else(|| ApiError::not_found(format!("no tournament {id:?}")))?;
+    Ok(Json(serde_json::to_value(t).map_err(ApiError::internal)?))
+}

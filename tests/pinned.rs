@@ -1,0 +1,108 @@
+//! Pinned results: fingerprints of what matches, tournaments, GA fitness, A3C evaluation and
+//! bench games produce today. The architecture pass moved all of them onto one pairing engine;
+//! committed configs, exports and the figures in docs/ stay true only while each caller's games
+//! stay exactly the same, move for move. A change here means every published figure must be
+//! re-measured, so update these numbers only on purpose, and say so in the commit.
+
+use kalah_tuner::agents::a3c::load_model;
+use kalah_tuner::agents::AgentSpec;
+use kalah_tuner::ga::{Evolution, GaConfig};
+use kalah_tuner::game::Rules;
+use kalah_tuner::matches::{play_match, play_tournament, Setup, TournamentConfig};
+use serde_json::json;
+
+/// FNV-1a: a digest that is the same on every platform and Rust release.
+fn fingerprint(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn spec(text: &str) -> AgentSpec {
+    AgentSpec::parse(text).expect("a valid spec")
+}
+
+#[test]
+fn match_games_are_pinned() {
+    let setup = Setup {
+        seed: 5,
+        opening_plies: 3,
+        ..Setup::default()
+    };
+    let report = play_match(
+        &spec("minimax:2"),
+        &spec("heuristic:hunter10:published:2"),
+        8,
+        &setup,
+        true,
+        true,
+    )
+    .expect("the match plays");
+    let games = serde_json::to_string(&report.game_list).expect("serialises");
+    assert_eq!(fingerprint(&games), 7716634412457838182, "{games}");
+}
+
+#[test]
+fn tournament_games_are_pinned() {
+    let config = TournamentConfig {
+        agents: vec![
+            spec("random"),
+            spec("greedy"),
+            spec("minimax:2"),
+            spec("mcts:50"),
+        ],
+        games: 4,
+        self_play: true,
+        setup: Setup {
+            seed: 9,
+            opening_plies: 2,
+            ..Setup::default()
+        },
+    };
+    let report = play_tournament(&config).expect("the tournament plays");
+    let text = serde_json::to_string(&report).expect("serialises");
+    assert_eq!(fingerprint(&text), 1441058650635533794, "{text}");
+}
+
+fn fitness_fingerprint(overrides: serde_json::Value) -> (u64, String) {
+    let config = GaConfig::default()
+        .with_overrides(&overrides)
+        .expect("a valid config");
+    let records = Evolution::new(config).expect("starts").run(|_| {});
+    let fitness: Vec<Vec<f64>> = records
+        .iter()
+        .map(|r| r.individuals.iter().map(|i| i.fitness).collect())
+        .collect();
+    let text = serde_json::to_string(&fitness).expect("serialises");
+    (fingerprint(&text), text)
+}
+
+#[test]
+fn ga_fitness_is_pinned() {
+    let round_robin = fitness_fingerprint(json!({
+        "population": 6, "generations": 2, "depth": 2, "seed": 11,
+        "fitness": {"games_per_pair": 2, "opening_plies": 2}
+    }));
+    assert_eq!(round_robin.0, 12363800424866166725, "{}", round_robin.1);
+    let mixed = fitness_fingerprint(json!({
+        "population": 4, "generations": 2, "depth": 2, "seed": 12,
+        "fitness": {"mode": "mixed", "games_per_pair": 4, "opening_plies": 3,
+                    "opponents": ["minimax:2", "greedy", "mcts:30"]}
+    }));
+    assert_eq!(mixed.0, 17476400094549354100, "{}", mixed.1);
+    let common = fitness_fingerprint(json!({
+        "population": 4, "generations": 2, "depth": 2, "seed": 13,
+        "fitness": {"mode": "opponents", "games_per_pair": 2, "opening_plies": 4,
+                    "common_openings": true, "opponents": ["heuristic:hunter10:published:2", "pekar"]}
+    }));
+    assert_eq!(common.0, 11150913198507208338, "{}", common.1);
+}
+
+#[test]
+fn a3c_evaluation_is_pinned() {
+    let net = load_model(None).expect("the embedded model");
+    let evaluation =
+        kalah_tuner::rl::a3c::evaluate(&net, Rules::Standard, 10, 21).expect("evaluates");
+    let text = serde_json::to_string(&evaluation).expect("serialises");
+    assert_eq!(fingerprint(&text), 6917144810508075305, "{text}");
+}
