@@ -3,6 +3,7 @@
 //! so the whole file runs in seconds in release.
 
 use kalah_tuner::agents::AgentSpec;
+use kalah_tuner::ga::benchmark::beats;
 use kalah_tuner::ga::{
     ConfigError, Evolution, ExportDocument, GaConfig, GenerationRecord, SelectionKind, StopReason,
 };
@@ -370,10 +371,14 @@ fn presets_and_overrides() {
 
 #[test]
 fn export_round_trips_and_its_agent_plays() {
-    let config = small_abrams();
+    // Without a benchmark panel (with one, the panel's champion is exported: see
+    // the_champion_comes_from_the_panel_and_is_what_the_export_plays).
+    let config = small_abrams()
+        .with_overrides(&json!({"benchmark": {"panel": []}}))
+        .unwrap();
     let records = run_all(&config);
     let doc = ExportDocument::from_run(&config, &records).unwrap();
-    // Round-robin fitness is relative: the export is the last generation's champion.
+    // Round-robin fitness is relative: the export is the last generation's best.
     let last = records.last().unwrap();
     let best = ExportDocument::champion(&config, last);
     assert_eq!(best.weights, last.best().weights);
@@ -457,4 +462,58 @@ fn committed_evolved_weights_come_from_the_committed_config() {
     };
     let report = play_match(&spec, &AgentSpec::Random, 20, &setup, true, false).unwrap();
     assert!(report.a_total.wins >= 18, "{:?}", report.a_total);
+}
+
+/// The champion is chosen by the benchmark panel and changes only when a challenger wins the
+/// paired test; the export (and so `run:ID` and the dashboard, which read the same function)
+/// hands out exactly that player.
+#[test]
+fn the_champion_comes_from_the_panel_and_is_what_the_export_plays() {
+    let config = small_abrams()
+        .with_overrides(&json!({"generations": 4, "benchmark": {"pairs": 6}}))
+        .unwrap();
+    let records = run_all(&config);
+    assert!(records.iter().all(|r| r.benchmark.is_some()));
+    let mut current = records[0]
+        .champion
+        .clone()
+        .expect("a champion from generation 0");
+    assert_eq!(current.generation, 0);
+    for r in &records[1..] {
+        let c = r.champion.as_ref().expect("a champion");
+        if c != &current {
+            assert!(
+                beats(&c.panel, &current.panel),
+                "generation {}",
+                r.generation
+            );
+            assert!(r.benchmark.as_ref().unwrap().new_champion);
+            current = c.clone();
+        }
+    }
+    let doc = ExportDocument::from_run(&config, &records).unwrap();
+    assert_eq!(doc.weights, current.weights);
+    assert_eq!(doc.generation, current.generation);
+    // One result per panel pair, and a score against each panel agent.
+    let leader = &records[0].benchmark.as_ref().unwrap().leaders[0];
+    assert_eq!(leader.pair_points.len(), 4 * 6);
+    assert_eq!(leader.per_agent.len(), 4);
+    // Off, there is no panel and no champion; the export falls back to fitness.
+    let off = config
+        .with_overrides(&json!({"benchmark": {"panel": []}}))
+        .unwrap();
+    let records = run_all(&off);
+    assert!(records
+        .iter()
+        .all(|r| r.benchmark.is_none() && r.champion.is_none()));
+}
+
+#[test]
+fn the_panel_costs_at_most_a_fifth_of_a_preset_generation() {
+    for name in ["abrams", "hunter"] {
+        let config = GaConfig::preset(name).unwrap();
+        let share = config.benchmark_games_per_generation() / config.games_per_generation() as f64;
+        assert!(share <= 0.2, "{name}: {share}");
+        assert!(config.benchmark.is_on());
+    }
 }

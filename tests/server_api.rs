@@ -45,6 +45,28 @@ async fn lifecycle(api: &Api, backend: &str) {
     let (_, records, reference) = reference_run(&run["config"]);
     check_records(api, &id, &records).await;
     assert_eq!(export(api, &id).await, reference);
+    // The champion, the export, the run's best weights and run:ID are one player.
+    let (_, last) = api.get(&format!("/api/runs/{id}/generations/4")).await;
+    let (_, row) = api.get(&format!("/api/runs/{id}")).await;
+    assert_eq!(reference["weights"], last["champion"]["weights"], "{last}");
+    assert_eq!(row["best_weights"], reference["weights"]);
+    for seed in 0..4 {
+        let position = "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S";
+        let (_, by_run) = api
+            .post(
+                "/api/move",
+                json!({"agent": format!("run:{id}"), "position": position, "seed": seed}),
+            )
+            .await;
+        let (_, by_export) = api
+            .post(
+                "/api/move",
+                json!({"agent": reference["agent"], "position": position, "seed": seed}),
+            )
+            .await;
+        assert_eq!(by_run["move"], by_export["move"]);
+        assert_eq!(by_run["value"], by_export["value"]);
+    }
 
     let resp = api
         .client

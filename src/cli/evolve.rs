@@ -73,6 +73,29 @@ pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
     Ok(loader::load(args.preset.as_deref(), &layers)?)
 }
 
+/// The panel line of a measured generation: its leader's score and Elo against the panel,
+/// and the champion's.
+fn panel_line(record: &GenerationRecord) -> Option<String> {
+    let benchmark = record.benchmark.as_ref()?;
+    let leader = benchmark.leaders.first()?;
+    let champion = record.champion.as_ref()?;
+    let s = &leader.overall;
+    Some(format!(
+        "         panel: leader {} Elo {:+.0} [{:+.0}, {:+.0}]{}; champion from gen {} {}",
+        s.display_percent(),
+        s.elo,
+        s.elo_low,
+        s.elo_high,
+        if benchmark.new_champion {
+            " (new champion)"
+        } else {
+            ""
+        },
+        champion.generation,
+        champion.panel.overall.display_percent()
+    ))
+}
+
 /// One line per generation for logs (the progress bar shows a shorter message).
 fn generation_line(record: &GenerationRecord, games_per_sec: f64) -> String {
     format!(
@@ -101,8 +124,13 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
         "{spinner} gen {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
     );
     eprintln!(
-        "evolving {} individuals for {} generations ({} games a generation, depth {}, seed {})",
-        config.population, config.generations, games, config.depth, config.seed
+        "evolving {} individuals for {} generations ({} games a generation, {:.0} panel games on average, depth {}, seed {})",
+        config.population,
+        config.generations,
+        games,
+        config.benchmark_games_per_generation(),
+        config.depth,
+        config.seed
     );
     let mut record_file = match &args.records {
         Some(path) => Some(
@@ -126,6 +154,12 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
             }
             None => println!("{}", generation_line(&record, games_per_sec)),
         }
+        if let Some(line) = panel_line(&record) {
+            match &bar {
+                Some(bar) => bar.println(line),
+                None => println!("{line}"),
+            }
+        }
         if let Some(file) = record_file.as_mut() {
             writeln!(file, "{}", serde_json::to_string(&record)?)?;
         }
@@ -144,12 +178,22 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
         Some(reason) => format!("{reason:?}"),
         None => "interrupted".to_string(),
     };
+    let chosen = match records.last().and_then(|r| r.champion.as_ref()) {
+        Some(c) => format!(
+            "champion (by the benchmark panel, {}) from generation {}, fitness {:.4}",
+            c.panel.overall.display_percent(),
+            doc.generation,
+            doc.fitness
+        ),
+        None => format!(
+            "best fitness {:.4} from generation {}",
+            doc.fitness, doc.generation
+        ),
+    };
     eprintln!(
-        "{} generations in {:.1} s ({stopped}); best fitness {:.4} from generation {}; wrote {}",
+        "{} generations in {:.1} s ({stopped}); {chosen}; wrote {}",
         records.len(),
         started.elapsed().as_secs_f64(),
-        doc.fitness,
-        doc.generation,
         args.out.display()
     );
     println!("{}", serde_json::to_string(&doc.agent)?);

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::benchmark::{self, Benchmark, BenchmarkRecord, Champion};
 use super::config::{ConfigError, GaConfig, InitKind};
 use super::fitness::FitnessSetup;
 use super::genome::{self, best_index, ranking, FitnessStats, Genome};
@@ -76,6 +77,12 @@ pub struct GenerationRecord {
     /// Set on the last generation of a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopReason>,
+    /// The leaders' games against the benchmark panel, on measured generations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<BenchmarkRecord>,
+    /// The run's champion as it stands after this generation (with a panel configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub champion: Option<Champion>,
     #[serde(default)]
     pub timing: Timing,
 }
@@ -134,6 +141,8 @@ pub struct Evolution {
     generation: u32,
     population: Vec<Genome>,
     hall_of_fame: Option<HallOfFame>,
+    benchmark: Option<Benchmark>,
+    champion: Option<Champion>,
     stopped: Option<StopReason>,
 }
 
@@ -163,6 +172,7 @@ impl Evolution {
         let (mut evo, _) = Evolution::prepare(config)?;
         evo.check_record(last)?;
         evo.hall_of_fame = Some(last.hall_of_fame.clone());
+        evo.champion = last.champion.clone();
         evo.generation = last.generation;
         evo.population = last.individuals.iter().map(|i| i.weights.clone()).collect();
         match evo.stop_after(last.generation, last.fitness.best) {
@@ -179,6 +189,17 @@ impl Evolution {
     fn prepare(config: GaConfig) -> Result<(Evolution, Option<Genome>), ConfigError> {
         let resolved = config.validate()?;
         let fitness = FitnessSetup::new(&config, &resolved)?;
+        let benchmark = match config.benchmark.is_on() {
+            true => Some(Benchmark::new(
+                &config.benchmark,
+                &resolved.features,
+                config.depth,
+                config.rules,
+                resolved.start,
+                config.seed,
+            )?),
+            false => None,
+        };
         let evo = Evolution {
             features: resolved.features,
             fitness,
@@ -189,6 +210,8 @@ impl Evolution {
             generation: 0,
             population: Vec::new(),
             hall_of_fame: None,
+            benchmark,
+            champion: None,
             stopped: None,
         };
         Ok((evo, resolved.init_center))
@@ -281,9 +304,13 @@ impl Evolution {
             hall_of_fame,
             games_played: evaluation.games_played,
             stop: None,
+            benchmark: None,
+            champion: None,
             timing: Timing::default(),
         };
         record.stop = self.stop_after(self.generation, record.fitness.best);
+        record.benchmark = self.measure_leaders(&record);
+        record.champion = self.champion.clone();
         match record.stop {
             Some(reason) => self.stopped = Some(reason),
             None => {
@@ -293,6 +320,56 @@ impl Evolution {
         }
         record.timing.wall_ms = started.elapsed().as_millis() as u64;
         Some(record)
+    }
+
+    /// On a measured generation, plays its leaders against the panel and lets each, best
+    /// fitness first, challenge the champion.
+    fn measure_leaders(&mut self, record: &GenerationRecord) -> Option<BenchmarkRecord> {
+        let benchmark = self.benchmark.as_ref()?;
+        if !benchmark
+            .config()
+            .measures(record.generation, record.stop.is_some())
+        {
+            return None;
+        }
+        let fitness: Vec<f64> = record.individuals.iter().map(|i| i.fitness).collect();
+        let leaders: Vec<(usize, Vec<f64>)> = ranking(&fitness)
+            .into_iter()
+            .take(benchmark.config().leaders)
+            .map(|i| (i, record.individuals[i].weights.clone()))
+            .collect();
+        let results = benchmark.measure(&leaders);
+        let mut new_champion = false;
+        for result in &results {
+            let better = self
+                .champion
+                .as_ref()
+                .is_none_or(|c| benchmark::beats(result, &c.panel));
+            if better {
+                self.champion = Some(Champion {
+                    weights: result.weights.clone(),
+                    generation: record.generation,
+                    fitness: fitness[result.index],
+                    panel: result.clone(),
+                });
+                new_champion = true;
+            }
+        }
+        Some(BenchmarkRecord {
+            panel: benchmark
+                .config()
+                .panel
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            leaders: results,
+            new_champion,
+        })
+    }
+
+    /// The run's champion so far (with a benchmark panel).
+    pub fn champion(&self) -> Option<&Champion> {
+        self.champion.as_ref()
     }
 
     /// Steps to the end, handing each record to `on_record` as it is made.
@@ -386,7 +463,7 @@ impl Evolution {
         &self.features
     }
 
-    /// Games each generation plays.
+    /// Fitness games each generation plays (panel games aside).
     pub fn games_per_generation(&self) -> u64 {
         self.fitness.jobs(self.config.population).len() as u64
     }

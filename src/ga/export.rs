@@ -71,11 +71,20 @@ impl ExportDocument {
         ExportDocument::from_summaries(config, history, &ExportDocument::champion(config, last))
     }
 
-    /// The individual a run exports. Fitness against fixed opponents is absolute, so the best
-    /// ever (the hall of fame) is the best player. Round-robin fitness is relative to the
-    /// population it was measured in: a high score in a weak early generation says little, and
-    /// the best of the last generation, which beat the most evolved field, is exported instead.
+    /// The individual a run exports, as of its record `last`: every place that names a run's
+    /// player (export, `run:ID`, the dashboard, `evolve`) asks here. With a benchmark panel it
+    /// is the panel's champion ([`super::benchmark`]). Without one: fitness against fixed
+    /// opponents is absolute, so the best ever (the hall of fame); round-robin fitness is
+    /// relative to the population it was measured in (a high score in a weak early
+    /// generation says little), so the best of the last generation.
     pub fn champion(config: &GaConfig, last: &GenerationRecord) -> HallOfFame {
+        if let Some(champion) = &last.champion {
+            return HallOfFame {
+                weights: champion.weights.clone(),
+                fitness: champion.fitness,
+                generation: champion.generation,
+            };
+        }
         if config.fitness.mode == crate::ga::FitnessMode::Opponents {
             return last.hall_of_fame.clone();
         }

@@ -47,6 +47,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod benchmark;
 pub mod config;
 pub mod engine;
 pub mod export;
@@ -57,8 +58,9 @@ pub mod operators;
 pub mod schema;
 
 pub use config::{
-    BoardConfig, Bounds, ConfigError, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode,
-    GaConfig, InitConfig, InitKind, MutationConfig, SelectionConfig, SelectionKind, PRESETS,
+    BenchmarkConfig, BoardConfig, Bounds, ConfigError, CrossoverConfig, CrossoverKind,
+    FitnessConfig, FitnessMode, GaConfig, InitConfig, InitKind, MutationConfig, SelectionConfig,
+    SelectionKind, PRESETS,
 };
 pub use engine::{
     Evolution, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason, Timing,

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::runs::publish_status;
 use super::{RunEvent, SharedState};
-use crate::ga::{Evolution, GenerationRecord};
+use crate::ga::{Evolution, ExportDocument, GenerationRecord};
 use crate::store::{GenerationPoint, RunRow, WriteOutcome};
 
 /// How often an idle worker looks at the queue even without being woken.
@@ -82,7 +82,11 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         };
         match state
             .store
-            .write_generation(&run.id, &record)
+            .write_generation(
+                &run.id,
+                &record,
+                &ExportDocument::champion(&run.config, &record),
+            )
             .await
             .map_err(|e| e.to_string())?
         {

@@ -14,13 +14,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::ga::{GaConfig, GenerationRecord, StopReason};
+use crate::ga::{GaConfig, GenerationRecord, HallOfFame, StopReason};
+use crate::matches::ScoreEstimate;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -137,6 +138,37 @@ pub struct GenerationPoint {
     pub best_weights: Vec<f64>,
     pub games_played: u64,
     pub wall_ms: u64,
+    /// The panel's measure of the generation's leader, on measured generations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub panel: Option<PanelPoint>,
+}
+
+/// One point of a run's panel curve: the generation's leader against the benchmark panel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PanelPoint {
+    /// Score and Elo over the whole panel.
+    pub overall: ScoreEstimate,
+    /// The panel's agents and the leader's score against each.
+    pub agents: Vec<String>,
+    pub per_agent: Vec<ScoreEstimate>,
+    /// The champion after this generation: the generation it comes from, and its panel score.
+    pub champion_generation: u32,
+    pub champion: ScoreEstimate,
+}
+
+impl PanelPoint {
+    pub fn of(record: &GenerationRecord) -> Option<PanelPoint> {
+        let benchmark = record.benchmark.as_ref()?;
+        let leader = benchmark.leaders.first()?;
+        let champion = record.champion.as_ref()?;
+        Some(PanelPoint {
+            overall: leader.overall,
+            agents: benchmark.panel.clone(),
+            per_agent: leader.per_agent.clone(),
+            champion_generation: champion.generation,
+            champion: champion.panel.overall,
+        })
+    }
 }
 
 impl GenerationPoint {
@@ -152,6 +184,7 @@ impl GenerationPoint {
             best_weights: record.best().weights.clone(),
             games_played: record.games_played,
             wall_ms: record.timing.wall_ms,
+            panel: PanelPoint::of(record),
         }
     }
 }
@@ -431,15 +464,22 @@ impl Store {
 
     /// Writes one generation and the run's progress in one transaction, only while the run
     /// is still `running`. The last generation of a run (`record.stop` set) also finishes it.
+    /// Writes a generation and the run's progress; the run's best (`best_fitness`,
+    /// `best_weights`) becomes `champion`, the player the run hands out.
     pub async fn write_generation(
         &self,
         run_id: &str,
         record: &GenerationRecord,
+        champion: &HallOfFame,
     ) -> Result<WriteOutcome, StoreError> {
         let point = GenerationPoint::of(record);
         let record_json = serde_json::to_string(record).map_err(|e| corrupt("record", e))?;
-        let hof_weights = serde_json::to_string(&record.hall_of_fame.weights)
-            .map_err(|e| corrupt("weights", e))?;
+        let champion_weights =
+            serde_json::to_string(&champion.weights).map_err(|e| corrupt("weights", e))?;
+        let panel = match &point.panel {
+            Some(p) => Some(serde_json::to_string(p).map_err(|e| corrupt("panel", e))?),
+            None => None,
+        };
         let best_weights =
             serde_json::to_string(&point.best_weights).map_err(|e| corrupt("weights", e))?;
         let now = now_rfc3339();
@@ -457,8 +497,8 @@ impl Store {
         )
         .bind(run_id)
         .bind(record.generation as i64 + 1)
-        .bind(record.hall_of_fame.fitness)
-        .bind(hof_weights)
+        .bind(champion.fitness)
+        .bind(champion_weights)
         .bind(status)
         .bind(finished_at)
         .bind(record.stop.map(stop_name))
@@ -470,8 +510,8 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO generations (run_id, generation, best, mean, min, std, diversity, \
-             best_so_far, best_weights, games_played, wall_ms, record, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+             best_so_far, best_weights, games_played, wall_ms, record, created_at, panel) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         )
         .bind(run_id)
         .bind(record.generation as i64)
@@ -486,6 +526,7 @@ impl Store {
         .bind(point.wall_ms as i64)
         .bind(record_json)
         .bind(now)
+        .bind(panel)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -501,7 +542,7 @@ impl Store {
     ) -> Result<Vec<GenerationPoint>, StoreError> {
         let rows = sqlx::query(
             "SELECT generation, best, mean, min, std, diversity, best_so_far, best_weights, \
-             games_played, wall_ms FROM generations \
+             games_played, wall_ms, panel FROM generations \
              WHERE run_id = $1 AND generation > $2 ORDER BY generation",
         )
         .bind(run_id)
@@ -511,6 +552,13 @@ impl Store {
         rows.iter()
             .map(|r| {
                 let weights: String = r.try_get("best_weights")?;
+                let panel: Option<String> = r.try_get("panel")?;
+                let panel = match panel {
+                    Some(text) => {
+                        Some(serde_json::from_str(&text).map_err(|e| corrupt("panel", e))?)
+                    }
+                    None => None,
+                };
                 Ok(GenerationPoint {
                     generation: r.try_get::<i64, _>("generation")? as u32,
                     best: r.try_get("best")?,
@@ -523,6 +571,7 @@ impl Store {
                         .map_err(|e| corrupt("best_weights", e))?,
                     games_played: r.try_get::<i64, _>("games_played")? as u64,
                     wall_ms: r.try_get::<i64, _>("wall_ms")? as u64,
+                    panel,
                 })
             })
             .collect()

@@ -104,6 +104,46 @@ export function fitnessChart(el, onPick) {
   };
 }
 
+/**
+ * The benchmark panel: Elo of each measured generation's leader against the whole panel with
+ * its 95% band, against each panel agent, and the champion's. Unmeasured generations leave
+ * gaps.
+ */
+export function panelChart(el, agents) {
+  const cols = [[], [], [], [], [], ...agents.map(() => [])]; // x, elo, low, high, champion, per agent
+  const opts = {
+    class: "chart-panel",
+    series: [
+      xSeries,
+      { label: "leader vs panel", stroke: PALETTE[1], width: 2.5, value: val(0), spanGaps: true },
+      { label: "95% low", stroke: "rgba(255,127,14,0.35)", width: 1, value: val(0), spanGaps: true },
+      { label: "95% high", stroke: "rgba(255,127,14,0.35)", width: 1, value: val(0), spanGaps: true },
+      { label: "champion", stroke: PALETTE[3], width: 1.5, dash: [6, 4], value: val(0), spanGaps: true },
+      ...agents.map((a, i) => ({ label: `vs ${a}`, stroke: PALETTE[(i + 4) % PALETTE.length], width: 1, value: val(0), spanGaps: true, show: false })),
+    ],
+    bands: [{ series: [3, 2], fill: "rgba(255,127,14,0.15)" }],
+    scales: { x: { time: false } },
+    axes: axes("Elo vs panel"),
+  };
+  const chart = new LiveChart(el, opts, cols, 260);
+  let measured = 0;
+  return {
+    push(g) {
+      const p = g.panel;
+      cols[0].push(g.generation);
+      cols[1].push(p ? p.overall.elo : null);
+      cols[2].push(p ? p.overall.elo_low : null);
+      cols[3].push(p ? p.overall.elo_high : null);
+      cols[4].push(p ? p.champion.elo : null);
+      for (let i = 0; i < agents.length; i++) cols[5 + i].push(p?.per_agent?.[i]?.elo ?? null);
+      if (p) measured++;
+    },
+    redraw: () => chart.redraw(),
+    measured: () => measured,
+    destroy: () => chart.destroy(),
+  };
+}
+
 /** Diversity of each generation. */
 export function diversityChart(el) {
   const cols = [[], []];

@@ -2,7 +2,7 @@
 // the population of any generation as a sortable table, and the export.
 
 import { api } from "./api.js";
-import { diversityChart, fitnessChart, weightsChart } from "./charts.js";
+import { diversityChart, fitnessChart, panelChart, weightsChart } from "./charts.js";
 import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
@@ -47,6 +47,9 @@ export async function mount(view, { id }) {
   const liveDot = h("span.live-dot", { title: "live updates", hidden: true });
 
   // ---- charts and tables -------------------------------------------------------------------
+  const panelAgents = (run.config?.benchmark?.panel || []).map(specLabel);
+  const panelEl = h("div.chart", { id: "chart-panel" });
+  const panelInfo = h("p.muted.small", { id: "panel-info" });
   const fitEl = h("div.chart", { id: "chart-fitness" });
   const divEl = h("div.chart", { id: "chart-diversity" });
   const wEl = h("div.chart", { id: "chart-weights" });
@@ -68,16 +71,24 @@ export async function mount(view, { id }) {
       errBox,
       exportBox,
     ),
+    panelAgents.length
+      ? h(
+          "section.card",
+          h("div.card-head", h("h2", "Benchmark panel"), panelInfo),
+          h("p.hint", `Elo of each measured generation's leader against the fixed panel (${panelAgents.join(", ")}) on openings fitness never uses, with its 95% band; the dashed line is the champion, the player Export and "Play against it" hand out. A rising curve means the run really gets stronger. Per-agent lines can be switched on in the legend.`),
+          panelEl,
+        )
+      : h("section.card", h("h2", "Benchmark panel"), h("p.hint", "This run has no benchmark panel (benchmark.panel is empty), so only relative fitness is shown.")),
     h(
       "section.card",
       h("div.card-head", h("h2", "Fitness"), genCount),
-      h("p.hint", "Best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population."),
+      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population."),
       fitEl,
     ),
     h(
       "div.grid-2",
       h("section.card", h("h2", "Diversity"), divEl),
-      h("section.card", h("h2", "Best weights"), h("p.hint", "Of the best individual so far (hall of fame)."), h("div.table-scroll", bestTable)),
+      h("section.card", h("h2", "Champion's weights"), h("p.hint", "Of the run's champion: the player Export, \"Play against it\" and run:ID hand out."), h("div.table-scroll", bestTable)),
     ),
     h(
       "section.card",
@@ -110,6 +121,7 @@ export async function mount(view, { id }) {
   const fit = fitnessChart(fitEl, pickGeneration);
   const div = diversityChart(divEl);
   const wts = weightsChart(wEl, features, pickGeneration);
+  const panel = panelAgents.length ? panelChart(panelEl, panelAgents) : null;
 
   genInput.addEventListener("change", () => {
     const g = Number(genInput.value);
@@ -134,6 +146,12 @@ export async function mount(view, { id }) {
       fit.push(g);
       div.push(g);
       wts.push(g);
+      if (panel) panel.push(g);
+      if (g.panel) {
+        const o = g.panel.overall;
+        const c = g.panel.champion;
+        panelInfo.textContent = `generation ${g.generation}: leader ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from generation ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}`;
+      }
       if (g.wall_ms != null) {
         lastWallMs.push(g.wall_ms);
         if (lastWallMs.length > 20) lastWallMs.shift();
@@ -144,6 +162,7 @@ export async function mount(view, { id }) {
     fit.redraw();
     div.redraw();
     wts.redraw();
+    if (panel) panel.redraw();
     genCount.textContent = `${fit.count()} generations`;
     genInput.max = lastGen;
     if (followBox.checked) {
@@ -190,7 +209,6 @@ export async function mount(view, { id }) {
       // come with the run object, fetched at most every two seconds.
       if (g.generation + 1 > (run.generations_done ?? 0)) {
         run.generations_done = g.generation + 1;
-        if (g.best_so_far != null) run.best_fitness = g.best_so_far;
         run.progress = run.generations_total ? run.generations_done / run.generations_total : run.progress;
         renderRun(run);
         refreshRun();
@@ -279,7 +297,7 @@ export async function mount(view, { id }) {
     const r = run;
     const items = [
       ["Generations", `${r.generations_done ?? 0} / ${r.generations_total ?? "?"}`],
-      ["Best fitness", fmtNum(r.best_fitness)],
+      ["Champion's fitness", fmtNum(r.best_fitness)],
       ["Population", r.config?.population ?? "–"],
       ["Depth", r.config?.depth ?? "–"],
       ["Started", fmtTime(r.started_at)],
@@ -431,6 +449,7 @@ export async function mount(view, { id }) {
     fit.destroy();
     div.destroy();
     wts.destroy();
+    if (panel) panel.destroy();
   };
 }
 
@@ -450,4 +469,18 @@ function throttle(fn, ms) {
       }, ms - (now - last));
     }
   };
+}
+
+function fmtElo(e) {
+  return e == null ? "–" : `${e >= 0 ? "+" : ""}${e.toFixed(0)}`;
+}
+
+// A panel agent as the config holds it (a spec object or string), as text.
+function specLabel(spec) {
+  if (typeof spec === "string") return spec;
+  if (!spec || typeof spec !== "object") return String(spec);
+  const { kind, ...rest } = spec;
+  if (kind === "heuristic") return `heuristic:${rest.features}:${rest.weights}:${rest.depth}`;
+  if (rest.depth != null) return `${kind}:${rest.depth}`;
+  return kind;
 }

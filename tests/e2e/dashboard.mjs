@@ -136,6 +136,22 @@ try {
     check(drawn, "the fitness canvas is blank");
   });
 
+  await step("the benchmark panel chart comes first and names the champion", async () => {
+    await page.locator("#chart-panel .uplot").waitFor();
+    await page.waitForFunction(
+      () => /leader .*champion from generation \d+/.test((document.querySelector("#panel-info") || {}).textContent || ""),
+      null,
+      { timeout: TIMEOUT },
+    );
+    const order = await page.evaluate(() => {
+      const panel = document.querySelector("#chart-panel");
+      const fitness = document.querySelector("#chart-fitness");
+      return panel && fitness ? panel.compareDocumentPosition(fitness) & Node.DOCUMENT_POSITION_FOLLOWING : 0;
+    });
+    check(order !== 0, "the panel chart is not above the fitness chart");
+    console.log(`     ${await page.textContent("#panel-info")}`);
+  });
+
   await step("screenshot of the run page with live curves", async () => {
     // A few more generations make a better picture; don't wait for the end.
     await page
