@@ -437,31 +437,36 @@ fn export_round_trips_and_its_agent_plays() {
     assert!(ExportDocument::from_run(&config, &[]).is_err());
 }
 
-/// The committed config and its committed result (README, "Evolved weights that beat the
-/// published ones"): the export records exactly that config and plays as an agent.
+/// The committed configs and their committed results (docs/reproductions.md): each export
+/// records exactly its config and plays as an agent.
 #[test]
-fn committed_evolved_weights_come_from_the_committed_config() {
+fn committed_evolved_weights_come_from_the_committed_configs() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let text = std::fs::read_to_string(format!("{root}/configs/hunter10-vs-published.toml"))
-        .expect("the committed config");
-    let config = GaConfig::from_toml_str(&text).expect("a valid config");
-    let doc_text = std::fs::read_to_string(format!("{root}/configs/hunter10-evolved.json"))
-        .expect("the committed export");
-    let doc = ExportDocument::from_json(&doc_text).expect("a valid export");
-    assert_eq!(
-        doc.config, config,
-        "the export records exactly the committed config"
-    );
-    assert_eq!(doc.weights.len(), 10);
-    let spec = AgentSpec::parse(&format!("export:{root}/configs/hunter10-evolved.json"))
-        .expect("the export as an agent spec");
-    let setup = Setup {
-        seed: 3,
-        opening_plies: 2,
-        ..Setup::default()
-    };
-    let report = play_match(&spec, &AgentSpec::Random, 20, &setup, true, false).unwrap();
-    assert!(report.a_total.wins >= 18, "{:?}", report.a_total);
+    for (config_file, export_file, features) in [
+        ("hunter10-vs-published.toml", "hunter10-evolved.json", 10),
+        ("beat-published.toml", "beat-published.json", 13),
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/configs/{config_file}"))
+            .expect("the committed config");
+        let config = GaConfig::from_toml_str(&text).expect("a valid config");
+        let doc_text = std::fs::read_to_string(format!("{root}/configs/{export_file}"))
+            .expect("the committed export");
+        let doc = ExportDocument::from_json(&doc_text).expect("a valid export");
+        assert_eq!(
+            doc.config, config,
+            "{export_file} records exactly {config_file}"
+        );
+        assert_eq!(doc.weights.len(), features);
+        let spec = AgentSpec::parse(&format!("export:{root}/configs/{export_file}"))
+            .expect("the export as an agent spec");
+        let setup = Setup {
+            seed: 3,
+            opening_plies: 2,
+            ..Setup::default()
+        };
+        let report = play_match(&spec, &AgentSpec::Random, 20, &setup, true, false).unwrap();
+        assert!(report.a_total.wins >= 18, "{:?}", report.a_total);
+    }
 }
 
 /// The champion is chosen by the benchmark panel and changes only when a challenger wins the
