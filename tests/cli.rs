@@ -146,6 +146,9 @@ fn play_sprt_stops_when_the_test_decides() {
     );
 }
 
+/// A match whose flags the cases below complete.
+const PLAY: &[&str] = &["play", "--south", "minimax:4", "--north", "random"];
+
 #[test]
 fn bad_input_exits_2_with_one_line() {
     for args in [
@@ -170,33 +173,9 @@ fn bad_input_exits_2_with_one_line() {
             "0,0/0/1,1/3/S",
         ],
         vec!["move", "--agent", "minimax:4"],
-        vec![
-            "play",
-            "--south",
-            "minimax:4",
-            "--north",
-            "random",
-            "--games",
-            "0",
-        ],
-        vec![
-            "play",
-            "--south",
-            "minimax:4",
-            "--north",
-            "random",
-            "--board",
-            "6,0",
-        ],
-        vec![
-            "play",
-            "--south",
-            "minimax:4",
-            "--north",
-            "random",
-            "--sprt",
-            "10,0",
-        ],
+        [PLAY, &["--games", "0"]].concat(),
+        [PLAY, &["--board", "6,0"]].concat(),
+        [PLAY, &["--sprt", "10,0"]].concat(),
         vec!["tournament", "--agents", "random"],
         vec!["perft", "--depth", "3", "--rules", "oware"],
         vec!["frobnicate"],
