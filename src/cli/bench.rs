@@ -79,6 +79,21 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         decision.mv
     );
 
+    self_play(args, start, rules)?;
+
+    // An endgame with 22 seeds in the pits, reached by a fixed sequence of moves.
+    let endgame = crate::game::parse_kpn("2,0,3,1,4,0/14/1,2,0,5,3,1/12/S")?;
+    let (value, t) = best_of(1, || Solver::with_default_table(rules).solve(&endgame).0);
+    println!(
+        "solve {endgame} ({} seeds in pits): value {value} in {:.3} s",
+        endgame.seeds_in_pits(),
+        t.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Whole games of the published hunter10 player against itself from two-ply openings.
+fn self_play(args: &BenchArgs, start: Position, rules: Rules) -> Result<()> {
     let games = if args.quick { 20 } else { 200 };
     let spec = AgentSpec::parse("heuristic:hunter10:published:4")?;
     let t = Instant::now();
@@ -103,15 +118,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "heuristic:hunter10:published:4 self-play: {games} games in {secs:.2} s ({:.1} games/s, {:.0} plies/game)",
         games as f64 / secs,
         plies as f64 / games as f64
-    );
-
-    // An endgame with 22 seeds in the pits, reached by a fixed sequence of moves.
-    let endgame = crate::game::parse_kpn("2,0,3,1,4,0/14/1,2,0,5,3,1/12/S")?;
-    let (value, t) = best_of(1, || Solver::with_default_table(rules).solve(&endgame).0);
-    println!(
-        "solve {endgame} ({} seeds in pits): value {value} in {:.3} s",
-        endgame.seeds_in_pits(),
-        t.as_secs_f64()
     );
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use indicatif::ProgressBar;
 
 use super::console::{progress_bar, stop_flag, write_atomically};
 use super::{thread_pool, usage};
@@ -112,6 +113,29 @@ fn generation_line(record: &GenerationRecord, games_per_sec: f64) -> String {
     )
 }
 
+/// Shows a generation: the progress bar's message on a terminal, a line for logs otherwise,
+/// and the panel line on measured generations.
+fn report(bar: Option<&ProgressBar>, record: &GenerationRecord) {
+    let secs = record.timing.wall_ms as f64 / 1e3;
+    let games_per_sec = record.games_played as f64 / secs.max(1e-9);
+    match bar {
+        Some(bar) => {
+            bar.set_message(format!(
+                "best {:.3} mean {:.3} {:.0} games/s",
+                record.fitness.best, record.fitness.mean, games_per_sec
+            ));
+            bar.inc(1);
+        }
+        None => println!("{}", generation_line(record, games_per_sec)),
+    }
+    if let Some(line) = panel_line(record) {
+        match bar {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
+    }
+}
+
 pub fn run(args: &EvolveArgs) -> Result<()> {
     let config = build_config(args)?;
     let mut evolution = Evolution::new(config.clone())?;
@@ -142,24 +166,7 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
     let pool = thread_pool(args.threads)?;
     let started = Instant::now();
     while let Some(record) = pool.install(|| evolution.step()) {
-        let secs = record.timing.wall_ms as f64 / 1e3;
-        let games_per_sec = record.games_played as f64 / secs.max(1e-9);
-        match &bar {
-            Some(bar) => {
-                bar.set_message(format!(
-                    "best {:.3} mean {:.3} {:.0} games/s",
-                    record.fitness.best, record.fitness.mean, games_per_sec
-                ));
-                bar.inc(1);
-            }
-            None => println!("{}", generation_line(&record, games_per_sec)),
-        }
-        if let Some(line) = panel_line(&record) {
-            match &bar {
-                Some(bar) => bar.println(line),
-                None => println!("{line}"),
-            }
-        }
+        report(bar.as_ref(), &record);
         if let Some(file) = record_file.as_mut() {
             writeln!(file, "{}", serde_json::to_string(&record)?)?;
         }

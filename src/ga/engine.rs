@@ -87,28 +87,42 @@ pub struct GenerationRecord {
     pub timing: Timing,
 }
 
-/// The per-generation numbers of a fitness curve.
+/// A generation's place on a fitness curve: the numbers every view of a run's progress
+/// (export history, API curve, event stream) shows.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GenerationSummary {
+pub struct CurvePoint {
     pub generation: u32,
     pub best: f64,
     pub mean: f64,
     pub min: f64,
     pub std: f64,
     pub diversity: f64,
+}
+
+/// The per-generation numbers an export document keeps of its run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenerationSummary {
+    #[serde(flatten)]
+    pub curve: CurvePoint,
     pub hall_of_fame_fitness: f64,
     pub games_played: u64,
 }
 
 impl GenerationRecord {
-    pub fn summary(&self) -> GenerationSummary {
-        GenerationSummary {
+    pub fn curve_point(&self) -> CurvePoint {
+        CurvePoint {
             generation: self.generation,
             best: self.fitness.best,
             mean: self.fitness.mean,
             min: self.fitness.min,
             std: self.fitness.std,
             diversity: self.diversity,
+        }
+    }
+
+    pub fn summary(&self) -> GenerationSummary {
+        GenerationSummary {
+            curve: self.curve_point(),
             hall_of_fame_fitness: self.hall_of_fame.fitness,
             games_played: self.games_played,
         }

@@ -63,7 +63,8 @@ pub use config::{
     SelectionKind, PRESETS,
 };
 pub use engine::{
-    Evolution, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason, Timing,
+    CurvePoint, Evolution, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason,
+    Timing,
 };
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
 pub use fitness::{Evaluation, FitnessSetup};

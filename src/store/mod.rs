@@ -20,7 +20,7 @@ use sqlx::{AnyPool, Row};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::ga::{GaConfig, GenerationRecord, HallOfFame, StopReason};
+use crate::ga::{CurvePoint, GaConfig, GenerationRecord, HallOfFame, StopReason};
 use crate::matches::ScoreEstimate;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -128,12 +128,8 @@ pub struct NewRun {
 /// One point of a run's fitness curve.
 #[derive(Clone, Debug, Serialize)]
 pub struct GenerationPoint {
-    pub generation: u32,
-    pub best: f64,
-    pub mean: f64,
-    pub min: f64,
-    pub std: f64,
-    pub diversity: f64,
+    #[serde(flatten)]
+    pub curve: CurvePoint,
     pub best_so_far: f64,
     pub best_weights: Vec<f64>,
     pub games_played: u64,
@@ -174,12 +170,7 @@ impl PanelPoint {
 impl GenerationPoint {
     pub fn of(record: &GenerationRecord) -> GenerationPoint {
         GenerationPoint {
-            generation: record.generation,
-            best: record.fitness.best,
-            mean: record.fitness.mean,
-            min: record.fitness.min,
-            std: record.fitness.std,
-            diversity: record.diversity,
+            curve: record.curve_point(),
             best_so_far: record.hall_of_fame.fitness,
             best_weights: record.best().weights.clone(),
             games_played: record.games_played,
@@ -515,11 +506,11 @@ impl Store {
         )
         .bind(run_id)
         .bind(record.generation as i64)
-        .bind(point.best)
-        .bind(point.mean)
-        .bind(point.min)
-        .bind(point.std)
-        .bind(point.diversity)
+        .bind(point.curve.best)
+        .bind(point.curve.mean)
+        .bind(point.curve.min)
+        .bind(point.curve.std)
+        .bind(point.curve.diversity)
         .bind(point.best_so_far)
         .bind(best_weights)
         .bind(point.games_played as i64)
@@ -560,12 +551,14 @@ impl Store {
                     None => None,
                 };
                 Ok(GenerationPoint {
-                    generation: r.try_get::<i64, _>("generation")? as u32,
-                    best: r.try_get("best")?,
-                    mean: r.try_get("mean")?,
-                    min: r.try_get("min")?,
-                    std: r.try_get("std")?,
-                    diversity: r.try_get("diversity")?,
+                    curve: CurvePoint {
+                        generation: r.try_get::<i64, _>("generation")? as u32,
+                        best: r.try_get("best")?,
+                        mean: r.try_get("mean")?,
+                        min: r.try_get("min")?,
+                        std: r.try_get("std")?,
+                        diversity: r.try_get("diversity")?,
+                    },
                     best_so_far: r.try_get("best_so_far")?,
                     best_weights: serde_json::from_str(&weights)
                         .map_err(|e| corrupt("best_weights", e))?,
