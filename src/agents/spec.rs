@@ -63,7 +63,7 @@ pub enum WeightChoice {
     Values(Vec<f64>),
 }
 
-fn default_depth() -> u32 {
+pub(super) fn default_depth() -> u32 {
     4
 }
 fn default_features() -> FeatureChoice {
@@ -72,10 +72,10 @@ fn default_features() -> FeatureChoice {
 fn default_weights() -> WeightChoice {
     WeightChoice::Preset("published".into())
 }
-fn default_max_seeds() -> u32 {
+pub(super) fn default_max_seeds() -> u32 {
     22
 }
-fn default_fallback_depth() -> u32 {
+pub(super) fn default_fallback_depth() -> u32 {
     8
 }
 fn default_iterations() -> u32 {
