@@ -134,3 +134,26 @@ fn rounding_matches_f64_round() {
         assert_eq!(round_to_i64(x), x.round() as i64, "{x:e}");
     }
 }
+
+#[test]
+fn capture_threat_features_on_a_hand_worked_position() {
+    // North's move 1 drops its seed into its empty pit 2, taking South's pit 5 (5 seeds, a
+    // capture of 6); North's move 3 ends in its empty pit 5, taking South's pit 2 (3 seeds,
+    // a capture of 4). South's own moves capture nothing.
+    let pos = parse_kpn("0,3,0,0,5,0/0/1,0,2,0,0,0/0/S").unwrap();
+    for rules in [Rules::Standard, Rules::EmptyCapture] {
+        assert_eq!(Feature::NegOppCapture.value(&pos, Side::South, rules), -6.0);
+        assert_eq!(Feature::NegExposed.value(&pos, Side::South, rules), -8.0);
+        assert_eq!(Feature::NegExposed.value(&pos, Side::North, rules), 0.0);
+    }
+    assert_eq!(
+        Feature::NegOppCapture.value(&pos, Side::North, Rules::Standard),
+        0.0
+    );
+    // Whoever is to move, the threats are the same: they are read as if the opponent moved.
+    let north_to_move = parse_kpn("0,3,0,0,5,0/0/1,0,2,0,0,0/0/N").unwrap();
+    assert_eq!(
+        Feature::NegExposed.value(&north_to_move, Side::South, Rules::Standard),
+        -8.0
+    );
+}

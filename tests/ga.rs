@@ -195,6 +195,32 @@ fn opponents_and_mixed_modes() {
         .unwrap();
     let records = run_all(&mixed);
     assert_eq!(records[0].games_played, 6 * 2 + 4 * 2 * 2);
+
+    // Racing: the same games a generation, each individual's share in its record, the same
+    // records on any thread count and after a resume.
+    let raced = opp
+        .with_overrides(&json!({"generations": 3, "fitness": {"games_per_pair": 8, "racing": {"rounds": 2, "leaders": 1}}}))
+        .unwrap();
+    let records = on_threads(2, || run_all(&raced));
+    for record in &records {
+        assert_eq!(record.games_played, 4 * 2 * 8);
+        let shares: Vec<u32> = record
+            .individuals
+            .iter()
+            .map(|i| i.raced_games.expect("raced games recorded"))
+            .collect();
+        assert_eq!(shares.iter().sum::<u32>(), 4 * 2 * 8, "{shares:?}");
+    }
+    assert_eq!(
+        canonical(&records),
+        canonical(&on_threads(1, || run_all(&raced)))
+    );
+    let saved = serde_json::to_string(&records[0]).unwrap();
+    let mut resumed =
+        Evolution::resume(raced.clone(), &serde_json::from_str(&saved).unwrap()).unwrap();
+    let mut again = vec![records[0].clone()];
+    again.extend(resumed.run(|_| {}));
+    assert_eq!(canonical(&again), canonical(&records));
 }
 
 #[test]
@@ -255,6 +281,11 @@ fn validation_errors_name_the_field() {
         (json!({"fitness": {"opponents": ["chess"]}}), "fitness.opponents[0]: invalid agent spec \"chess\""),
         (json!({"fitness": {"mixed_weight": 2.0}}), "fitness.mixed_weight: must be 0 to 1, got 2"),
         (json!({"fitness": {"opening_plies": 99}}), "fitness.opening_plies: must be 0 to 30, got 99"),
+        (json!({"fitness": {"racing": {}}}), "fitness.racing: racing shares out the games against fixed opponents, so it needs fitness mode opponents or mixed"),
+        (json!({"fitness": {"mode": "opponents", "opponents": ["greedy"], "games_per_pair": 6, "racing": {"rounds": 4}}}), "fitness.racing.rounds: must be from 2 to 3"),
+        (json!({"fitness": {"mode": "opponents", "opponents": ["greedy"], "games_per_pair": 8, "racing": {"leaders": 0}}}), "fitness.racing.leaders: must be 1 to 20, got 0"),
+        (json!({"fitness": {"mode": "opponents", "opponents": ["greedy"], "games_per_pair": 8, "racing": {"z": -1}}}), "fitness.racing.z: must be 0 to 10, got -1"),
+        (json!({"fitness": {"mode": "opponents", "opponents": ["greedy"], "racing": {"round": 3}}}), "fitness.racing.round: unknown field `round`"),
         (json!({"features": "hunter11"}), "features: unknown feature \"hunter11\""),
         (json!({"features": ["store_diff", "bogus"]}), "features: unknown feature \"bogus\""),
         (json!({"features": ["store_diff", "store_diff"]}), "features: store_diff is listed twice"),

@@ -1,6 +1,7 @@
 //! Matches and tournaments: reproducible whatever the thread count, with sound statistics.
 
 use kalah_tuner::agents::{spec::parse_spec_list, AgentSpec};
+use kalah_tuner::matches::sprt::{Sprt, Verdict};
 use kalah_tuner::matches::{play_match, play_tournament, Setup, TournamentConfig};
 
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -83,6 +84,7 @@ fn tournament_cross_table_has_hunters_shape_and_is_reproducible() {
         agents,
         games: 20,
         self_play: false,
+        sprt: None,
         setup: Setup {
             seed: 9,
             opening_plies: 2,
@@ -138,6 +140,7 @@ fn bad_match_settings_are_rejected_with_the_field() {
     .unwrap_err();
     assert!(err.to_string().contains("pits"), "{err}");
     let err = play_tournament(&TournamentConfig {
+        sprt: None,
         agents: vec![a],
         games: 2,
         self_play: false,
@@ -145,4 +148,53 @@ fn bad_match_settings_are_rejected_with_the_field() {
     })
     .unwrap_err();
     assert!(err.to_string().starts_with("agents:"), "{err}");
+}
+
+#[test]
+fn tournament_pairings_can_be_played_as_sprts() {
+    let config = TournamentConfig {
+        agents: parse_spec_list("random,greedy,minimax:2").unwrap(),
+        games: 400,
+        self_play: false,
+        sprt: Some(Sprt::parse("0,50").unwrap()),
+        setup: Setup {
+            seed: 5,
+            opening_plies: 2,
+            ..Setup::default()
+        },
+    };
+    let one = pool(1).install(|| play_tournament(&config)).unwrap();
+    let two = pool(2).install(|| play_tournament(&config)).unwrap();
+    assert_eq!(one, two);
+    let sprt = one.sprt.as_ref().expect("an SPRT summary");
+    assert_eq!(sprt.max_pairs, 200);
+    assert_eq!(sprt.pairings.len(), 3);
+    let mut counted = 0;
+    for p in &sprt.pairings {
+        // Every agent here is far stronger than the one before it: each test decides for the
+        // stronger side (H0 from the weaker agent's seat, as `a` is the earlier agent).
+        assert_eq!(p.verdict, Verdict::AcceptH0, "{p:?}");
+        assert!(p.pairs < sprt.max_pairs && p.llr <= sprt.lower_bound);
+        assert_eq!(p.counts.pairs(), p.pairs);
+        counted += 2 * p.pairs;
+    }
+    assert_eq!(one.total_games, counted);
+    let games_in_table: u64 = one
+        .first
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|t| t.games())
+        .sum();
+    assert_eq!(games_in_table, counted);
+    let text = one.to_table();
+    assert!(text.contains("SPRT of each pairing"), "{text}");
+    assert!(text.contains("H0 accepted after"), "{text}");
+    // Self-play has nothing to test.
+    let err = play_tournament(&TournamentConfig {
+        self_play: true,
+        ..config
+    })
+    .unwrap_err();
+    assert!(err.to_string().starts_with("sprt: "), "{err}");
 }

@@ -45,6 +45,7 @@ fn match_games_are_pinned() {
 #[test]
 fn tournament_games_are_pinned() {
     let config = TournamentConfig {
+        sprt: None,
         agents: vec![
             spec("random"),
             spec("greedy"),

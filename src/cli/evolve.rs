@@ -99,8 +99,17 @@ fn panel_line(record: &GenerationRecord) -> Option<String> {
 
 /// One line per generation for logs (the progress bar shows a shorter message).
 fn generation_line(record: &GenerationRecord, games_per_sec: f64) -> String {
+    let raced: Vec<u32> = record
+        .individuals
+        .iter()
+        .filter_map(|i| i.raced_games)
+        .collect();
+    let racing = match (raced.iter().min(), raced.iter().max()) {
+        (Some(least), Some(most)) => format!("  raced {least}-{most} games each"),
+        _ => String::new(),
+    };
     format!(
-        "gen {:>4}  best {:.4}  mean {:.4}  min {:.4}  std {:.4}  diversity {:.4}  hall of fame {:.4} (gen {})  {:.0} games/s",
+        "gen {:>4}  best {:.4}  mean {:.4}  min {:.4}  std {:.4}  diversity {:.4}  hall of fame {:.4} (gen {})  {:.0} games/s{racing}",
         record.generation,
         record.fitness.best,
         record.fitness.mean,

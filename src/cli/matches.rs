@@ -88,6 +88,15 @@ pub struct TournamentArgs {
     /// Also play every agent against itself
     #[arg(long)]
     pub self_play: bool,
+    /// Play each pairing as an SPRT (the earlier agent as A): colour-swapped pairs until the
+    /// test decides, at most --games games a pairing; prints each pairing's verdict, LLR and
+    /// Elo estimate under the table. A preset's self-play pairings are left out
+    #[arg(
+        long,
+        value_name = "ELO0,ELO1[,ALPHA,BETA]",
+        conflicts_with = "self_play"
+    )]
+    pub sprt: Option<String>,
     #[command(flatten)]
     pub common: MatchArgs,
 }
@@ -160,13 +169,18 @@ pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
         None => None,
     };
     let mut setup = args.common.setup()?;
+    let sprt = match &args.sprt {
+        Some(text) => Some(Sprt::parse(text).map_err(|e| usage(format!("--sprt: {e}")))?),
+        None => None,
+    };
     let config = match (&preset, &args.agents) {
         (Some(p), _) => {
             setup.opening_plies = args.common.opening_plies.unwrap_or(p.opening_plies);
             TournamentConfig {
                 agents: p.agents.clone(),
                 games: args.common.games.unwrap_or(p.games),
-                self_play: p.self_play || args.self_play,
+                self_play: (p.self_play || args.self_play) && sprt.is_none(),
+                sprt,
                 setup,
             }
         }
@@ -174,6 +188,7 @@ pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
             agents: parse_spec_list(agents)?,
             games: args.common.games.unwrap_or(100),
             self_play: args.self_play,
+            sprt,
             setup,
         },
         (None, None) => bail!(usage("give --agents or --preset")),

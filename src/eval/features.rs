@@ -25,10 +25,12 @@ pub enum Feature {
     SideDiff,
     OverflowDiff,
     CapturableDiff,
+    NegOppCapture,
+    NegExposed,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 13] = [
+    pub const ALL: [Feature; 15] = [
         Feature::Hoard,
         Feature::SideSeeds,
         Feature::Mobility,
@@ -42,6 +44,8 @@ impl Feature {
         Feature::SideDiff,
         Feature::OverflowDiff,
         Feature::CapturableDiff,
+        Feature::NegOppCapture,
+        Feature::NegExposed,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +63,8 @@ impl Feature {
             Feature::SideDiff => "side_diff",
             Feature::OverflowDiff => "overflow_diff",
             Feature::CapturableDiff => "capturable_diff",
+            Feature::NegOppCapture => "neg_opp_capture",
+            Feature::NegExposed => "neg_exposed",
         }
     }
 
@@ -79,6 +85,12 @@ impl Feature {
             Feature::SideDiff => "seeds in my pits minus the opponent's (the blog's B)",
             Feature::OverflowDiff => "opponent's overflow minus mine (the blog's O)",
             Feature::CapturableDiff => "largest capture I could make minus the opponent's",
+            Feature::NegOppCapture => {
+                "minus the largest capture the opponent could make if it moved now"
+            }
+            Feature::NegExposed => {
+                "minus the seeds in my pits that some opponent move would capture"
+            }
         }
     }
 
@@ -123,6 +135,8 @@ impl Feature {
             Feature::CapturableDiff => {
                 best_capture(pos, me, rules) as f64 - best_capture(pos, opp, rules) as f64
             }
+            Feature::NegOppCapture => -(best_capture(pos, opp, rules) as f64),
+            Feature::NegExposed => -(exposed_seeds(pos, me, rules) as f64),
         }
     }
 }
@@ -151,6 +165,30 @@ pub fn best_capture(pos: &Position, side: Side, rules: Rules) -> u32 {
         })
         .max()
         .unwrap_or(0)
+}
+
+/// The seeds of `side`'s pits that the opponent could capture with one move if it moved now:
+/// each pit some capture would empty counts once, with the most seeds a capture of it takes
+/// (a sowing that laps the board may add to the pit first). A3C's inputs weigh this "what do
+/// I leave hanging" more than the single largest threat that `capturable_diff` sees.
+pub fn exposed_seeds(pos: &Position, side: Side, rules: Rules) -> u32 {
+    if pos.is_game_over() {
+        return 0;
+    }
+    let attacker = side.opponent();
+    let view = pos.with_side_to_move(attacker);
+    let mut taken = [0u32; crate::game::MAX_PITS];
+    for mv in view.legal_moves().into_iter() {
+        let mut child = view;
+        let captured = child.play_unchecked(mv, rules).captured as u32;
+        if captured > 1 {
+            // The capture takes the landing seed and the seeds opposite it, which are ours.
+            let pit = view.opposite(view.landing_cell(attacker, mv));
+            let index = pit - view.first_pit(side);
+            taken[index] = taken[index].max(captured - 1);
+        }
+    }
+    taken.iter().sum()
 }
 
 impl fmt::Display for Feature {

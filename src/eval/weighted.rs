@@ -134,6 +134,12 @@ impl WeightedEval {
             v[Feature::CapturableDiff as usize] =
                 Feature::CapturableDiff.value(pos, me, self.rules);
         }
+        if has(Feature::NegOppCapture) {
+            v[Feature::NegOppCapture as usize] = Feature::NegOppCapture.value(pos, me, self.rules);
+        }
+        if has(Feature::NegExposed) {
+            v[Feature::NegExposed as usize] = Feature::NegExposed.value(pos, me, self.rules);
+        }
         v
     }
 }

@@ -39,6 +39,8 @@ pub const MAX_GAMES_PER_PAIR: u32 = 1000;
 /// Most fixed opponents.
 pub const MAX_OPPONENTS: usize = 16;
 pub use crate::matches::MAX_OPENING_PLIES;
+/// Most racing rounds: every round waits for its slowest game.
+pub const MAX_RACING_ROUNDS: u32 = 32;
 /// Largest estimated cost of one run, in core-hours (see [`GaConfig::estimated_core_hours`]):
 /// about a day of this project's two-core machines, so no single config can hold one for days.
 pub const MAX_CORE_HOURS: f64 = 48.0;
@@ -320,6 +322,38 @@ pub struct FitnessConfig {
     /// generation come from the weights rather than from luckier openings.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub common_openings: bool,
+    /// Noise-aware fitness against the fixed opponents: the same number of games, played in
+    /// rounds, with those who cannot reach the leaders dropped between rounds and their games
+    /// given to the close contenders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub racing: Option<RacingConfig>,
+}
+
+/// Racing (`fitness.racing`): the opponent games of a generation are played in `rounds`
+/// rounds. A unit is one colour-swapped pair against every opponent; each round shares its
+/// part of the generation's units (population x games_per_pair / 2) evenly among the
+/// individuals still racing. After every round but the last, an individual whose interval
+/// (mean unit score + z x standard error) lies below the lowest interval of the `leaders`
+/// best stops getting games and keeps the fitness it has.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RacingConfig {
+    pub rounds: u32,
+    /// How many of the best are always kept, and set the bar the others must reach.
+    pub leaders: usize,
+    /// Width of the intervals in standard errors: 1.96 is a two-sided 95% interval, larger
+    /// drops fewer.
+    pub z: f64,
+}
+
+impl Default for RacingConfig {
+    fn default() -> Self {
+        RacingConfig {
+            rounds: 4,
+            leaders: 2,
+            z: 1.96,
+        }
+    }
 }
 
 impl Default for FitnessConfig {
@@ -332,6 +366,7 @@ impl Default for FitnessConfig {
             mixed_weight: 0.5,
             opening_plies: 2,
             common_openings: false,
+            racing: None,
         }
     }
 }
@@ -799,6 +834,9 @@ impl GaConfig {
         for (i, spec) in fit.opponents.iter().enumerate() {
             check_opponent(i, spec)?;
         }
+        if let Some(racing) = &fit.racing {
+            self.check_racing(racing)?;
+        }
 
         self.check_benchmark()?;
         let start = Position::start(self.board.pits, self.board.seeds)
@@ -900,6 +938,32 @@ impl GaConfig {
             0,
             MAX_OPENING_PLIES,
         )
+    }
+}
+
+impl GaConfig {
+    fn check_racing(&self, racing: &RacingConfig) -> Result<(), ConfigError> {
+        if self.fitness.mode == FitnessMode::RoundRobin {
+            return Err(ConfigError::invalid(
+                "fitness.racing",
+                "racing shares out the games against fixed opponents, so it needs fitness mode opponents or mixed",
+            ));
+        }
+        let pairs = self.fitness.games_per_pair / 2;
+        if racing.rounds < 2 || racing.rounds > pairs.min(MAX_RACING_ROUNDS) {
+            return Err(ConfigError::invalid(
+                "fitness.racing.rounds",
+                format!(
+                    "must be from 2 to {} (each round needs at least one colour-swapped pair a \
+                     player, and fitness.games_per_pair = {} gives {pairs}), got {}",
+                    pairs.min(MAX_RACING_ROUNDS),
+                    self.fitness.games_per_pair,
+                    racing.rounds
+                ),
+            ));
+        }
+        check_range("fitness.racing.leaders", racing.leaders, 1, self.population)?;
+        check_real("fitness.racing.z", racing.z, 0.0, 10.0)
     }
 }
 

@@ -26,6 +26,9 @@ pub struct Individual {
     /// Weights in the order of the run's features.
     pub weights: Vec<f64>,
     pub fitness: f64,
+    /// With `fitness.racing`, the games it played against the fixed opponents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raced_games: Option<u32>,
 }
 
 /// The best individual seen so far in a run (ties keep the earlier one).
@@ -307,9 +310,11 @@ impl Evolution {
                 .population
                 .iter()
                 .zip(&fitness)
-                .map(|(g, &f)| Individual {
+                .enumerate()
+                .map(|(i, (g, &f))| Individual {
                     weights: g.clone(),
                     fitness: f,
+                    raced_games: evaluation.raced_games.as_ref().map(|games| games[i]),
                 })
                 .collect(),
             fitness: FitnessStats::of(&fitness),

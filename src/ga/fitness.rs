@@ -24,7 +24,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::config::{ConfigError, FitnessMode, GaConfig, Resolved};
+use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
 use crate::agents::{Agent, AgentSpec, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
@@ -66,6 +66,8 @@ pub struct Evaluation {
     pub fitness: Vec<f64>,
     /// Games actually played (self-play credits excluded).
     pub games_played: u64,
+    /// With racing, the games each individual played against the fixed opponents.
+    pub raced_games: Option<Vec<u32>>,
 }
 
 /// Everything needed to score populations, fixed for a run.
@@ -83,6 +85,7 @@ pub struct FitnessSetup {
     mixed_weight: f64,
     opening_plies: u32,
     common_openings: bool,
+    racing: Option<RacingConfig>,
     /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
     /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
     opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
@@ -226,6 +229,7 @@ impl FitnessSetup {
             mixed_weight: f.mixed_weight,
             opening_plies: f.opening_plies,
             common_openings: f.common_openings,
+            racing: f.racing.clone(),
             opponent_searches: f
                 .opponents
                 .iter()
@@ -242,7 +246,8 @@ impl FitnessSetup {
         self.mode != FitnessMode::RoundRobin
     }
 
-    /// The games a generation of `n` individuals plays, in the order their results are summed.
+    /// The games a generation of `n` individuals plays whose schedule is fixed in advance (all
+    /// of them but the raced opponent games), in the order their results are summed.
     pub fn jobs(&self, n: usize) -> Vec<Job> {
         let pairs = (self.games_per_pair / 2) as u64;
         let mut jobs = Vec::new();
@@ -267,7 +272,7 @@ impl FitnessSetup {
                 }
             }
         }
-        if self.uses_opponents() {
+        if self.uses_opponents() && self.racing.is_none() {
             if self.common_openings {
                 // Pair numbers start past the round robin's so the streams never meet; every
                 // individual plays the same pairs, so the same openings and tie-breaking RNGs.
@@ -349,6 +354,22 @@ impl FitnessSetup {
                 }
             }
         }
+        let mut games_played = jobs.len() as u64;
+        let mut raced_games = None;
+        if let Some(racing) = &self.racing {
+            let units = self.race(racing, n, generation, &evals, &memos);
+            let games_per_unit = 2 * self.opponents.len();
+            for (i, scores) in units.iter().enumerate() {
+                op_points[i] = scores.iter().sum::<f64>() * games_per_unit as f64;
+                op_avail[i] = (scores.len() * games_per_unit) as f64;
+            }
+            let games: Vec<u32> = units
+                .iter()
+                .map(|u| (u.len() * games_per_unit) as u32)
+                .collect();
+            games_played += games.iter().map(|&g| g as u64).sum::<u64>();
+            raced_games = Some(games);
+        }
         if self.self_play && self.uses_round_robin() {
             let games = self.games_per_pair as f64;
             for i in 0..n {
@@ -370,8 +391,83 @@ impl FitnessSetup {
             .collect();
         Evaluation {
             fitness,
-            games_played: jobs.len() as u64,
+            games_played,
+            raced_games,
         }
+    }
+
+    /// Plays the opponent games of a generation as a race (see [`RacingConfig`]) and returns
+    /// each individual's unit scores in the order played: a unit is one colour-swapped pair
+    /// against every opponent, scored as its mean points per game. Rounds are played one
+    /// after another, each as one parallel job list collected in order, and who plays what
+    /// depends only on earlier rounds' scores, so the race is the same at any thread count.
+    fn race(
+        &self,
+        racing: &RacingConfig,
+        n: usize,
+        generation: u64,
+        evals: &[WeightedEval],
+        memos: &[Memo],
+    ) -> Vec<Vec<f64>> {
+        let opponents = self.opponents.len();
+        let per_individual = (self.games_per_pair / 2) as u64;
+        let total = n as u64 * per_individual;
+        // Raced pairs are numbered past the round robin's, as common openings' are.
+        let first_pair = if self.uses_round_robin() {
+            (n * n.saturating_sub(1) / 2) as u64 * per_individual
+        } else {
+            0
+        };
+        let pair_of = |me: usize, unit: u64, opponent: usize| -> u64 {
+            let slot = if self.common_openings {
+                unit
+            } else {
+                me as u64 * total + unit
+            };
+            first_pair + slot * opponents as u64 + opponent as u64
+        };
+        let mut units: Vec<Vec<f64>> = vec![Vec::new(); n];
+        let mut racing_now: Vec<usize> = (0..n).collect();
+        let rounds = racing.rounds as u64;
+        for round in 0..rounds {
+            let budget = total * (round + 1) / rounds - total * round / rounds;
+            let standing = standing(&racing_now, &units);
+            let share = budget / standing.len() as u64;
+            let extra = budget % standing.len() as u64;
+            let mut jobs = Vec::new();
+            for (rank, &me) in standing.iter().enumerate() {
+                let played = units[me].len() as u64;
+                let count = share + u64::from((rank as u64) < extra);
+                for unit in played..played + count {
+                    for opponent in 0..opponents {
+                        for me_first in [true, false] {
+                            jobs.push(Job {
+                                me,
+                                rival: Rival::Opponent(opponent),
+                                pair: pair_of(me, unit, opponent),
+                                me_first,
+                            });
+                        }
+                    }
+                }
+            }
+            let points: Vec<f64> = jobs
+                .par_iter()
+                .map(|job| self.play_job(job, generation, evals, memos))
+                .collect();
+            let games_per_unit = 2 * opponents;
+            for (unit_jobs, unit_points) in jobs
+                .chunks(games_per_unit)
+                .zip(points.chunks(games_per_unit))
+            {
+                let score = unit_points.iter().sum::<f64>() / games_per_unit as f64;
+                units[unit_jobs[0].me].push(score);
+            }
+            if round + 1 < rounds {
+                racing_now = survivors(racing, &racing_now, &units);
+            }
+        }
+        units
     }
 
     /// The openings and tie-breaking RNGs of generation `generation`'s games.
@@ -422,6 +518,58 @@ impl FitnessSetup {
         self.pairing(generation)
             .points(&mut me, rival, job.pair, job.me_first)
     }
+}
+
+/// Smallest standard deviation of unit scores a racing interval assumes, so that a few
+/// identical units (a strong player sweeping every opponent) do not make a zero-width
+/// interval: about the spread of one unit of 14 independent even games.
+const MIN_UNIT_SD: f64 = 0.05;
+
+/// Mean unit score, and the half-width of its interval in standard errors (infinite before
+/// two units).
+fn unit_stats(scores: &[f64]) -> (f64, f64) {
+    let k = scores.len() as f64;
+    if scores.len() < 2 {
+        let mean = if scores.is_empty() { 0.0 } else { scores[0] };
+        return (mean, f64::INFINITY);
+    }
+    let mean = scores.iter().sum::<f64>() / k;
+    let variance = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    (mean, variance.sqrt().max(MIN_UNIT_SD) / k.sqrt())
+}
+
+/// `racing` individuals, best mean unit score first (the lower index among equals).
+fn standing(racing: &[usize], units: &[Vec<f64>]) -> Vec<usize> {
+    let mut ranked = racing.to_vec();
+    let mean = |i: usize| unit_stats(&units[i]).0;
+    ranked.sort_by(|&a, &b| mean(b).total_cmp(&mean(a)).then(a.cmp(&b)));
+    ranked
+}
+
+/// Who keeps racing: the `leaders` best, and everyone whose upper bound reaches the lowest
+/// lower bound among them. Kept in index order.
+fn survivors(racing: &RacingConfig, racing_now: &[usize], units: &[Vec<f64>]) -> Vec<usize> {
+    let ranked = standing(racing_now, units);
+    let leaders = racing.leaders.min(ranked.len());
+    let bound = |i: usize, sign: f64| {
+        let (mean, se) = unit_stats(&units[i]);
+        if se.is_infinite() {
+            return sign * f64::INFINITY;
+        }
+        mean + sign * racing.z * se
+    };
+    let bar = ranked[..leaders]
+        .iter()
+        .map(|&i| bound(i, -1.0))
+        .fold(f64::INFINITY, f64::min);
+    let mut kept: Vec<usize> = ranked
+        .iter()
+        .enumerate()
+        .filter(|&(rank, &i)| rank < leaders || bound(i, 1.0) >= bar)
+        .map(|(_, &i)| i)
+        .collect();
+    kept.sort_unstable();
+    kept
 }
 
 /// GA fitness's random numbers: a pair's opening from (seed, generation, pair); each player's
@@ -607,6 +755,106 @@ mod tests {
                 assert_eq!(ga, a_points(record.south_points(), job.me_first), "{job:?}");
             }
         }
+    }
+
+    const RACE: &str = r#"{"population": 6, "depth": 2, "features": "abrams3",
+        "fitness": {"mode": "opponents", "games_per_pair": 16, "opening_plies": 4,
+        "opponents": ["minimax:2", "heuristic:abrams3:published:2"],
+        "racing": {"rounds": 4, "leaders": 2}}}"#;
+
+    /// Three sound players, and three that throw their seeds away (negative store weight).
+    fn race_population() -> Vec<Genome> {
+        vec![
+            vec![0.6, 0.4, 0.3],
+            vec![-1.0, 0.2, 0.1],
+            vec![0.5, 0.5, 0.2],
+            vec![-0.8, -0.5, 0.0],
+            vec![0.7, 0.3, 0.4],
+            vec![-0.9, 0.9, 0.9],
+        ]
+    }
+
+    #[test]
+    fn racing_plays_the_same_number_of_games_and_gives_them_to_the_contenders() {
+        let (_, raced) = setup(RACE);
+        let (_, fixed) = setup(&RACE.replace(
+            r#""racing": {"rounds": 4, "leaders": 2}"#,
+            r#""common_openings": false"#,
+        ));
+        let pop = race_population();
+        let race = raced.evaluate(&pop, 3);
+        let plain = fixed.evaluate(&pop, 3);
+        assert_eq!(race.games_played, plain.games_played);
+        assert_eq!(plain.raced_games, None);
+        let games = race.raced_games.clone().expect("racing reports games");
+        assert_eq!(
+            games.iter().map(|&g| g as u64).sum::<u64>(),
+            race.games_played
+        );
+        // Nominally 8 pairs x 2 opponents x 2 colours = 32 games each; the first round
+        // gives everyone a quarter of that.
+        assert!(games.iter().all(|&g| g >= 8 && g % 4 == 0), "{games:?}");
+        for weak in [1, 3, 5] {
+            for sound in [0, 2, 4] {
+                assert!(games[weak] < games[sound], "{games:?}");
+                assert!(
+                    race.fitness[weak] < race.fitness[sound],
+                    "{:?}",
+                    race.fitness
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn racing_does_not_depend_on_the_thread_count() {
+        let pop = race_population();
+        for json in [
+            RACE.to_string(),
+            RACE.replace(
+                r#""opening_plies": 4"#,
+                r#""opening_plies": 4, "common_openings": true"#,
+            ),
+            RACE.replace(r#""mode": "opponents""#, r#""mode": "mixed""#),
+        ] {
+            let (_, s) = setup(&json);
+            let on = |threads: usize| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| s.evaluate(&pop, 1))
+            };
+            assert_eq!(on(1), on(2), "{json}");
+        }
+    }
+
+    #[test]
+    fn raced_games_use_pairs_no_other_game_uses() {
+        let (_, s) = setup(&RACE.replace(r#""mode": "opponents""#, r#""mode": "mixed""#));
+        // The fixed part is the round robin only; its pairs are all below the raced ones.
+        let jobs = s.jobs(6);
+        assert!(jobs.iter().all(|j| matches!(j.rival, Rival::Member(_))));
+        assert_eq!(jobs.len(), 15 * 16);
+    }
+
+    #[test]
+    fn survivors_keep_the_leaders_and_whoever_can_reach_them() {
+        let racing = RacingConfig {
+            rounds: 4,
+            leaders: 1,
+            z: 1.96,
+        };
+        let units = vec![
+            vec![0.8, 0.7, 0.9, 0.8],
+            vec![0.2, 0.3, 0.1, 0.2],
+            vec![0.7, 0.9, 0.6, 0.8],
+            vec![0.4],
+        ];
+        // 1 cannot reach 0's interval; 2 can; 3 has one unit, so no interval yet.
+        assert_eq!(survivors(&racing, &[0, 1, 2, 3], &units), vec![0, 2, 3]);
+        let wide = RacingConfig { z: 10.0, ..racing };
+        assert_eq!(survivors(&wide, &[0, 1, 2, 3], &units), vec![0, 1, 2, 3]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::config::{
     GaConfig, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS, MAX_OPENING_PLIES,
-    MAX_OPPONENTS, MAX_POPULATION, PRESETS,
+    MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
 };
 use crate::agents::spec::FeatureChoice;
 use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
@@ -115,6 +115,7 @@ fn groups() -> Value {
             {"key": "fitness.self_play", "kind": "bool", "range": "", "help": "Also count games against itself (Hunter)."},
             {"key": "fitness.opponents", "kind": "opponents", "max": MAX_OPPONENTS, "range": format!("up to {MAX_OPPONENTS} agent specs, one a line"), "help": "Such as minimax:4 or pekar.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
             {"key": "fitness.mixed_weight", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "show_if": {"key": "fitness.mode", "is": ["mixed"]}},
+            {"key": "fitness.racing.rounds", "kind": "int", "min": 2, "max": MAX_RACING_ROUNDS, "optional": true, "range": "2 to games_per_pair / 2, or empty for no racing", "help": "Noise-aware fitness: the opponent games are played in rounds, and those who cannot reach the leaders stop getting games.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
             {"key": "fitness.opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings shared by both games of a pair."}
         ]},
         {"title": "Board and rules", "fields": [

@@ -31,7 +31,7 @@ const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 const EMPTY_COUNT: f64 = 1e-3;
 /// Pairs played between two looks at the LLR; a batch runs in parallel, and the test then
 /// reads its pairs in order, so where it stops does not depend on the number of threads.
-const BATCH_PAIRS: u64 = 64;
+pub(crate) const BATCH_PAIRS: u64 = 64;
 
 /// Counts of colour-swapped pairs by A's points in the pair: 0, ½, 1, 1½, 2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +178,29 @@ impl Sprt {
             .zip(q0.iter().zip(&q1))
             .map(|(pi, (a, b))| pi * (b.ln() - a.ln()))
             .sum::<f64>()
+    }
+
+    /// Adds pairs (A's points in each, 0 to 2) to `counts` in order, stopping after the first
+    /// that decides: the test is sequential even when its games were played in parallel.
+    /// Returns how many pairs it took, the LLR and the verdict after the last of them.
+    pub fn feed(
+        &self,
+        counts: &mut Pentanomial,
+        pair_points: impl IntoIterator<Item = f64>,
+    ) -> (u64, f64, Verdict) {
+        let mut taken = 0;
+        let mut llr = self.llr(counts);
+        let mut verdict = self.verdict(llr);
+        for points in pair_points {
+            if verdict != Verdict::Inconclusive {
+                break;
+            }
+            counts.add_pair(points);
+            taken += 1;
+            llr = self.llr(counts);
+            verdict = self.verdict(llr);
+        }
+        (taken, llr, verdict)
     }
 
     /// The verdict for `llr`.
@@ -342,18 +365,12 @@ pub fn play_sprt(
                     .a_points)
             })
             .collect::<Result<_, MatchError>>()?;
-        // Pairs in order, stopping at the first that decides: the test is sequential even
-        // though the games were played in parallel.
-        for pair in points.chunks(2) {
-            report.counts.add_pair(pair.iter().sum());
-            report.pairs += 1;
-            report.games += 2;
-            report.llr = sprt.llr(&report.counts);
-            report.verdict = sprt.verdict(report.llr);
-            if report.verdict != Verdict::Inconclusive {
-                break;
-            }
-        }
+        let pair_points = points.chunks(2).map(|pair| pair.iter().sum());
+        let (taken, llr, verdict) = sprt.feed(&mut report.counts, pair_points);
+        report.pairs += taken;
+        report.games += 2 * taken;
+        report.llr = llr;
+        report.verdict = verdict;
         report.estimate = report.counts.estimate();
         progress(&report);
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::game::{derive_seed, game_rng};
 use super::pairing::{schedule, PairSeeds, PairedGame, Pairing};
+use super::sprt::{Pentanomial, Sprt, Verdict, BATCH_PAIRS};
 use super::stats::{ScoreEstimate, Tally};
 use crate::agents::{AgentSpec, GameRng, SpecError};
 use crate::game::{GameError, Position, Rules};
@@ -225,8 +226,36 @@ pub struct TournamentConfig {
     /// Also play each agent against itself.
     #[serde(default)]
     pub self_play: bool,
+    /// Play each pairing as an SPRT: colour-swapped pairs until the test decides, with
+    /// `games` as the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<Sprt>,
     #[serde(flatten)]
     pub setup: Setup,
+}
+
+/// Where each pairing's SPRT ended, in a tournament played with one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentSprt {
+    pub test: Sprt,
+    pub lower_bound: f64,
+    pub upper_bound: f64,
+    /// The most pairs a pairing plays before it stops inconclusive.
+    pub max_pairs: u64,
+    pub pairings: Vec<PairingSprt>,
+}
+
+/// One pairing's test, from the first agent's side (`a` against `b`, indices into the
+/// tournament's agents).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairingSprt {
+    pub a: usize,
+    pub b: usize,
+    pub pairs: u64,
+    pub counts: Pentanomial,
+    pub llr: f64,
+    pub verdict: Verdict,
+    pub estimate: ScoreEstimate,
 }
 
 /// Results of a tournament.
@@ -241,6 +270,8 @@ pub struct TournamentReport {
     /// Each agent's score over its games against the others, with a 95% interval and Elo.
     pub scores: Vec<ScoreEstimate>,
     pub total_games: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<TournamentSprt>,
 }
 
 /// Checks a tournament's size, games and agents before any game is played.
@@ -259,6 +290,18 @@ fn check_tournament(config: &TournamentConfig) -> Result<(), MatchError> {
         });
     }
     check_games(config.games)?;
+    if let Some(sprt) = &config.sprt {
+        sprt.validate().map_err(|e| MatchError::Invalid {
+            field: "sprt",
+            reason: e.0,
+        })?;
+        if config.self_play {
+            return Err(MatchError::Invalid {
+                field: "sprt",
+                reason: "an SPRT tests one agent against another: not with self-play".into(),
+            });
+        }
+    }
     for spec in &config.agents {
         spec.validate()?;
     }
@@ -281,23 +324,40 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
             }
         }
     }
-    // One job per game: (pairing, pair, i moves first).
-    let jobs: Vec<(usize, u64, bool)> = (0..pairings.len())
-        .flat_map(|p| schedule(pairs_per_pairing).map(move |(k, i_first)| (p, k, i_first)))
-        .collect();
-    let results: Vec<MatchGame> = jobs
-        .par_iter()
-        .map(|&(p, k, i_first)| {
-            let (i, j) = pairings[p];
-            let pairing = setup.pairing(start, derive_seed(i as u64, &[j as u64]));
-            play_one(&config.agents[i], &config.agents[j], &pairing, k, i_first)
-        })
-        .collect::<Result<_, _>>()?;
+    let play = |&(p, k, i_first): &(usize, u64, bool)| {
+        let (i, j) = pairings[p];
+        let pairing = setup.pairing(start, derive_seed(i as u64, &[j as u64]));
+        play_one(&config.agents[i], &config.agents[j], &pairing, k, i_first)
+    };
+    let (played, sprt) = match &config.sprt {
+        None => {
+            // One job per game: (pairing, pair, i moves first).
+            let jobs: Vec<(usize, u64, bool)> = (0..pairings.len())
+                .flat_map(|p| schedule(pairs_per_pairing).map(move |(k, i_first)| (p, k, i_first)))
+                .collect();
+            let results: Vec<MatchGame> = jobs.par_iter().map(play).collect::<Result<_, _>>()?;
+            let played: Vec<(usize, MatchGame)> =
+                jobs.iter().map(|&(p, _, _)| p).zip(results).collect();
+            (played, None)
+        }
+        Some(test) => {
+            let (played, tests) = sprt_pairings(*test, &pairings, pairs_per_pairing, play)?;
+            let (lower_bound, upper_bound) = test.bounds();
+            let summary = TournamentSprt {
+                test: *test,
+                lower_bound,
+                upper_bound,
+                max_pairs: pairs_per_pairing,
+                pairings: tests,
+            };
+            (played, Some(summary))
+        }
+    };
 
     let mut first = vec![vec![None::<Tally>; n]; n];
     let mut groups: Vec<Vec<Vec<f64>>> = vec![Vec::new(); n];
-    for (&(p, _, _), game) in jobs.iter().zip(&results) {
-        let (i, j) = pairings[p];
+    for (p, game) in &played {
+        let (i, j) = pairings[*p];
         let (row, col, row_points) = if game.a_first {
             (i, j, game.a_points)
         } else {
@@ -333,8 +393,72 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
             .iter()
             .map(|g| ScoreEstimate::from_groups(g))
             .collect(),
-        total_games: results.len() as u64,
+        total_games: played.len() as u64,
+        sprt,
     })
+}
+
+/// Games counted by a tournament, each with the index of its pairing.
+type PlayedGames = Vec<(usize, MatchGame)>;
+
+/// Plays every pairing as an SPRT: rounds of up to [`BATCH_PAIRS`] pairs for each pairing
+/// still undecided, all in one parallel job list, then each pairing's pairs fed to its test
+/// in order. A pairing's games after the pair that decided it are not counted, so what is
+/// counted does not depend on the number of threads. Returns the counted games, pairing by
+/// pairing within each round, and each pairing's test.
+fn sprt_pairings(
+    test: Sprt,
+    pairings: &[(usize, usize)],
+    max_pairs: u64,
+    play: impl Fn(&(usize, u64, bool)) -> Result<MatchGame, SpecError> + Sync,
+) -> Result<(PlayedGames, Vec<PairingSprt>), MatchError> {
+    let mut tests: Vec<PairingSprt> = pairings
+        .iter()
+        .map(|&(a, b)| PairingSprt {
+            a,
+            b,
+            pairs: 0,
+            counts: Pentanomial::default(),
+            llr: 0.0,
+            verdict: Verdict::Inconclusive,
+            estimate: Pentanomial::default().estimate(),
+        })
+        .collect();
+    let mut played = Vec::new();
+    loop {
+        let jobs: Vec<(usize, u64, bool)> = tests
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.verdict == Verdict::Inconclusive && t.pairs < max_pairs)
+            .flat_map(|(p, t)| {
+                let batch = BATCH_PAIRS.min(max_pairs - t.pairs);
+                let first = t.pairs;
+                schedule(batch).map(move |(k, i_first)| (p, first + k, i_first))
+            })
+            .collect();
+        if jobs.is_empty() {
+            break;
+        }
+        let results: Vec<MatchGame> = jobs.par_iter().map(&play).collect::<Result<_, _>>()?;
+        // Jobs come pairing by pairing, each pairing's pairs in order, both games of a pair
+        // side by side.
+        let mut start = 0;
+        while start < jobs.len() {
+            let p = jobs[start].0;
+            let end = start + jobs[start..].iter().take_while(|j| j.0 == p).count();
+            let games = &results[start..end];
+            let t = &mut tests[p];
+            let pair_points = games.chunks(2).map(|g| g[0].a_points + g[1].a_points);
+            let (taken, llr, verdict) = test.feed(&mut t.counts, pair_points);
+            t.pairs += taken;
+            t.llr = llr;
+            t.verdict = verdict;
+            t.estimate = t.counts.estimate();
+            played.extend(games[..2 * taken as usize].iter().map(|g| (p, g.clone())));
+            start = end;
+        }
+    }
+    Ok((played, tests))
 }
 
 /// One row of a text table: a left-aligned name, then right-aligned cells.
@@ -423,15 +547,50 @@ impl TournamentReport {
         );
         let names: Vec<String> = (0..n).map(label).collect();
         self.push_scores(&mut out, &names, name_width);
+        self.push_sprt(&mut out, &names);
         out
+    }
+
+    /// Each pairing's SPRT, when the tournament was played with one.
+    fn push_sprt(&self, out: &mut String, names: &[String]) {
+        let Some(sprt) = &self.sprt else {
+            return;
+        };
+        let t = &sprt.test;
+        out.push_str(&format!(
+            "\nSPRT of each pairing, elo0 {} elo1 {} alpha {} beta {} (LLR bounds {:.3}, {:.3}), at most {} pairs\n",
+            t.elo0, t.elo1, t.alpha, t.beta, sprt.lower_bound, sprt.upper_bound, sprt.max_pairs
+        ));
+        for p in &sprt.pairings {
+            let e = &p.estimate;
+            out.push_str(&format!(
+                "{} against {}: {} after {} pairs, LLR {:.3}, score {:.1}% [{:.1}, {:.1}], Elo {:+.1} [{:+.1}, {:+.1}]\n",
+                names[p.a],
+                names[p.b],
+                match p.verdict {
+                    Verdict::AcceptH0 => "H0 accepted",
+                    Verdict::AcceptH1 => "H1 accepted",
+                    Verdict::Inconclusive => "inconclusive",
+                },
+                p.pairs,
+                p.llr,
+                100.0 * e.score,
+                100.0 * e.ci_low,
+                100.0 * e.ci_high,
+                e.elo,
+                e.elo_low,
+                e.elo_high
+            ));
+        }
     }
 
     /// The conditions every game was played under, in brackets.
     fn conditions(&self) -> String {
         let setup = &self.setup;
         format!(
-            "({} games a pairing, {} board {}x{}, opening plies {}, seed {})",
+            "({} games a pairing{}, {} board {}x{}, opening plies {}, seed {})",
             self.games_per_pairing,
+            if self.sprt.is_some() { " at most" } else { "" },
             setup.rules,
             setup.pits,
             setup.seeds,
@@ -487,6 +646,7 @@ impl TournamentReport {
             "\nScore over all games (95% CI) and Elo relative to an even opponent field\n",
         );
         self.push_scores(&mut out, &names, width);
+        self.push_sprt(&mut out, &names);
         out
     }
 }

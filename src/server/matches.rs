@@ -118,6 +118,17 @@ pub async fn play_match(
     ))
 }
 
+/// An SPRT of a request: `"ELO0,ELO1[,ALPHA,BETA]"` or `{elo0, elo1, alpha, beta}`.
+pub(crate) fn parse_sprt(value: &Value) -> ApiResult<Sprt> {
+    match value {
+        Value::String(text) => Sprt::parse(text),
+        other => serde_json::from_value::<Sprt>(other.clone())
+            .map_err(|e| SprtError(e.to_string()))
+            .and_then(|s| s.validate().map(|()| s)),
+    }
+    .map_err(|e| ApiError::invalid("sprt", e))
+}
+
 /// The SPRT form of a match: the report of [`play_sprt`] (counts, LLR, bounds, verdict, Elo).
 async fn play_sprt_match(
     state: &SharedState,
@@ -133,13 +144,7 @@ async fn play_sprt_match(
             "an SPRT plays colour-swapped pairs until it decides: give max_pairs, not games or fixed_colours",
         ));
     }
-    let sprt = match sprt {
-        Value::String(text) => Sprt::parse(text),
-        other => serde_json::from_value::<Sprt>(other.clone())
-            .map_err(|e| SprtError(e.to_string()))
-            .and_then(|s| s.validate().map(|()| s)),
-    }
-    .map_err(|e| ApiError::invalid("sprt", e))?;
+    let sprt = parse_sprt(sprt)?;
     let max_pairs = req.max_pairs.unwrap_or(MAX_SPRT_PAIRS / 2);
     if max_pairs == 0 || max_pairs > MAX_SPRT_PAIRS {
         return Err(ApiError::invalid(

@@ -172,6 +172,7 @@ pub fn spec() -> Value {
                     "agents": {"type": "array", "items": agent_spec_schema(), "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS},
                     "games": {"type": "integer", "minimum": 1, "maximum": MAX_TOURNAMENT_GAMES, "default": 20},
                     "seed": {"type": "integer"}, "opening_plies": {"type": "integer"}, "self_play": {"type": "boolean"},
+                    "sprt": {"description": "play each pairing as an SPRT (\"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}), games being its cap; not with self_play. The finished tournament then has sprt: each pairing's verdict, LLR, bounds and Elo"},
                     "board": board, "rules": {"type": "string"}}})))
         },
         "/api/tournaments/{id}": {

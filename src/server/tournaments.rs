@@ -10,8 +10,9 @@ use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
-use super::matches::{setup_of, BoardBody};
+use super::matches::{parse_sprt, setup_of, BoardBody};
 use super::{compute, SharedState};
+use crate::matches::tournament::TournamentSprt;
 use crate::matches::{play_tournament, Tally, TournamentConfig, TournamentReport};
 
 /// Most games per pairing in a tournament.
@@ -31,6 +32,9 @@ pub struct TournamentState {
     pub scores: Vec<Value>,
     pub progress: f64,
     pub games_per_pairing: u32,
+    /// With `sprt`: each pairing's test (verdict, LLR, bounds, Elo), once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<TournamentSprt>,
     pub error: Option<String>,
     pub created_at: String,
     #[serde(skip)]
@@ -57,6 +61,9 @@ pub struct TournamentRequest {
     board: Option<BoardBody>,
     #[serde(default)]
     rules: Option<String>,
+    /// Play each pairing as an SPRT, with `games` as its cap.
+    #[serde(default)]
+    sprt: Option<Value>,
 }
 
 /// Starts a tournament in the background and answers its id at once (202).
@@ -108,6 +115,13 @@ async fn tournament_config(
         ));
     }
     let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;
+    let sprt = req.sprt.as_ref().map(parse_sprt).transpose()?;
+    if sprt.is_some() && req.self_play {
+        return Err(ApiError::invalid(
+            "sprt",
+            "an SPRT tests one agent against another: not with self_play",
+        ));
+    }
     let mut specs = Vec::with_capacity(n);
     for (i, v) in req.agents.iter().enumerate() {
         specs.push(resolve_agent(state, &format!("agents[{i}]"), v).await?);
@@ -116,6 +130,7 @@ async fn tournament_config(
         agents: specs,
         games: req.games,
         self_play: req.self_play,
+        sprt,
         setup,
     })
 }
@@ -148,6 +163,7 @@ fn register(state: &SharedState, id: &str, config: &TournamentConfig) -> ApiResu
         scores: Vec::new(),
         progress: 0.0,
         games_per_pairing: config.games,
+        sprt: None,
         error: None,
         created_at: crate::store::now_rfc3339(),
         order,
@@ -174,6 +190,7 @@ impl TournamentState {
             .iter()
             .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
             .collect();
+        self.sprt = report.sprt.clone();
     }
 
     fn fail(&mut self, error: String) {
