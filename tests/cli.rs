@@ -354,3 +354,77 @@ fn train_a3c_rejects_bad_options_with_status_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[test]
+fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
+    let dir = std::env::temp_dir().join(format!("kalah-learn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for method in ["td", "td-leaf"] {
+        let mut documents = Vec::new();
+        for threads in ["1", "2"] {
+            let out_path = dir.join(format!("{method}-{threads}.json"));
+            let out = run(&[
+                "learn",
+                "--preset",
+                "ahmed",
+                "--method",
+                method,
+                "--games",
+                "64",
+                "--every",
+                "32",
+                "--pairs",
+                "8",
+                "--play-depth",
+                "2",
+                "--seed",
+                "5",
+                "--threads",
+                threads,
+                "--out",
+                out_path.to_str().unwrap(),
+            ]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{stderr}");
+            assert!(stderr.contains("64 games"), "{stderr}");
+            let text = std::fs::read_to_string(&out_path).unwrap();
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(doc["config"]["method"], method);
+            assert_eq!(doc["features"][0], "side_seeds");
+            // The last line is the exported agent's spec, which plays.
+            let play = run(&[
+                "play",
+                "--south",
+                &format!("export:{}", out_path.display()),
+                "--north",
+                "random",
+                "--games",
+                "2",
+            ]);
+            assert!(
+                play.status.success(),
+                "{}",
+                String::from_utf8_lossy(&play.stderr)
+            );
+            documents.push(text);
+        }
+        assert_eq!(
+            documents[0], documents[1],
+            "{method}: thread count changed the result"
+        );
+    }
+    for (args, field) in [
+        (vec!["--preset", "nosuch"], "preset"),
+        (vec!["--method", "sarsa"], "method"),
+        (vec!["--lambda", "2"], "lambda"),
+        (vec!["--features", "hunter10", "--init", "1,2"], "initial"),
+    ] {
+        let out_path = dir.join("bad.json");
+        let mut all = vec!["learn", "--out", out_path.to_str().unwrap()];
+        all.extend(args.iter().copied());
+        let out = run(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(field), "{args:?}: {stderr}");
+    }
+}

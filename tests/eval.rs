@@ -157,3 +157,24 @@ fn capture_threat_features_on_a_hand_worked_position() {
         -8.0
     );
 }
+
+#[test]
+fn ahmed10_counts_on_a_hand_worked_position() {
+    // South's pits 0,3,0,0,5,0 and North's 1,0,2,0,0,0.
+    let pos = parse_kpn("0,3,0,0,5,0/0/1,0,2,0,0,0/0/S").unwrap();
+    let features = kalah_tuner::eval::parse_features("ahmed10").unwrap();
+    let values: Vec<f64> = features
+        .iter()
+        .map(|f| f.value(&pos, Side::South, Rules::Standard))
+        .collect();
+    assert_eq!(
+        values,
+        [8.0, 3.0, 4.0, 4.0, 0.0, 1.0, 2.0, 8.0, 1.0, 2.0],
+        "H1..H10 for South"
+    );
+    let north: Vec<f64> = features
+        .iter()
+        .map(|f| f.value(&pos, Side::North, Rules::Standard))
+        .collect();
+    assert_eq!(north, [3.0, 8.0, 4.0, 4.0, 1.0, 0.0, 1.0, 2.0, 2.0, 8.0]);
+}

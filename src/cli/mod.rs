@@ -5,6 +5,7 @@
 //! - [`position`]: `perft`, `solve`, `move`.
 //! - [`matches`]: `play`, `tournament`.
 //! - [`evolve`]: a GA run without the server.
+//! - [`learn`]: the TD tuners, TD(lambda) and TD-Leaf(lambda).
 //! - [`bench`]: single-threaded speed figures.
 //! - [`serve`]: the HTTP API and dashboard.
 //! - [`train_a3c`]: training of the a3c network.
@@ -13,6 +14,7 @@
 pub mod bench;
 pub mod console;
 pub mod evolve;
+pub mod learn;
 pub mod matches;
 pub mod position;
 pub mod serve;
@@ -50,6 +52,9 @@ pub enum Command {
     Tournament(matches::TournamentArgs),
     /// Evolve evaluation weights with the genetic algorithm and write the export document
     Evolve(evolve::EvolveArgs),
+    /// Learn evaluation weights by TD(lambda) or TD-Leaf(lambda) from self-play and write the
+    /// export document
+    Learn(learn::LearnArgs),
     /// Measure move generation, search and game speed on one thread
     Bench(bench::BenchArgs),
     /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)
@@ -155,6 +160,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Play(args) => matches::run_play(&args),
         Command::Tournament(args) => matches::run_tournament(&args),
         Command::Evolve(args) => evolve::run(&args),
+        Command::Learn(args) => learn::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::TrainA3c(args) => train_a3c::run(&args),

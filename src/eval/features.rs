@@ -1,5 +1,6 @@
 //! The evaluation features of the catalogue (DESIGN.md section 3), each oriented so that
-//! larger is better for the searching side.
+//! larger is better for the searching side, except Ahmed's `ahmed10` (DESIGN.md section 10):
+//! the report counts the opponent's pits as they are and puts the sign in the weight.
 
 use std::fmt;
 use std::str::FromStr;
@@ -27,10 +28,19 @@ pub enum Feature {
     CapturableDiff,
     NegOppCapture,
     NegExposed,
+    OppSideSeeds,
+    EmptyPits,
+    OppEmptyPits,
+    Singletons,
+    OppSingletons,
+    LoadedPits,
+    LoadedSeeds,
+    OppLoadedPits,
+    OppLoadedSeeds,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 15] = [
+    pub const ALL: [Feature; 24] = [
         Feature::Hoard,
         Feature::SideSeeds,
         Feature::Mobility,
@@ -46,6 +56,15 @@ impl Feature {
         Feature::CapturableDiff,
         Feature::NegOppCapture,
         Feature::NegExposed,
+        Feature::OppSideSeeds,
+        Feature::EmptyPits,
+        Feature::OppEmptyPits,
+        Feature::Singletons,
+        Feature::OppSingletons,
+        Feature::LoadedPits,
+        Feature::LoadedSeeds,
+        Feature::OppLoadedPits,
+        Feature::OppLoadedSeeds,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,6 +84,15 @@ impl Feature {
             Feature::CapturableDiff => "capturable_diff",
             Feature::NegOppCapture => "neg_opp_capture",
             Feature::NegExposed => "neg_exposed",
+            Feature::OppSideSeeds => "opp_side_seeds",
+            Feature::EmptyPits => "empty_pits",
+            Feature::OppEmptyPits => "opp_empty_pits",
+            Feature::Singletons => "singletons",
+            Feature::OppSingletons => "opp_singletons",
+            Feature::LoadedPits => "loaded_pits",
+            Feature::LoadedSeeds => "loaded_seeds",
+            Feature::OppLoadedPits => "opp_loaded_pits",
+            Feature::OppLoadedSeeds => "opp_loaded_seeds",
         }
     }
 
@@ -90,6 +118,21 @@ impl Feature {
             }
             Feature::NegExposed => {
                 "minus the seeds in my pits that some opponent move would capture"
+            }
+            Feature::OppSideSeeds => "seeds in the opponent's pits (Ahmed H2, weighted -1)",
+            Feature::EmptyPits => "my empty pits (Ahmed H3)",
+            Feature::OppEmptyPits => "the opponent's empty pits (Ahmed H4, weighted -1)",
+            Feature::Singletons => "my pits holding exactly one seed (Ahmed H5)",
+            Feature::OppSingletons => {
+                "the opponent's pits holding exactly one seed (Ahmed H6, weighted -1)"
+            }
+            Feature::LoadedPits => "my pits holding more than one seed (Ahmed H7)",
+            Feature::LoadedSeeds => "the seeds in my pits holding more than one (Ahmed H8)",
+            Feature::OppLoadedPits => {
+                "the opponent's pits holding more than one seed (Ahmed H9, weighted -1)"
+            }
+            Feature::OppLoadedSeeds => {
+                "the seeds in the opponent's pits holding more than one (Ahmed H10, weighted -1)"
             }
         }
     }
@@ -137,8 +180,30 @@ impl Feature {
             }
             Feature::NegOppCapture => -(best_capture(pos, opp, rules) as f64),
             Feature::NegExposed => -(exposed_seeds(pos, me, rules) as f64),
+            Feature::OppSideSeeds => pos.seeds_on_side(opp) as f64,
+            Feature::EmptyPits => count(mine, |s| s == 0),
+            Feature::OppEmptyPits => count(pos.side_pits(opp), |s| s == 0),
+            Feature::Singletons => count(mine, |s| s == 1),
+            Feature::OppSingletons => count(pos.side_pits(opp), |s| s == 1),
+            Feature::LoadedPits => count(mine, |s| s > 1),
+            Feature::LoadedSeeds => loaded_seeds(mine),
+            Feature::OppLoadedPits => count(pos.side_pits(opp), |s| s > 1),
+            Feature::OppLoadedSeeds => loaded_seeds(pos.side_pits(opp)),
         }
     }
+}
+
+/// How many of `pits` hold a number of seeds that `test` accepts.
+fn count(pits: &[u16], test: impl Fn(u16) -> bool) -> f64 {
+    pits.iter().filter(|&&s| test(s)).count() as f64
+}
+
+/// The seeds in those of `pits` that hold more than one.
+fn loaded_seeds(pits: &[u16]) -> f64 {
+    pits.iter()
+        .filter(|&&s| s > 1)
+        .map(|&s| s as u32)
+        .sum::<u32>() as f64
 }
 
 /// Sum over `side`'s pits of the seeds that would pass its store.

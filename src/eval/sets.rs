@@ -16,6 +16,21 @@ pub struct FeatureSet {
 // that).
 const HUNTER10: &[Feature] = Feature::ALL.split_at(10).0;
 const DIVILLY6: &[Feature] = Feature::ALL.split_at(6).0;
+/// Ahmed's H1 is Hunter's H2 (`side_seeds`); H2-H10 close the catalogue.
+const AHMED10: &[Feature] = &[
+    Feature::SideSeeds,
+    Feature::OppSideSeeds,
+    Feature::EmptyPits,
+    Feature::OppEmptyPits,
+    Feature::Singletons,
+    Feature::OppSingletons,
+    Feature::LoadedPits,
+    Feature::LoadedSeeds,
+    Feature::OppLoadedPits,
+    Feature::OppLoadedSeeds,
+];
+/// +1 for H1, H3, H5, H7 and H8, -1 for the others (DESIGN.md section 10).
+const AHMED10_INITIAL: &[f64] = &[1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0];
 
 pub const FEATURE_SETS: &[FeatureSet] = &[
     FeatureSet {
@@ -38,6 +53,14 @@ pub const FEATURE_SETS: &[FeatureSet] = &[
             ("published2", &[0.62384, 0.580063, 0.384694]),
             ("published3", &[0.650594, 0.575989, 0.382001]),
         ],
+    },
+    FeatureSet {
+        name: "ahmed10",
+        features: AHMED10,
+        source: "Ahmed (2016), the ten HUS heuristics H1-H10 on Kalah's one row a side, and his initial weights",
+        // The report gives only the weights learning starts from; `published` names them as
+        // the other sets' presets do, `initial` says what they are.
+        presets: &[("published", AHMED10_INITIAL), ("initial", AHMED10_INITIAL)],
     },
     FeatureSet {
         name: "divilly6",

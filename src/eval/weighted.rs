@@ -10,8 +10,8 @@ pub struct WeightedEval {
     terms: Vec<(Feature, f64)>,
     rules: Rules,
     needs: Needs,
-    /// Bit `f as u16` for every feature `f` among the terms.
-    mask: u16,
+    /// Bit `f as u32` for every feature `f` among the terms.
+    mask: u32,
     /// The terms are exactly the abrams3 features, in their order.
     abrams3: bool,
 }
@@ -47,7 +47,7 @@ impl WeightedEval {
             counts: has(&[Feature::Mobility, Feature::ExtraTurns]),
             theirs: has(&[Feature::SideDiff, Feature::OverflowDiff]),
         };
-        let mask = terms.iter().fold(0, |mask, &(f, _)| mask | 1 << f as u16);
+        let mask = terms.iter().fold(0, |mask, &(f, _)| mask | 1 << f as u32);
         let abrams3 = terms.iter().map(|&(f, _)| f).eq([
             Feature::StoreDiff,
             Feature::SideDiff,
@@ -84,7 +84,7 @@ impl WeightedEval {
     #[inline]
     fn values(&self, pos: &Position, me: Side) -> [f64; Feature::ALL.len()] {
         let mut v = [0.0; Feature::ALL.len()];
-        let has = |f: Feature| self.mask & (1 << f as u16) != 0;
+        let has = |f: Feature| self.mask & (1 << f as u32) != 0;
         let opp = me.opponent();
         let mine_pits = pos.side_pits(me);
         let mine = PitStats::of(mine_pits, self.needs);
@@ -139,6 +139,12 @@ impl WeightedEval {
         }
         if has(Feature::NegExposed) {
             v[Feature::NegExposed as usize] = Feature::NegExposed.value(pos, me, self.rules);
+        }
+        // Ahmed's pit counts: cheap enough to take the general path.
+        for f in &Feature::ALL[Feature::OppSideSeeds as usize..] {
+            if has(*f) {
+                v[*f as usize] = f.value(pos, me, self.rules);
+            }
         }
         v
     }

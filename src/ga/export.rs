@@ -9,6 +9,7 @@ use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
 use crate::game::Rules;
+use crate::rl::td::TdConfig;
 
 /// The version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -46,15 +47,84 @@ pub struct ExportDocument {
     /// The individual's search depth.
     pub depth: u32,
     pub seed: u64,
-    /// The full config of the run that evolved it.
-    pub config: GaConfig,
-    /// The run's fitness curve, one entry per generation.
+    /// The full config of the run that tuned it: a GA run's, or a learning run's.
+    pub config: TunerConfig,
+    /// A GA run's fitness curve, one entry per generation (empty for other tuners).
     pub history: Vec<GenerationSummary>,
     /// An agent spec that plays exactly as the individual did.
     pub agent: AgentSpec,
 }
 
+/// The config of the tuner that made a document. Written as the config object itself, as
+/// format version 1 always was; a learning run's config is told apart by its `method`
+/// field, which a GA config does not have.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TunerConfig {
+    Ga(Box<GaConfig>),
+    Td(Box<TdConfig>),
+}
+
+impl TunerConfig {
+    /// The GA config, for documents a GA run wrote.
+    pub fn ga(&self) -> Option<&GaConfig> {
+        match self {
+            TunerConfig::Ga(config) => Some(config),
+            TunerConfig::Td(_) => None,
+        }
+    }
+
+    /// `ga`, `td` or `td-leaf`.
+    pub fn tuner(&self) -> &'static str {
+        match self {
+            TunerConfig::Ga(_) => "ga",
+            TunerConfig::Td(config) => config.method.name(),
+        }
+    }
+}
+
 impl ExportDocument {
+    /// The document of a learning run's player: `weights` searched to `depth`, measured as
+    /// `fitness` (its benchmark score) at checkpoint `checkpoint`.
+    pub fn from_learner(
+        config: &TdConfig,
+        weights: &[f64],
+        depth: u32,
+        fitness: f64,
+        checkpoint: u32,
+    ) -> Result<ExportDocument, ExportError> {
+        config
+            .validate()
+            .map_err(|e| invalid("config", e.to_string()))?;
+        let agent = AgentSpec::Heuristic {
+            features: FeatureChoice::List(config.features.clone()),
+            weights: WeightChoice::Values(weights.to_vec()),
+            depth,
+            time_ms: None,
+            ties: Ties::Random,
+        };
+        let doc = ExportDocument {
+            format_version: FORMAT_VERSION,
+            generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
+            rules: config.rules,
+            board: BoardConfig {
+                pits: config.pits,
+                seeds: config.seeds,
+            },
+            features: config.features.clone(),
+            weights: weights.to_vec(),
+            fitness,
+            generation: checkpoint,
+            depth,
+            seed: config.seed,
+            config: TunerConfig::Td(Box::new(config.clone())),
+            history: Vec::new(),
+            agent,
+        };
+        doc.check()?;
+        Ok(doc)
+    }
+
     /// The document of a run from its records (in generation order); the exported individual
     /// is the last record's hall of fame.
     pub fn from_run(
@@ -124,7 +194,7 @@ impl ExportDocument {
             generation: best.generation,
             depth: config.depth,
             seed: config.seed,
-            config: config.clone(),
+            config: TunerConfig::Ga(Box::new(config.clone())),
             history,
             agent,
         };

@@ -66,7 +66,7 @@ pub use engine::{
     CurvePoint, Evolution, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason,
     Timing,
 };
-pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
+pub use export::{ExportDocument, ExportError, TunerConfig, FORMAT_VERSION};
 pub use fitness::{Evaluation, FitnessSetup};
 pub use genome::{FitnessStats, Genome};
 pub use operators::{Crossover, Mutation, Selection};

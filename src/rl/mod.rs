@@ -3,3 +3,4 @@
 //! commands in `cli/` drive these trainers.
 
 pub mod a3c;
+pub mod td;
