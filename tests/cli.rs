@@ -359,20 +359,20 @@ fn train_a3c_rejects_bad_options_with_status_2() {
 fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
     let dir = std::env::temp_dir().join(format!("kalah-learn-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for method in ["td", "td-leaf"] {
+    for method in ["td", "td-leaf", "texel"] {
         let mut documents = Vec::new();
         for threads in ["1", "2"] {
             let out_path = dir.join(format!("{method}-{threads}.json"));
-            let out = run(&[
-                "learn",
-                "--preset",
-                "ahmed",
-                "--method",
-                method,
-                "--games",
-                "64",
-                "--every",
-                "32",
+            let method_flags: &[&str] = if method == "texel" {
+                &["--method", method, "--games", "16", "--rounds", "2"]
+            } else {
+                &[
+                    "--preset", "ahmed", "--method", method, "--games", "64", "--every", "32",
+                ]
+            };
+            let mut args = vec!["learn"];
+            args.extend(method_flags);
+            args.extend([
                 "--pairs",
                 "8",
                 "--play-depth",
@@ -384,13 +384,19 @@ fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
                 "--out",
                 out_path.to_str().unwrap(),
             ]);
+            let out = run(&args);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{stderr}");
-            assert!(stderr.contains("64 games"), "{stderr}");
+            let (done, first_feature) = if method == "texel" {
+                ("2 rounds on 128 positions", "hoard")
+            } else {
+                ("64 games", "side_seeds")
+            };
+            assert!(stderr.contains(done), "{stderr}");
             let text = std::fs::read_to_string(&out_path).unwrap();
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(doc["config"]["method"], method);
-            assert_eq!(doc["features"][0], "side_seeds");
+            assert_eq!(doc["features"][0], first_feature);
             // The last line is the exported agent's spec, which plays.
             let play = run(&[
                 "play",
@@ -418,6 +424,9 @@ fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
         (vec!["--method", "sarsa"], "method"),
         (vec!["--lambda", "2"], "lambda"),
         (vec!["--features", "hunter10", "--init", "1,2"], "initial"),
+        (vec!["--method", "texel", "--alpha", "0.1"], "--alpha"),
+        (vec!["--rounds", "3"], "--rounds"),
+        (vec!["--method", "texel", "--source", "chess"], "--source"),
     ] {
         let out_path = dir.join("bad.json");
         let mut all = vec!["learn", "--out", out_path.to_str().unwrap()];

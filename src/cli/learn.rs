@@ -1,6 +1,6 @@
 //! `kalah-tuner learn`: tunes weights by temporal-difference learning from self-play
-//! (`--method td|td-leaf`, [`crate::rl::td`]) and writes the same export document as
-//! `evolve`. The weights are measured against a benchmark panel at checkpoints, on openings
+//! (`--method td|td-leaf`, [`crate::rl::td`]) or by Texel-style fitting to labelled positions
+//! (`--method texel`, [`crate::rl::texel`]) and writes the same export document as `evolve`. The weights are measured against a benchmark panel at checkpoints, on openings
 //! learning never sees; the exported player is the champion of those measurements, chosen as
 //! a GA run's is (a later checkpoint replaces it only when it wins a paired test), so Ctrl-C
 //! keeps the best measured so far.
@@ -16,23 +16,26 @@ use super::console::{progress_bar, stop_flag, write_atomically};
 use super::{parse_rules, thread_pool, usage};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
+use crate::eval::Feature;
 use crate::eval::{feature_set, parse_features};
 use crate::ga::benchmark::{beats, Benchmark, PanelResult};
-use crate::ga::{BenchmarkConfig, ExportDocument};
-use crate::game::{parse_board, Rules};
+use crate::ga::{BenchmarkConfig, ExportDocument, TunerConfig};
+use crate::game::{parse_board, Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod};
+use crate::rl::texel::{TexelConfig, TexelFitter};
 
 #[derive(Args, Debug)]
 pub struct LearnArgs {
     /// td: TD(lambda) on the positions moved from; td-leaf: TD-Leaf(lambda) on the leaves of
-    /// the principal variations [default: the preset's, else td-leaf]
+    /// the principal variations; texel: fitting to positions labelled by game results and the
+    /// exact solver [default: the preset's, else td-leaf]
     #[arg(long)]
     pub method: Option<String>,
     /// Start from a preset: ahmed (Ahmed's report: ahmed10, TD(0), 8000 games, 30% random
     /// moves, his initial weights)
     #[arg(long)]
     pub preset: Option<String>,
-    /// Feature set or features joined by + [default: ahmed10]
+    /// Feature set or features joined by + [default: ahmed10; texel: hunter10]
     #[arg(long)]
     pub features: Option<String>,
     /// Starting weights: a preset of the feature set (published) or numbers joined by commas
@@ -51,9 +54,29 @@ pub struct LearnArgs {
     /// Search depth while learning
     #[arg(long)]
     pub depth: Option<u32>,
-    /// Self-play games
+    /// Self-play games (texel: the games positions are sampled from)
     #[arg(long)]
     pub games: Option<u32>,
+    /// texel: the agent whose self-play games give the positions
+    /// [default: heuristic:hunter10:published:4]
+    #[arg(long)]
+    pub source: Option<String>,
+    /// texel: positions sampled from each game
+    #[arg(long)]
+    pub positions_per_game: Option<u32>,
+    /// texel: positions with at most this many seeds in the pits are labelled by the exact
+    /// solver (0: never)
+    #[arg(long)]
+    pub exact_seeds: Option<u32>,
+    /// texel: rounds of finding leaves and fitting (each one a checkpoint)
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// texel: L-BFGS iterations a round
+    #[arg(long)]
+    pub max_iters: Option<u64>,
+    /// texel: weight of the L2 penalty
+    #[arg(long)]
+    pub l2: Option<f64>,
     /// Games played with one set of weights before their updates are applied
     #[arg(long)]
     pub batch: Option<u32>,
@@ -97,7 +120,10 @@ pub struct LearnArgs {
 }
 
 /// The learning config the flags describe: preset (or the defaults), then each flag.
-pub fn build_config(args: &LearnArgs) -> Result<TdConfig> {
+pub fn build_config(args: &LearnArgs) -> Result<TunerConfig> {
+    if args.method.as_deref() == Some("texel") {
+        return build_texel(args).map(|c| TunerConfig::Texel(Box::new(c)));
+    }
     let mut config = match &args.preset {
         Some(name) => TdConfig::preset(name).map_err(|e| usage(format!("--preset: {e}")))?,
         None => TdConfig::default(),
@@ -108,26 +134,27 @@ pub fn build_config(args: &LearnArgs) -> Result<TdConfig> {
             "td-leaf" => TdMethod::TdLeaf,
             other => {
                 return Err(usage(format!(
-                    "--method: unknown method {other:?}; methods: td, td-leaf"
+                    "--method: unknown method {other:?}; methods: td, td-leaf, texel"
                 )))
             }
         };
     }
-    if let Some(text) = &args.features {
-        config.features = parse_features(text).map_err(|e| usage(format!("--features: {e}")))?;
-        config.initial = match feature_set(text) {
-            Some(set) => set.presets[0].1.to_vec(),
-            None => vec![0.0; config.features.len()],
-        };
+    for (given, flag) in [
+        (args.source.is_some(), "--source"),
+        (args.positions_per_game.is_some(), "--positions-per-game"),
+        (args.exact_seeds.is_some(), "--exact-seeds"),
+        (args.rounds.is_some(), "--rounds"),
+        (args.max_iters.is_some(), "--max-iters"),
+        (args.l2.is_some(), "--l2"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} is a texel setting: add --method texel"
+            )));
+        }
     }
-    if let Some(text) = &args.init {
-        config.initial = parse_init(text, args.features.as_deref().unwrap_or("ahmed10"))?;
-    }
-    if let Some(text) = &args.board {
-        let (pits, seeds) = parse_board(text).map_err(|e| usage(format!("--board: {e}")))?;
-        config.pits = pits;
-        config.seeds = seeds;
-    }
+    (config.features, config.initial) = terms(args, "ahmed10", &config.features, &config.initial)?;
+    (config.pits, config.seeds) = board(args, (config.pits, config.seeds))?;
     macro_rules! set {
         ($($field:ident),*) => {$(
             if let Some(value) = args.$field {
@@ -148,7 +175,83 @@ pub fn build_config(args: &LearnArgs) -> Result<TdConfig> {
         seed
     );
     config.validate().map_err(|e| usage(e.to_string()))?;
+    Ok(TunerConfig::Td(Box::new(config)))
+}
+
+/// `--method texel`: its defaults, then each flag.
+fn build_texel(args: &LearnArgs) -> Result<TexelConfig> {
+    if args.preset.is_some() {
+        return Err(usage("--preset: the presets are TD's; texel has none"));
+    }
+    for (given, flag) in [
+        (args.alpha.is_some(), "--alpha"),
+        (args.lambda.is_some(), "--lambda"),
+        (args.epsilon.is_some(), "--epsilon"),
+        (args.batch.is_some(), "--batch"),
+        (args.scale.is_some(), "--scale"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} is a TD setting: texel does not use it"
+            )));
+        }
+    }
+    let mut config = TexelConfig::default();
+    (config.features, config.initial) = terms(args, "hunter10", &config.features, &config.initial)?;
+    (config.pits, config.seeds) = board(args, (config.pits, config.seeds))?;
+    if let Some(text) = &args.source {
+        config.source = AgentSpec::parse(text).map_err(|e| usage(format!("--source: {e}")))?;
+    }
+    macro_rules! set {
+        ($($field:ident),*) => {$(
+            if let Some(value) = args.$field {
+                config.$field = value;
+            }
+        )*};
+    }
+    set!(
+        games,
+        positions_per_game,
+        exact_seeds,
+        rounds,
+        max_iters,
+        l2,
+        depth,
+        opening_plies,
+        rules,
+        seed
+    );
+    config.validate().map_err(|e| usage(e.to_string()))?;
     Ok(config)
+}
+
+/// `--features` and `--init` over a method's defaults.
+fn terms(
+    args: &LearnArgs,
+    default_set: &str,
+    features: &[Feature],
+    initial: &[f64],
+) -> Result<(Vec<Feature>, Vec<f64>)> {
+    let (mut features, mut initial) = (features.to_vec(), initial.to_vec());
+    if let Some(text) = &args.features {
+        features = parse_features(text).map_err(|e| usage(format!("--features: {e}")))?;
+        initial = match feature_set(text) {
+            Some(set) => set.presets[0].1.to_vec(),
+            None => vec![0.0; features.len()],
+        };
+    }
+    if let Some(text) = &args.init {
+        initial = parse_init(text, args.features.as_deref().unwrap_or(default_set))?;
+    }
+    Ok((features, initial))
+}
+
+/// `--board` over a method's default.
+fn board(args: &LearnArgs, default: (usize, u32)) -> Result<(usize, u32)> {
+    match &args.board {
+        Some(text) => parse_board(text).map_err(|e| usage(format!("--board: {e}"))),
+        None => Ok(default),
+    }
 }
 
 /// `--init`: a preset name of the feature set, or numbers joined by commas.
@@ -173,8 +276,160 @@ fn parse_init(text: &str, features: &str) -> Result<Vec<f64>> {
         .map_err(|e| usage(format!("--init: {e}")))
 }
 
+/// A learning run of either kind, stepped by [`run`].
+enum Learner {
+    Td(Box<TdLearner>),
+    Texel(Box<TexelFitter>),
+}
+
+impl Learner {
+    fn new(config: &TunerConfig) -> Result<Learner> {
+        Ok(match config {
+            TunerConfig::Td(c) => Learner::Td(Box::new(
+                TdLearner::new((**c).clone()).map_err(|e| usage(e.to_string()))?,
+            )),
+            TunerConfig::Texel(c) => Learner::Texel(Box::new(
+                TexelFitter::new((**c).clone()).map_err(|e| usage(e.to_string()))?,
+            )),
+            TunerConfig::Ga(_) => return Err(usage("a GA run is `evolve`'s")),
+        })
+    }
+
+    /// One batch of TD games or one round of fitting.
+    fn step(&mut self) {
+        match self {
+            Learner::Td(l) => {
+                l.step();
+            }
+            Learner::Texel(f) => {
+                f.step();
+            }
+        }
+    }
+
+    fn weights(&self) -> &[f64] {
+        match self {
+            Learner::Td(l) => l.weights(),
+            Learner::Texel(f) => f.weights(),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        match self {
+            Learner::Td(l) => l.is_done(),
+            Learner::Texel(f) => f.is_done(),
+        }
+    }
+
+    /// Games learnt from (TD) or rounds fitted (Texel): what the progress bar counts.
+    fn position(&self) -> u64 {
+        match self {
+            Learner::Td(l) => l.progress().games,
+            Learner::Texel(f) => f.progress().rounds as u64,
+        }
+    }
+
+    fn length(&self) -> u64 {
+        match self {
+            Learner::Td(l) => l.config().games as u64,
+            Learner::Texel(f) => f.config().rounds as u64,
+        }
+    }
+
+    /// Whether a checkpoint is due after the step that reached `position`.
+    fn checkpoint_due(&self, position: u64, next: u64) -> bool {
+        match self {
+            Learner::Td(_) => position >= next || self.is_done(),
+            Learner::Texel(_) => true,
+        }
+    }
+
+    fn summary(&self) -> String {
+        match self {
+            Learner::Td(l) => {
+                let p = l.progress();
+                format!("{} games ({} plies)", p.games, p.plies)
+            }
+            Learner::Texel(f) => {
+                let p = f.progress();
+                format!(
+                    "{} rounds on {} positions ({} labelled exactly, {} with decided leaves), loss {:.4} -> {:.4} in the last round",
+                    p.rounds, p.positions, p.exact_labels, p.decided_leaves, p.loss_before, p.loss_after
+                )
+            }
+        }
+    }
+}
+
+/// What `learn` prints before it starts.
+fn describe(config: &TunerConfig) -> String {
+    match config {
+        TunerConfig::Td(c) => format!(
+            "learning {} weights by {} (alpha {}, lambda {}, epsilon {}, depth {}) over {} self-play games, seed {}",
+            c.features.len(),
+            c.method.name(),
+            c.alpha,
+            c.lambda,
+            c.epsilon,
+            c.depth,
+            c.games,
+            c.seed
+        ),
+        TunerConfig::Texel(c) => format!(
+            "fitting {} weights by texel ({} rounds, depth {}, l2 {}) to {} positions from {} games of {}, exact labels up to {} seeds, seed {}",
+            c.features.len(),
+            c.rounds,
+            c.depth,
+            c.l2,
+            c.games as u64 * c.positions_per_game as u64,
+            c.games,
+            c.source,
+            c.exact_seeds,
+            c.seed
+        ),
+        TunerConfig::Ga(_) => String::new(),
+    }
+}
+
+/// What the benchmark needs of a learning config.
+struct Setting {
+    features: Vec<Feature>,
+    initial: Vec<f64>,
+    rules: Rules,
+    start: Position,
+    seed: u64,
+}
+
+/// The features, starting weights, rules, start position and seed of a learning config.
+fn setting(config: &TunerConfig) -> Result<Setting> {
+    match config {
+        TunerConfig::Td(c) => Ok(Setting {
+            start: c.validate().map_err(|e| usage(e.to_string()))?,
+            features: c.features.clone(),
+            initial: c.initial.clone(),
+            rules: c.rules,
+            seed: c.seed,
+        }),
+        TunerConfig::Texel(c) => Ok(Setting {
+            start: c.validate().map_err(|e| usage(e.to_string()))?,
+            features: c.features.clone(),
+            initial: c.initial.clone(),
+            rules: c.rules,
+            seed: c.seed,
+        }),
+        TunerConfig::Ga(_) => Err(usage("a GA run is `evolve`'s")),
+    }
+}
+
 /// The benchmark: `--panel`, or the starting weights and minimax at `--play-depth`.
-fn benchmark(args: &LearnArgs, config: &TdConfig) -> Result<Benchmark> {
+fn benchmark(args: &LearnArgs, config: &TunerConfig) -> Result<Benchmark> {
+    let Setting {
+        features,
+        initial,
+        rules,
+        start,
+        seed,
+    } = setting(config)?;
     let panel = match &args.panel {
         Some(specs) => specs
             .iter()
@@ -182,8 +437,8 @@ fn benchmark(args: &LearnArgs, config: &TdConfig) -> Result<Benchmark> {
             .collect::<Result<Vec<_>>>()?,
         None => vec![
             AgentSpec::Heuristic {
-                features: FeatureChoice::List(config.features.clone()),
-                weights: WeightChoice::Values(config.initial.clone()),
+                features: FeatureChoice::List(features.clone()),
+                weights: WeightChoice::Values(initial),
                 depth: args.play_depth,
                 time_ms: None,
                 ties: Ties::Random,
@@ -207,87 +462,84 @@ fn benchmark(args: &LearnArgs, config: &TdConfig) -> Result<Benchmark> {
         leaders: 1,
         opening_plies: args.panel_opening_plies,
     };
-    let start = config.validate().map_err(|e| usage(e.to_string()))?;
     Ok(Benchmark::new(
         &bench,
-        &config.features,
+        &features,
         args.play_depth,
-        config.rules,
+        rules,
         start,
-        config.seed,
+        seed,
     )?)
 }
 
-/// The best measured weights so far, and the games learnt when they were measured.
+/// The best measured weights so far, and where learning was when they were measured.
 struct Champion {
     result: PanelResult,
-    games: u64,
+    position: u64,
     checkpoint: u32,
 }
 
 pub fn run(args: &LearnArgs) -> Result<()> {
     let config = build_config(args)?;
-    if args.play_depth == 0 || args.play_depth > crate::agents::Profile::Library.limits().max_depth
-    {
+    let max_depth = crate::agents::Profile::Library.limits().max_depth;
+    if args.play_depth == 0 || args.play_depth > max_depth {
         return Err(usage(format!(
-            "--play-depth must be 1 to {}, got {}",
-            crate::agents::Profile::Library.limits().max_depth,
+            "--play-depth must be 1 to {max_depth}, got {}",
             args.play_depth
         )));
     }
-    let every = args.every.unwrap_or((config.games / 16).max(1));
-    if every == 0 {
-        return Err(usage("--every must be at least 1"));
-    }
+    let every = match (&config, args.every) {
+        (TunerConfig::Td(c), None) => (c.games / 16).max(1),
+        (TunerConfig::Td(_), Some(0)) => return Err(usage("--every must be at least 1")),
+        (TunerConfig::Td(_), Some(n)) => n,
+        (_, Some(_)) => return Err(usage("--every is for TD: texel measures after every round")),
+        (_, None) => 1,
+    };
     let bench = benchmark(args, &config)?;
     let pool = thread_pool(args.threads)?;
-    let mut learner = TdLearner::new(config.clone()).map_err(|e| usage(e.to_string()))?;
-    let stop = stop_flag("interrupted: stopping after this batch (Ctrl-C again to stop now)");
     eprintln!(
-        "learning {} weights by {} (alpha {}, lambda {}, epsilon {}, depth {}) over {} self-play games, seed {}; panel of {} at depth {} every {} games",
-        config.features.len(),
-        config.method.name(),
-        config.alpha,
-        config.lambda,
-        config.epsilon,
-        config.depth,
-        config.games,
-        config.seed,
+        "{}; panel of {} at depth {}{}",
+        describe(&config),
         bench.config().panel.len(),
         args.play_depth,
-        every
+        match config {
+            TunerConfig::Td(_) => format!(" every {every} games"),
+            _ => " after every round".to_string(),
+        }
     );
     let started = Instant::now();
+    let mut learner = pool.install(|| Learner::new(&config))?;
+    let stop = stop_flag("interrupted: stopping after this step (Ctrl-C again to stop now)");
     let measure = |weights: &[f64]| -> PanelResult {
         pool.install(|| bench.measure(&[(0, weights.to_vec())]))
             .remove(0)
     };
     let first = measure(learner.weights());
-    println!("{}", checkpoint_line(0, &first, true));
+    println!("{}", checkpoint_line(&learner, &first, true));
     let mut champion = Champion {
         result: first,
-        games: 0,
+        position: 0,
         checkpoint: 0,
     };
     write_export(args, &config, &champion)?;
     let bar = progress_bar(
-        config.games as u64,
-        "{spinner} games {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
+        learner.length(),
+        "{spinner} {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
     );
     let mut checkpoint = 0;
     let mut next_check = every as u64;
     while !learner.is_done() && !stop.load(Ordering::SeqCst) {
         pool.install(|| learner.step());
-        let games = learner.progress().games;
+        let position = learner.position();
         if let Some(bar) = &bar {
-            bar.set_position(games);
+            bar.set_position(position);
         }
-        if games >= next_check || learner.is_done() {
-            next_check = games + every as u64;
+        if learner.checkpoint_due(position, next_check) {
+            next_check = position + every as u64;
             checkpoint += 1;
             let result = measure(learner.weights());
             let better = beats(&result, &champion.result);
-            let line = checkpoint_line(games, &result, better);
+            let line = checkpoint_line(&learner, &result, better);
             match &bar {
                 Some(bar) => bar.println(line),
                 None => println!("{line}"),
@@ -295,7 +547,7 @@ pub fn run(args: &LearnArgs) -> Result<()> {
             if better {
                 champion = Champion {
                     result,
-                    games,
+                    position,
                     checkpoint,
                 };
                 write_export(args, &config, &champion)?;
@@ -305,20 +557,22 @@ pub fn run(args: &LearnArgs) -> Result<()> {
     if let Some(bar) = &bar {
         bar.finish();
     }
-    let progress = learner.progress();
     let doc = write_export(args, &config, &champion)?;
     eprintln!(
         "learnt weights {}",
         serde_json::to_string(learner.weights())?
     );
     eprintln!(
-        "{} games ({} plies) in {:.1} s{}; champion from game {} (checkpoint {}), panel {}; wrote {}",
-        progress.games,
-        progress.plies,
+        "{} in {:.1} s{}; champion from checkpoint {} (at {}), panel {}; wrote {}",
+        learner.summary(),
         started.elapsed().as_secs_f64(),
-        if learner.is_done() { "" } else { " (interrupted)" },
-        champion.games,
+        if learner.is_done() {
+            ""
+        } else {
+            " (interrupted)"
+        },
         champion.checkpoint,
+        champion.position,
         champion.result.overall.display_percent(),
         args.out.display()
     );
@@ -326,10 +580,21 @@ pub fn run(args: &LearnArgs) -> Result<()> {
     Ok(())
 }
 
-fn checkpoint_line(games: u64, result: &PanelResult, champion: bool) -> String {
+fn checkpoint_line(learner: &Learner, result: &PanelResult, champion: bool) -> String {
     let s = &result.overall;
+    let at = match learner {
+        Learner::Td(_) => format!("games {:>8}", learner.position()),
+        Learner::Texel(f) if f.progress().rounds == 0 => "round   0  (starting weights)".into(),
+        Learner::Texel(f) => {
+            let p = f.progress();
+            format!(
+                "round {:>3}  loss {:.4} -> {:.4}",
+                p.rounds, p.loss_before, p.loss_after
+            )
+        }
+    };
     format!(
-        "games {games:>8}  panel {} Elo {:+.0} [{:+.0}, {:+.0}]{}",
+        "{at}  panel {} Elo {:+.0} [{:+.0}, {:+.0}]{}",
         s.display_percent(),
         s.elo,
         s.elo_low,
@@ -340,11 +605,11 @@ fn checkpoint_line(games: u64, result: &PanelResult, champion: bool) -> String {
 
 fn write_export(
     args: &LearnArgs,
-    config: &TdConfig,
+    config: &TunerConfig,
     champion: &Champion,
 ) -> Result<ExportDocument> {
     let doc = ExportDocument::from_learner(
-        config,
+        config.clone(),
         &champion.result.weights,
         args.play_depth,
         champion.result.overall.score,

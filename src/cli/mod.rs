@@ -54,7 +54,7 @@ pub enum Command {
     Evolve(evolve::EvolveArgs),
     /// Learn evaluation weights by TD(lambda) or TD-Leaf(lambda) from self-play and write the
     /// export document
-    Learn(learn::LearnArgs),
+    Learn(Box<learn::LearnArgs>),
     /// Measure move generation, search and game speed on one thread
     Bench(bench::BenchArgs),
     /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)

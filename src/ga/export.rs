@@ -10,6 +10,7 @@ use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
 use crate::game::Rules;
 use crate::rl::td::TdConfig;
+use crate::rl::texel::TexelConfig;
 
 /// The version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -63,6 +64,7 @@ pub struct ExportDocument {
 pub enum TunerConfig {
     Ga(Box<GaConfig>),
     Td(Box<TdConfig>),
+    Texel(Box<TexelConfig>),
 }
 
 impl TunerConfig {
@@ -70,34 +72,49 @@ impl TunerConfig {
     pub fn ga(&self) -> Option<&GaConfig> {
         match self {
             TunerConfig::Ga(config) => Some(config),
-            TunerConfig::Td(_) => None,
+            TunerConfig::Td(_) | TunerConfig::Texel(_) => None,
         }
     }
 
-    /// `ga`, `td` or `td-leaf`.
+    /// `ga`, `td`, `td-leaf` or `texel`.
     pub fn tuner(&self) -> &'static str {
         match self {
             TunerConfig::Ga(_) => "ga",
             TunerConfig::Td(config) => config.method.name(),
+            TunerConfig::Texel(_) => "texel",
+        }
+    }
+
+    /// The features, rules, board and seed of a learning run's config; `None` for a GA's.
+    fn learning_setting(&self) -> Option<(Vec<Feature>, Rules, BoardConfig, u64)> {
+        let board = |pits, seeds| BoardConfig { pits, seeds };
+        match self {
+            TunerConfig::Ga(_) => None,
+            TunerConfig::Td(c) => {
+                Some((c.features.clone(), c.rules, board(c.pits, c.seeds), c.seed))
+            }
+            TunerConfig::Texel(c) => {
+                Some((c.features.clone(), c.rules, board(c.pits, c.seeds), c.seed))
+            }
         }
     }
 }
 
 impl ExportDocument {
-    /// The document of a learning run's player: `weights` searched to `depth`, measured as
-    /// `fitness` (its benchmark score) at checkpoint `checkpoint`.
+    /// The document of a learning run's player (TD or Texel): `weights` searched to `depth`,
+    /// measured as `fitness` (its benchmark score) at checkpoint `checkpoint`.
     pub fn from_learner(
-        config: &TdConfig,
+        config: TunerConfig,
         weights: &[f64],
         depth: u32,
         fitness: f64,
         checkpoint: u32,
     ) -> Result<ExportDocument, ExportError> {
-        config
-            .validate()
-            .map_err(|e| invalid("config", e.to_string()))?;
+        let (features, rules, board, seed) = config
+            .learning_setting()
+            .ok_or_else(|| invalid("config", "a GA run's document is made from its records"))?;
         let agent = AgentSpec::Heuristic {
-            features: FeatureChoice::List(config.features.clone()),
+            features: FeatureChoice::List(features.clone()),
             weights: WeightChoice::Values(weights.to_vec()),
             depth,
             time_ms: None,
@@ -106,18 +123,15 @@ impl ExportDocument {
         let doc = ExportDocument {
             format_version: FORMAT_VERSION,
             generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
-            rules: config.rules,
-            board: BoardConfig {
-                pits: config.pits,
-                seeds: config.seeds,
-            },
-            features: config.features.clone(),
+            rules,
+            board,
+            features,
             weights: weights.to_vec(),
             fitness,
             generation: checkpoint,
             depth,
-            seed: config.seed,
-            config: TunerConfig::Td(Box::new(config.clone())),
+            seed,
+            config,
             history: Vec::new(),
             agent,
         };
