@@ -7,3 +7,62 @@
 pub mod a3c;
 pub mod td;
 pub mod texel;
+
+use crate::eval::{Feature, WeightedEval};
+use crate::game::{Position, Rules};
+
+/// A learning setting out of range, with the field it concerns (TD and Texel alike).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct LearnConfigError {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+pub(crate) fn bad(field: &'static str, reason: impl Into<String>) -> LearnConfigError {
+    LearnConfigError {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// Checks what every linear learner starts from: features, one starting weight each within
+/// the evaluator's range, and the board. Returns the start position.
+pub(crate) fn check_start(
+    features: &[Feature],
+    initial: &[f64],
+    rules: Rules,
+    pits: usize,
+    seeds: u32,
+) -> Result<Position, LearnConfigError> {
+    if features.is_empty() {
+        return Err(bad("features", "give at least one feature"));
+    }
+    if initial.len() != features.len() {
+        return Err(bad(
+            "initial",
+            format!(
+                "{} features need {} initial weights, got {}",
+                features.len(),
+                features.len(),
+                initial.len()
+            ),
+        ));
+    }
+    WeightedEval::new(features, initial, rules).map_err(|reason| bad("initial", reason))?;
+    Position::start(pits, seeds).map_err(|e| bad("board", e.to_string()))
+}
+
+/// Checks that `x` is within `lo..=hi`.
+pub(crate) fn check_whole(
+    field: &'static str,
+    x: u64,
+    lo: u64,
+    hi: u64,
+) -> Result<(), LearnConfigError> {
+    if (lo..=hi).contains(&x) {
+        Ok(())
+    } else {
+        Err(bad(field, format!("must be {lo} to {hi}, got {x}")))
+    }
+}

@@ -23,6 +23,8 @@ use crate::game::{Position, Rules, Side};
 use crate::matches::{game_rng, random_opening};
 use crate::search::AlphaBeta;
 
+use super::{bad, check_start, check_whole, LearnConfigError};
+
 /// RNG stream of the learner's self-play games, apart from every stream matches use.
 const TD_STREAM: u64 = 0x7464_6c65;
 /// Most self-play games of one learning run.
@@ -81,21 +83,6 @@ pub struct TdConfig {
     pub seed: u64,
 }
 
-/// A setting out of range, with the field it concerns.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct TdConfigError {
-    pub field: &'static str,
-    pub reason: String,
-}
-
-fn bad(field: &'static str, reason: impl Into<String>) -> TdConfigError {
-    TdConfigError {
-        field,
-        reason: reason.into(),
-    }
-}
-
 /// The presets `learn --preset` knows.
 pub const PRESETS: &[&str] = &["ahmed"];
 
@@ -127,7 +114,7 @@ impl TdConfig {
     /// A named preset: `ahmed` is the report's training, Ahmed's rule (TD(0) on the
     /// positions moved from) over 8,000 self-play games with 30% random moves, from his
     /// initial ahmed10 weights.
-    pub fn preset(name: &str) -> Result<TdConfig, TdConfigError> {
+    pub fn preset(name: &str) -> Result<TdConfig, LearnConfigError> {
         match name {
             "ahmed" => Ok(TdConfig {
                 method: TdMethod::Td,
@@ -142,23 +129,14 @@ impl TdConfig {
     }
 
     /// Checks every setting and returns the start position.
-    pub fn validate(&self) -> Result<Position, TdConfigError> {
-        if self.features.is_empty() {
-            return Err(bad("features", "give at least one feature"));
-        }
-        if self.initial.len() != self.features.len() {
-            return Err(bad(
-                "initial",
-                format!(
-                    "{} features need {} initial weights, got {}",
-                    self.features.len(),
-                    self.features.len(),
-                    self.initial.len()
-                ),
-            ));
-        }
-        WeightedEval::new(&self.features, &self.initial, self.rules)
-            .map_err(|reason| bad("initial", reason))?;
+    pub fn validate(&self) -> Result<Position, LearnConfigError> {
+        let start = check_start(
+            &self.features,
+            &self.initial,
+            self.rules,
+            self.pits,
+            self.seeds,
+        )?;
         let real = |field, x: f64, lo: f64, hi: f64| {
             if x.is_finite() && (lo..=hi).contains(&x) {
                 Ok(())
@@ -170,23 +148,16 @@ impl TdConfig {
         real("lambda", self.lambda, 0.0, 1.0)?;
         real("epsilon", self.epsilon, 0.0, 1.0)?;
         real("scale", self.scale, 1e-6, 100.0)?;
-        let whole = |field, x: u32, lo: u32, hi: u32| {
-            if (lo..=hi).contains(&x) {
-                Ok(())
-            } else {
-                Err(bad(field, format!("must be {lo} to {hi}, got {x}")))
-            }
-        };
-        whole("depth", self.depth, 1, MAX_TD_DEPTH)?;
-        whole("games", self.games, 1, MAX_TD_GAMES)?;
-        whole("batch", self.batch, 1, MAX_TD_BATCH)?;
-        whole(
+        check_whole("depth", self.depth as u64, 1, MAX_TD_DEPTH as u64)?;
+        check_whole("games", self.games as u64, 1, MAX_TD_GAMES as u64)?;
+        check_whole("batch", self.batch as u64, 1, MAX_TD_BATCH as u64)?;
+        check_whole(
             "opening_plies",
-            self.opening_plies,
+            self.opening_plies as u64,
             0,
-            crate::matches::MAX_OPENING_PLIES,
+            crate::matches::MAX_OPENING_PLIES as u64,
         )?;
-        Position::start(self.pits, self.seeds).map_err(|e| bad("board", e.to_string()))
+        Ok(start)
     }
 }
 
@@ -231,7 +202,7 @@ pub struct TdLearner {
 }
 
 impl TdLearner {
-    pub fn new(config: TdConfig) -> Result<TdLearner, TdConfigError> {
+    pub fn new(config: TdConfig) -> Result<TdLearner, LearnConfigError> {
         let start = config.validate()?;
         Ok(TdLearner {
             weights: config.initial.clone(),
@@ -246,7 +217,7 @@ impl TdLearner {
         config: TdConfig,
         weights: Vec<f64>,
         progress: TdProgress,
-    ) -> Result<TdLearner, TdConfigError> {
+    ) -> Result<TdLearner, LearnConfigError> {
         let mut learner = TdLearner::new(config)?;
         if weights.len() != learner.weights.len() {
             return Err(bad("weights", "one weight per feature"));

@@ -23,6 +23,8 @@ use crate::game::{Position, Rules, Side};
 use crate::matches::{game_rng, random_opening};
 use crate::search::{AlphaBeta, Solver};
 
+use super::{bad, check_start, check_whole, LearnConfigError};
+
 /// RNG stream of the games positions are sampled from.
 const TEXEL_STREAM: u64 = 0x7465_7865;
 /// Most games to sample from.
@@ -64,21 +66,6 @@ pub struct TexelConfig {
     pub seed: u64,
 }
 
-/// A setting out of range, with the field it concerns.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct TexelConfigError {
-    pub field: &'static str,
-    pub reason: String,
-}
-
-fn bad(field: &'static str, reason: impl Into<String>) -> TexelConfigError {
-    TexelConfigError {
-        field,
-        reason: reason.into(),
-    }
-}
-
 impl Default for TexelConfig {
     /// Hunter's features from his published weights, fitted on 2,000 games of that player.
     fn default() -> Self {
@@ -107,57 +94,41 @@ impl Default for TexelConfig {
 
 impl TexelConfig {
     /// Checks every setting and returns the start position.
-    pub fn validate(&self) -> Result<Position, TexelConfigError> {
+    pub fn validate(&self) -> Result<Position, LearnConfigError> {
         if self.method != "texel" {
             return Err(bad("method", "a fitting config's method is \"texel\""));
         }
-        if self.features.is_empty() {
-            return Err(bad("features", "give at least one feature"));
-        }
-        if self.initial.len() != self.features.len() {
-            return Err(bad(
-                "initial",
-                format!(
-                    "{} features need {} initial weights, got {}",
-                    self.features.len(),
-                    self.features.len(),
-                    self.initial.len()
-                ),
-            ));
-        }
-        WeightedEval::new(&self.features, &self.initial, self.rules)
-            .map_err(|reason| bad("initial", reason))?;
+        let start = check_start(
+            &self.features,
+            &self.initial,
+            self.rules,
+            self.pits,
+            self.seeds,
+        )?;
         self.source
             .validate()
             .map_err(|e| bad("source", e.to_string()))?;
-        let whole = |field, x: u64, lo: u64, hi: u64| {
-            if (lo..=hi).contains(&x) {
-                Ok(())
-            } else {
-                Err(bad(field, format!("must be {lo} to {hi}, got {x}")))
-            }
-        };
-        whole("games", self.games as u64, 1, MAX_TEXEL_GAMES as u64)?;
-        whole("positions_per_game", self.positions_per_game as u64, 1, 200)?;
-        whole(
+        check_whole("games", self.games as u64, 1, MAX_TEXEL_GAMES as u64)?;
+        check_whole("positions_per_game", self.positions_per_game as u64, 1, 200)?;
+        check_whole(
             "opening_plies",
             self.opening_plies as u64,
             0,
             crate::matches::MAX_OPENING_PLIES as u64,
         )?;
-        whole(
+        check_whole(
             "exact_seeds",
             self.exact_seeds as u64,
             0,
             MAX_EXACT_SEEDS as u64,
         )?;
-        whole("depth", self.depth as u64, 1, 8)?;
-        whole("rounds", self.rounds as u64, 1, 100)?;
-        whole("max_iters", self.max_iters, 1, 10_000)?;
+        check_whole("depth", self.depth as u64, 1, 8)?;
+        check_whole("rounds", self.rounds as u64, 1, 100)?;
+        check_whole("max_iters", self.max_iters, 1, 10_000)?;
         if !self.l2.is_finite() || !(0.0..=1.0).contains(&self.l2) {
             return Err(bad("l2", format!("must be 0 to 1, got {}", self.l2)));
         }
-        Position::start(self.pits, self.seeds).map_err(|e| bad("board", e.to_string()))
+        Ok(start)
     }
 }
 
@@ -194,7 +165,7 @@ pub struct TexelFitter {
 
 impl TexelFitter {
     /// Plays the source agent's games and samples and labels their positions.
-    pub fn new(config: TexelConfig) -> Result<TexelFitter, TexelConfigError> {
+    pub fn new(config: TexelConfig) -> Result<TexelFitter, LearnConfigError> {
         let start = config.validate()?;
         let per_game: Vec<Vec<Sample>> = (0..config.games as u64)
             .into_par_iter()
@@ -298,7 +269,7 @@ fn sample_game(
     config: &TexelConfig,
     start: Position,
     game: u64,
-) -> Result<Vec<Sample>, TexelConfigError> {
+) -> Result<Vec<Sample>, LearnConfigError> {
     let build = || {
         config
             .source
