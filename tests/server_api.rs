@@ -735,3 +735,69 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+// Security: what the API reads, stored rows it cannot read, cross-site requests, error shapes.
+
+const START: &str = "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S";
+
+/// Every error is in the one JSON shape, and none quotes a huge input back whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_json_and_short() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    for (method, path) in [
+        (Method::PUT, "/api/runs"),
+        (Method::DELETE, "/api/move"),
+        (Method::POST, "/api/agents"),
+        (Method::DELETE, "/healthz"),
+    ] {
+        let (c, headers, b) = api.send(method.clone(), path, &[], None).await;
+        assert_eq!(error_of(c, &b).0, 405, "{method} {path}: {b}");
+        assert!(headers.contains_key("allow"), "{method} {path}");
+    }
+    for path in [
+        "/api/position/start?pits=6&pits=7",
+        "/api/runs/00000000-0000-0000-0000-000000000000/generations?since=1&since=2",
+    ] {
+        let (c, b) = api.get(path).await;
+        let (code, field) = error_of(c, &b);
+        assert_eq!(code, 400, "{path}: {b}");
+        assert!(field.is_some(), "{path}: {b}");
+    }
+    let huge_position = "4,".repeat(450_000);
+    let huge_spec = format!("heuristic:{}", "x".repeat(900_000));
+    let huge_key = format!("{{\"{}\": 1}}", "k".repeat(900_000));
+    for (path, body) in [
+        (
+            "/api/move",
+            json!({"agent": "random", "position": huge_position}).to_string(),
+        ),
+        (
+            "/api/move",
+            json!({"agent": huge_spec, "position": START}).to_string(),
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": {"kind": "x".repeat(900_000)}}).to_string(),
+        ),
+        ("/api/runs", huge_key),
+        (
+            "/api/runs",
+            json!({"config": {"selection": {"kind": "y".repeat(900_000)}}}).to_string(),
+        ),
+    ] {
+        let (c, b) = api.post_raw(path, body).await;
+        let (code, _) = error_of(c, &b);
+        assert!((400..500).contains(&code), "{path}: {code}");
+        let size = b.to_string().len();
+        assert!(
+            size < 2000,
+            "{path}: a {size}-byte error: {}",
+            &b.to_string()[..200]
+        );
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}

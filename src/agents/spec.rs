@@ -28,7 +28,7 @@ use super::limits::{Profile, MAX_MCTS_C};
 use super::mcts::{self, Mcts};
 use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
-use crate::game::Rules;
+use crate::game::{excerpt, Rules};
 
 /// A spec that cannot be parsed or built, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,7 +41,8 @@ pub struct SpecError {
 
 fn err(spec: &str, field: &str, reason: impl Into<String>) -> SpecError {
     SpecError {
-        spec: spec.to_string(),
+        // A spec can be a whole JSON document; the message quotes only its start.
+        spec: excerpt(spec).into_owned(),
         field: field.to_string(),
         reason: reason.into(),
     }

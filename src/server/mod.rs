@@ -2,7 +2,7 @@
 //! events, the OpenAPI document and the dashboard's static files. Wires the GA, the agents and
 //! the store together; none of them knows about it.
 //!
-//! - [`error`]: the JSON error shape and the lenient JSON body extractor.
+//! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
 //! - [`runs`]: runs, generations, export and the event stream.
 //! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -37,6 +37,7 @@ use tokio::sync::{broadcast, Notify, Semaphore};
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
+use crate::game::excerpt;
 use crate::store::Store;
 use error::ApiError;
 
@@ -260,9 +261,11 @@ pub fn router(state: SharedState) -> Router {
         .route("/tournaments/{id}", get(tournaments::show))
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi::document))
+        .method_not_allowed_fallback(method_not_allowed)
         .fallback(api_not_found);
     Router::new()
         .route("/healthz", get(healthz))
+        .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)
         .layer(middleware::from_fn_with_state(state.clone(), auth))
@@ -297,7 +300,18 @@ async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Va
 }
 
 async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::not_found(format!("no route {method} {}", uri.path()))
+    ApiError::not_found(format!("no route {method} {}", excerpt(uri.path())))
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        format!(
+            "{method} is not allowed on {} (the Allow header lists what is)",
+            excerpt(uri.path())
+        ),
+    )
 }
 
 /// With a token configured, every state-changing request needs `Authorization: Bearer

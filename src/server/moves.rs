@@ -2,13 +2,13 @@
 
 use std::time::Instant;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
-use super::error::{ApiError, ApiJson, ApiResult};
+use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{compute, SharedState};
 use crate::agents::rng_from_seed;
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
@@ -141,7 +141,7 @@ fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32
     }
 }
 
-pub async fn position_start(Query(q): Query<StartQuery>) -> ApiResult<Json<Value>> {
+pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<Value>> {
     let pits = query_number("pits", q.pits.as_deref(), 6)?;
     let seeds = query_number("seeds", q.seeds.as_deref(), 4)?;
     let pos = Position::start(pits as usize, seeds).map_err(|e| ApiError::from_game("pits", &e))?;

@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::error::{ApiError, ApiJson, ApiResult};
+use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
 use crate::ga::{loader, ExportDocument, GaConfig};
 use crate::store::{NewRun, RunRow, RunStatus};
@@ -171,7 +171,10 @@ pub async fn list(State(state): State<SharedState>) -> ApiResult<Response> {
 /// The run or 404; ids that are not UUIDs are unknown ids too.
 async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
     if uuid::Uuid::parse_str(id).is_err() {
-        return Err(ApiError::not_found(format!("no run {id:?}")));
+        return Err(ApiError::not_found(format!(
+            "no run {:?}",
+            crate::game::excerpt(id)
+        )));
     }
     state
         .store
@@ -246,7 +249,7 @@ pub struct SinceQuery {
 pub async fn generations(
     State(state): State<SharedState>,
     Path(id): Path<String>,
-    Query(q): Query<SinceQuery>,
+    ApiQuery(q): ApiQuery<SinceQuery>,
 ) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
     let since = match q.since.as_deref() {

@@ -155,6 +155,33 @@ impl Api {
         self.post_raw(path, body.to_string()).await
     }
 
+    /// A request with the given headers (and no others but the token's), answered as
+    /// (status, headers, body).
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<String>,
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut rb = self.auth(self.client.request(method, format!("{}{path}", self.base)));
+        for (name, value) in headers {
+            rb = rb.header(*name, *value);
+        }
+        if let Some(body) = body {
+            rb = rb.body(body);
+        }
+        let resp = rb.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            headers,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
     pub async fn delete(&self, path: &str) -> u16 {
         self.auth(self.client.delete(format!("{}{path}", self.base)))
             .send()
