@@ -801,3 +801,25 @@ async fn errors_are_json_and_short() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// The SQLite database and its journal are created readable by their owner only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let run = api.create_run(json!({"config": tiny(1, 1)})).await;
+    api.wait_status(run["id"].as_str().unwrap(), &["finished"])
+        .await;
+    let path = db.url.strip_prefix("sqlite://").unwrap().to_string();
+    for file in [path.clone(), format!("{path}-wal")] {
+        if let Ok(meta) = std::fs::metadata(&file) {
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{file}");
+        } else {
+            assert!(file.ends_with("-wal"), "{file} is missing");
+        }
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}

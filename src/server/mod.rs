@@ -3,6 +3,7 @@
 //! the store together; none of them knows about it.
 //!
 //! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
+//! - [`guard`]: what every request passes first: the token.
 //! - [`runs`]: runs, generations, export and the event stream.
 //! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -12,6 +13,7 @@
 pub mod agents;
 pub mod assets;
 pub mod error;
+pub mod guard;
 pub mod matches;
 pub mod moves;
 pub mod openapi;
@@ -26,10 +28,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, Method, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
@@ -268,7 +269,7 @@ pub fn router(state: SharedState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)
-        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
         .layer(middleware::from_fn(error::with_request_id))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
@@ -312,46 +313,6 @@ async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
             excerpt(uri.path())
         ),
     )
-}
-
-/// With a token configured, every state-changing request needs `Authorization: Bearer
-/// <token>`; reads stay open.
-async fn auth(State(state): State<SharedState>, req: Request, next: Next) -> Response {
-    let Some(token) = &state.token else {
-        return next.run(req).await;
-    };
-    let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if changes_state {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            let mut resp = ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                Some("Authorization"),
-                "this route needs Authorization: Bearer <KALAH_TUNER_TOKEN>",
-            )
-            .into_response();
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            return resp;
-        }
-    }
-    next.run(req).await
-}
-
-/// Compares without stopping at the first difference, so response times do not tell how
-/// much of a guessed token was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Logs to standard error; `RUST_LOG` sets the level (default: info for this crate and the
