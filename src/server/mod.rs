@@ -38,6 +38,7 @@ use tokio::sync::{broadcast, Notify, Semaphore};
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
+use crate::agents::FileAccess;
 use crate::game::excerpt;
 use crate::store::Store;
 use error::ApiError;
@@ -60,6 +61,24 @@ pub struct ServerConfig {
     pub static_dir: Option<PathBuf>,
     /// Bearer token required by POST and DELETE routes (env `KALAH_TUNER_TOKEN`).
     pub token: Option<String>,
+    /// The folder whose files clients may name as `a3c` models and export documents
+    /// (`--models-dir`); none: clients name no files at all.
+    pub models_dir: Option<PathBuf>,
+}
+
+impl ServerConfig {
+    /// The defaults of `kalah-tuner serve` for `bind` and `database_url`.
+    pub fn new(bind: impl Into<String>, database_url: impl Into<String>) -> ServerConfig {
+        ServerConfig {
+            bind: bind.into(),
+            database_url: database_url.into(),
+            workers: 1,
+            threads: None,
+            static_dir: None,
+            token: None,
+            models_dir: None,
+        }
+    }
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
@@ -91,6 +110,8 @@ pub struct AppState {
     pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
+    /// Which files the specs of requests may name: none, or names in the models folder.
+    pub files: FileAccess,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -156,6 +177,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             config.workers
         )));
     }
+    let files = match &config.models_dir {
+        None => FileAccess::None,
+        Some(dir) => FileAccess::under_dir(dir)
+            .map_err(|e| InvalidServerConfig(format!("--models-dir: {e}")))?,
+    };
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
@@ -174,6 +200,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),
+        files,
     });
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await

@@ -86,16 +86,17 @@ pub async fn best_move(
         ));
     }
     let spec = resolve_agent(&state, "agent", &req.agent).await?;
-    let mut agent = spec
-        .build(rules)
-        .map_err(|e| ApiError::from_spec("agent", &e))?;
     let seed = req.seed;
     let started = Instant::now();
+    // Built on the game pool too: building an a3c agent may read its model file.
+    let (built, files) = (spec.clone(), state.files.clone());
     let decision = compute(&state, move || {
+        let mut agent = built.locate(&files)?.build(rules)?;
         let mut rng = rng_from_seed(seed);
-        agent.choose(&pos, &mut rng)
+        Ok(agent.choose(&pos, &mut rng))
     })
-    .await?;
+    .await?
+    .map_err(|e| ApiError::from_spec("agent", &e))?;
     let mut view = play_view(&pos, decision.mv, rules)?;
     let map = view.as_object_mut().expect("an object");
     map.insert("nodes".into(), json!(decision.nodes));

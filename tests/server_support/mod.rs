@@ -82,16 +82,22 @@ impl TestDb {
 }
 
 pub async fn server(db: &TestDb, token: Option<&str>) -> RunningServer {
-    start(ServerConfig {
-        bind: "127.0.0.1:0".into(),
-        database_url: db.url.clone(),
-        workers: 1,
-        threads: Some(2),
-        static_dir: None,
-        token: token.map(str::to_string),
-    })
-    .await
-    .expect("server starts")
+    server_with(db, |c| c.token = token.map(str::to_string)).await
+}
+
+/// A server on port 0 with the test defaults, changed by `adjust`.
+pub async fn server_with(db: &TestDb, adjust: impl FnOnce(&mut ServerConfig)) -> RunningServer {
+    let mut config = ServerConfig::new("127.0.0.1:0", db.url.clone());
+    config.threads = Some(2);
+    adjust(&mut config);
+    start(config).await.expect("server starts")
+}
+
+/// A folder of its own under the temporary folder, for files a test makes.
+pub fn temp_folder(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kalah-tuner-{tag}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    dir
 }
 
 pub struct Api {
