@@ -371,3 +371,51 @@ fn mcts_beats_random() {
     .unwrap();
     assert!(report.a_total.wins >= 18, "{:?}", report.a_total);
 }
+
+/// Files named by specs at the command line are read only when they are regular files, and
+/// only up to a cap: a FIFO would block the reader for good, /dev/zero would fill memory.
+#[test]
+fn spec_files_are_regular_and_capped() {
+    use kalah_tuner::agents::files::{MAX_EXPORT_BYTES, MAX_MODEL_BYTES};
+    let dir = std::env::temp_dir().join(format!("kalah-spec-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("pipe");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Sparse: takes no disk space.
+    let big = dir.join("big");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(MAX_MODEL_BYTES.max(MAX_EXPORT_BYTES) + 1)
+        .unwrap();
+    let texts: Vec<String> = [&fifo, std::path::Path::new("/dev/zero"), &big]
+        .iter()
+        .flat_map(|p| {
+            [
+                format!("a3c:{}", p.display()),
+                format!("export:{}", p.display()),
+            ]
+        })
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let parsing = texts.clone();
+    std::thread::spawn(move || {
+        let results: Vec<_> = parsing.iter().map(|t| AgentSpec::parse(t)).collect();
+        let _ = tx.send(results);
+    });
+    let results = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("parsing returns instead of waiting on a FIFO or reading without end");
+    for (text, result) in texts.iter().zip(results) {
+        let err = result.expect_err(text).to_string();
+        assert!(
+            err.contains("not a regular file") || err.contains("larger than"),
+            "{text}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

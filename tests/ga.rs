@@ -278,7 +278,7 @@ fn validation_errors_name_the_field() {
         (json!({"fitness": {"mode": "opponents"}}), "fitness.opponents: fitness mode opponents needs"),
         (json!({"fitness": {"opponents": ["minimax:12"]}}), "fitness.opponents[0].depth: minimax:12: must be 1 to 10 in a GA, got 12"),
         (json!({"fitness": {"opponents": [{"kind": "minimax", "time_ms": 50}]}}), "fitness.opponents[0].time_ms: "),
-        (json!({"fitness": {"opponents": ["chess"]}}), "fitness.opponents[0]: invalid agent spec \"chess\""),
+        (json!({"fitness": {"opponents": ["chess"]}}), "fitness.opponents[0].kind: chess: unknown agent \"chess\""),
         (json!({"fitness": {"mixed_weight": 2.0}}), "fitness.mixed_weight: must be 0 to 1, got 2"),
         (json!({"fitness": {"opening_plies": 99}}), "fitness.opening_plies: must be 0 to 30, got 99"),
         (json!({"fitness": {"racing": {}}}), "fitness.racing: racing shares out the games against fixed opponents, so it needs fitness mode opponents or mixed"),

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use server_support::{check_records, export, pg_db, reference_run, server, sqlite_db, Api, TestDb};
+use server_support::{
+    check_records, export, pg_db, reference_run, server, server_with, sqlite_db, temp_folder, Api,
+    TestDb,
+};
 
 /// A small run: 4 individuals at depth 1, `generations` generations.
 fn tiny(generations: u32, seed: u64) -> Value {
@@ -732,6 +735,276 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         .starts_with("text/html"));
     assert_eq!(api.get("/no-such-file.js").await.0, 404);
     assert_eq!(api.get("/../Cargo.toml").await.0, 404);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+// Security: what the API reads, stored rows it cannot read, cross-site requests, error shapes.
+
+const START: &str = "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S";
+
+/// Posts with a deadline: a server that opened a FIFO would never answer.
+async fn post_soon(api: &Api, path: &str, body: Value) -> (u16, Value) {
+    tokio::time::timeout(Duration::from_secs(30), api.post(path, body.clone()))
+        .await
+        .unwrap_or_else(|_| panic!("{path} {body}: no answer within 30 s"))
+}
+
+/// A FIFO at `path` (nothing is ever written to it).
+fn make_fifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// An export document whose agent is `agent`, as far as agents read one.
+fn document(agent: Value) -> Value {
+    json!({"format_version": 1, "agent": agent})
+}
+
+/// Every way a request can name a file is refused before the file is opened, naming the
+/// field: moves, matches, tournaments, and run configs' opponents and panel, also inside
+/// inline export documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_reads_no_file_a_client_names() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let dir = temp_folder("fifo");
+    let fifo = dir.join("model.bin");
+    make_fifo(&fifo);
+    let fifo = fifo.display().to_string();
+    let named = [
+        json!("a3c:/etc/shadow"),
+        json!(format!("a3c:{fifo}")),
+        json!("a3c:/dev/zero"),
+        json!({"kind": "a3c", "model": "/etc/passwd"}),
+        json!("export:/etc/passwd"),
+        json!(format!("export:{fifo}")),
+        json!({"kind": "export", "path": "/etc/passwd"}),
+        json!({"kind": "heuristic", "from_export": document(json!("a3c:/etc/shadow"))}),
+        json!({"kind": "heuristic", "from_export": document(json!({"kind": "a3c", "model": fifo}))}),
+        json!({"kind": "heuristic", "from_export": document(json!("export:/etc/passwd"))}),
+    ];
+    let refused = |body: &Value, code: u16, b: &Value, want: &str| {
+        let (code, field) = error_of(code, b);
+        assert_eq!(code, 422, "{body}: {b}");
+        let field = field.unwrap_or_default();
+        assert!(
+            field.starts_with(want),
+            "{body}: field {field:?}, want {want:?}"
+        );
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        // What a read would have said: the file was opened.
+        for opened in ["safetensors", "No such file", "is not JSON", "root:"] {
+            assert!(!message.contains(opened), "{body}: {message}");
+        }
+    };
+    for agent in &named {
+        let body = json!({"agent": agent, "position": START});
+        let (c, b) = post_soon(&api, "/api/move", body.clone()).await;
+        refused(&body, c, &b, "agent");
+        let body = json!({"south": "random", "north": agent, "games": 2});
+        let (c, b) = post_soon(&api, "/api/matches", body.clone()).await;
+        refused(&body, c, &b, "north");
+        let body = json!({"agents": ["random", agent], "games": 2});
+        let (c, b) = post_soon(&api, "/api/tournaments", body.clone()).await;
+        refused(&body, c, &b, "agents[1]");
+        let body =
+            json!({"config": {"fitness": {"mode": "opponents", "opponents": ["random", agent]}}});
+        let (c, b) = post_soon(&api, "/api/runs", body.clone()).await;
+        refused(&body, c, &b, "config.fitness.opponents[1]");
+        let body = json!({"config": {"benchmark": {"panel": [agent]}}});
+        let (c, b) = post_soon(&api, "/api/runs", body.clone()).await;
+        refused(&body, c, &b, "config.benchmark.panel[0]");
+    }
+    assert_eq!(api.get("/api/runs").await.1["runs"], json!([]));
+    // What the server knows still plays: the embedded model and inline documents.
+    for agent in [
+        json!("a3c"),
+        json!({"kind": "heuristic", "from_export": document(json!("minimax:2"))}),
+    ] {
+        let (c, b) = post_soon(
+            &api,
+            "/api/move",
+            json!({"agent": agent, "position": START}),
+        )
+        .await;
+        assert_eq!(c, 200, "{agent}: {b}");
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// With `--models-dir`, clients name models and export documents inside it, and nothing
+/// outside it: no absolute paths, no `..`, no symbolic link out, no FIFO. A run that plays
+/// such a model stays listed and deletable after the file goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_models_folder_serves_the_names_in_it_only() {
+    let root = temp_folder("models");
+    let models = root.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/a3c-6x4.safetensors");
+    std::fs::copy(model, models.join("m.safetensors")).unwrap();
+    std::fs::copy(model, root.join("outside.safetensors")).unwrap();
+    std::os::unix::fs::symlink(
+        root.join("outside.safetensors"),
+        models.join("link.safetensors"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", models.join("passwd.json")).unwrap();
+    make_fifo(&models.join("pipe.safetensors"));
+    std::fs::write(
+        models.join("best.json"),
+        document(json!("minimax:2")).to_string(),
+    )
+    .unwrap();
+
+    let db = sqlite_db();
+    let dir = models.clone();
+    let srv = server_with(&db, move |c| c.models_dir = Some(dir)).await;
+    let api = Api::of(&srv);
+    for agent in ["a3c:m.safetensors", "export:best.json"] {
+        let (c, b) = post_soon(
+            &api,
+            "/api/move",
+            json!({"agent": agent, "position": START}),
+        )
+        .await;
+        assert_eq!(c, 200, "{agent}: {b}");
+    }
+    let inside = models.join("m.safetensors").display().to_string();
+    for agent in [
+        json!("a3c:../outside.safetensors"),
+        json!(format!("a3c:{inside}")),
+        json!("a3c:link.safetensors"),
+        json!("a3c:pipe.safetensors"),
+        json!("a3c:missing.safetensors"),
+        json!({"kind": "a3c", "model": "/etc/shadow"}),
+        json!("export:passwd.json"),
+        json!("export:../models/best.json"),
+    ] {
+        let (c, b) = post_soon(
+            &api,
+            "/api/move",
+            json!({"agent": agent, "position": START}),
+        )
+        .await;
+        let (code, field) = error_of(c, &b);
+        assert_eq!(code, 422, "{agent}: {b}");
+        assert!(
+            field.unwrap_or_default().starts_with("agent."),
+            "{agent}: {b}"
+        );
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.contains(&root.display().to_string()) || agent.to_string().contains(&inside),
+            "{agent}: the server's folder shows: {message}"
+        );
+    }
+
+    let config = json!({"population": 4, "depth": 1, "generations": 1, "seed": 3,
+        "fitness": {"mode": "opponents", "opponents": ["a3c:m.safetensors"], "games_per_pair": 2}});
+    let run = api.create_run(json!({"config": config})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let done = api.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    std::fs::remove_file(models.join("m.safetensors")).unwrap();
+    let (c, list) = api.get("/api/runs").await;
+    assert_eq!(c, 200, "{list}");
+    assert_eq!(list["runs"][0]["id"], json!(id));
+    assert_eq!(api.get(&format!("/api/runs/{id}")).await.0, 200);
+    assert_eq!(api.get("/api/agents").await.0, 200);
+    assert_eq!(api.get(&format!("/api/runs/{id}/export")).await.0, 200);
+    assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    srv.shutdown().await;
+    db.drop_db().await;
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// Every error is in the one JSON shape, and none quotes a huge input back whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_json_and_short() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    for (method, path) in [
+        (Method::PUT, "/api/runs"),
+        (Method::DELETE, "/api/move"),
+        (Method::POST, "/api/agents"),
+        (Method::DELETE, "/healthz"),
+    ] {
+        let (c, headers, b) = api.send(method.clone(), path, &[], None).await;
+        assert_eq!(error_of(c, &b).0, 405, "{method} {path}: {b}");
+        assert!(headers.contains_key("allow"), "{method} {path}");
+    }
+    for path in [
+        "/api/position/start?pits=6&pits=7",
+        "/api/runs/00000000-0000-0000-0000-000000000000/generations?since=1&since=2",
+    ] {
+        let (c, b) = api.get(path).await;
+        let (code, field) = error_of(c, &b);
+        assert_eq!(code, 400, "{path}: {b}");
+        assert!(field.is_some(), "{path}: {b}");
+    }
+    let huge_position = "4,".repeat(450_000);
+    let huge_spec = format!("heuristic:{}", "x".repeat(900_000));
+    let huge_key = format!("{{\"{}\": 1}}", "k".repeat(900_000));
+    for (path, body) in [
+        (
+            "/api/move",
+            json!({"agent": "random", "position": huge_position}).to_string(),
+        ),
+        (
+            "/api/move",
+            json!({"agent": huge_spec, "position": START}).to_string(),
+        ),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": {"kind": "x".repeat(900_000)}}).to_string(),
+        ),
+        ("/api/runs", huge_key),
+        (
+            "/api/runs",
+            json!({"config": {"selection": {"kind": "y".repeat(900_000)}}}).to_string(),
+        ),
+    ] {
+        let (c, b) = api.post_raw(path, body).await;
+        let (code, _) = error_of(c, &b);
+        assert!((400..500).contains(&code), "{path}: {code}");
+        let size = b.to_string().len();
+        assert!(
+            size < 2000,
+            "{path}: a {size}-byte error: {}",
+            &b.to_string()[..200]
+        );
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// The SQLite database and its journal are created readable by their owner only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let run = api.create_run(json!({"config": tiny(1, 1)})).await;
+    api.wait_status(run["id"].as_str().unwrap(), &["finished"])
+        .await;
+    let path = db.url.strip_prefix("sqlite://").unwrap().to_string();
+    for file in [path.clone(), format!("{path}-wal")] {
+        if let Ok(meta) = std::fs::metadata(&file) {
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{file}");
+        } else {
+            assert!(file.ends_with("-wal"), "{file} is missing");
+        }
+    }
     srv.shutdown().await;
     db.drop_db().await;
 }

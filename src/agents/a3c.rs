@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rand::RngExt;
 
+use super::files::MAX_MODEL_BYTES;
 use super::mcts::immediate_gain;
 use super::{Agent, Decision, GameRng, Greedy, MoveValue, Ties};
 use crate::game::{Position, Rules};
@@ -318,7 +319,8 @@ pub fn load_model(path: Option<&str>) -> Result<Arc<Net>, String> {
         None => Net::from_safetensors(DEFAULT_MODEL)
             .map_err(|e| format!("embedded model {DEFAULT_MODEL_PATH}: {e}"))?,
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|e| format!("cannot read {p}: {e}"))?;
+            let bytes = super::files::read_capped(std::path::Path::new(p), MAX_MODEL_BYTES)
+                .map_err(|e| format!("cannot read {p}: {e}"))?;
             Net::from_safetensors(&bytes).map_err(|e| format!("{p}: {e}"))?
         }
     };

@@ -3,14 +3,15 @@
 //! - [`Profile::Library`]: the command line and the library. Generous; a person at a terminal
 //!   can stop what they started.
 //! - [`Profile::Api`]: requests to a shared server, which holds the request open while it
-//!   searches and answers many clients; model and export files would be read from the
-//!   server's disk, so they are refused.
+//!   searches and answers many clients.
 //! - [`Profile::Ga`]: fitness opponents. Games must reproduce from the seed, so time budgets
 //!   (which make a game depend on the machine's speed) are refused, and depths are capped
 //!   because every opponent plays every individual every generation.
 //!
 //! [`super::AgentSpec::check`] applies a profile; the server's agent catalogue reads its
-//! ranges from the same table.
+//! ranges from the same table. Which files a spec may name is not a limit of the agent but of
+//! who sent the spec (a GA config may come from a terminal or from a client of the server),
+//! so it is given beside the profile, as a [`super::files::FileAccess`].
 
 use serde::Serialize;
 
@@ -36,8 +37,6 @@ pub struct Limits {
     /// Most seeds in the pits for the exact solver of a `perfect` agent: the solve's time
     /// grows about fourfold with every two seeds.
     pub max_perfect_seeds: u32,
-    /// Whether `a3c` may read a model file.
-    pub model_files: bool,
 }
 
 /// Largest UCT exploration constant.
@@ -53,7 +52,6 @@ impl Profile {
                 max_time_ms: Some(60_000),
                 max_mcts_iterations: 1_000_000,
                 max_perfect_seeds: 32,
-                model_files: true,
             },
             Profile::Api => Limits {
                 profile: self,
@@ -63,7 +61,6 @@ impl Profile {
                 max_mcts_iterations: 200_000,
                 // A cold exact solve with 22 seeds takes about a second; 32 can take minutes.
                 max_perfect_seeds: 22,
-                model_files: false,
             },
             Profile::Ga => Limits {
                 profile: self,
@@ -71,7 +68,6 @@ impl Profile {
                 max_time_ms: None,
                 max_mcts_iterations: 1_000_000,
                 max_perfect_seeds: 32,
-                model_files: true,
             },
         }
     }

@@ -7,6 +7,7 @@
 
 pub mod a3c;
 pub mod catalogue;
+pub mod files;
 mod greedy;
 pub mod limits;
 pub mod mcts;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::Position;
 
 pub use a3c::A3cAgent;
+pub use files::FileAccess;
 pub use greedy::Greedy;
 pub use limits::{Limits, Profile};
 pub use mcts::Mcts;

@@ -12,9 +12,9 @@
 //! | `heuristic[:FEATURES[:WEIGHTS]][:D]` | FEATURES a set (`hunter10`) or `a+b+c`; WEIGHTS a preset (`published`) or numbers joined by `,` or `/` |
 //! | `pekar` | Pekar et al.'s rule list |
 //! | `pekar-minimax[:D]` | Pekar et al.'s modified minimax with cost function (4) |
-//! | `export:PATH` | the player of an export document written by `evolve` or the server |
+//! | `export:PATH` | the player of an export document written by `evolve` or the server (read under the caller's [`FileAccess`]) |
 //! | `mcts[:ITERATIONS[:C[:EPSILON]]]` | UCT with epsilon-greedy playouts (defaults 4000, sqrt(2)/2, 0.1) |
-//! | `a3c[:PATH]` | the actor-critic network of a model file (default: the embedded Kalah(6,4) model) |
+//! | `a3c[:PATH]` | the actor-critic network of a model file, read under the caller's [`FileAccess`] (default: the embedded Kalah(6,4) model) |
 //! | `perfect[:S]` | exact play with at most S seeds in the pits (default 22, at most 32); a store-difference search to depth 8 above that |
 
 use std::fmt;
@@ -24,11 +24,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::a3c::{load_model, A3cAgent};
+use super::files::{read_capped, FileAccess, MAX_EXPORT_BYTES};
 use super::limits::{Profile, MAX_MCTS_C};
 use super::mcts::{self, Mcts};
 use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
-use crate::game::Rules;
+use crate::game::{excerpt, Rules};
 
 /// A spec that cannot be parsed or built, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,7 +42,8 @@ pub struct SpecError {
 
 fn err(spec: &str, field: &str, reason: impl Into<String>) -> SpecError {
     SpecError {
-        spec: spec.to_string(),
+        // A spec can be a whole JSON document; the message quotes only its start.
+        spec: excerpt(spec).into_owned(),
         field: field.to_string(),
         reason: reason.into(),
     }
@@ -176,20 +178,25 @@ pub enum AgentSpec {
 
 impl AgentSpec {
     /// Parses a short string or, when the text starts with `{`, JSON, within the library's
-    /// limits.
+    /// limits, reading the files it names as given (the command line's way).
     pub fn parse(text: &str) -> Result<AgentSpec, SpecError> {
-        AgentSpec::parse_for(text, Profile::Library)
+        AgentSpec::parse_with(text, Profile::Library, &FileAccess::Any)
     }
 
-    /// Parses a short string or JSON text within `profile`'s limits.
-    pub fn parse_for(text: &str, profile: Profile) -> Result<AgentSpec, SpecError> {
+    /// Parses a short string or JSON text within `profile`'s limits. The files the spec
+    /// names (a model, an export document) are checked against `files` before any is opened.
+    pub fn parse_with(
+        text: &str,
+        profile: Profile,
+        files: &FileAccess,
+    ) -> Result<AgentSpec, SpecError> {
         let text = text.trim();
         let spec = if text.starts_with('{') {
             let value: serde_json::Value =
                 serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?;
-            return AgentSpec::from_json_for(&value, profile);
+            return AgentSpec::from_json_with(&value, profile, files);
         } else if let Some(path) = text.strip_prefix("export:") {
-            from_export_file(path)?
+            return from_export_file(path, profile, files);
         } else if let Some(path) = text.strip_prefix("a3c:") {
             if path.is_empty() {
                 return Err(err(
@@ -207,22 +214,27 @@ impl AgentSpec {
             parse_short(text)?
         };
         spec.check(profile)?;
+        spec.open_files(files)?;
         Ok(spec)
     }
 
-    /// Parses JSON (a spec object or a short string in a JSON string).
+    /// Parses JSON (a spec object or a short string in a JSON string) within the library's
+    /// limits, reading the files it names as given.
     ///
     /// Two forms import an export document written by `evolve` or the server:
     /// `{"kind":"export","path":"best.json"}` and
     /// `{"kind":"heuristic","from_export":{...the document...}}`.
     pub fn from_json(value: &serde_json::Value) -> Result<AgentSpec, SpecError> {
-        AgentSpec::from_json_for(value, Profile::Library)
+        AgentSpec::from_json_with(value, Profile::Library, &FileAccess::Any)
     }
 
-    /// Parses JSON within `profile`'s limits.
-    pub fn from_json_for(
+    /// Parses JSON within `profile`'s limits, opening only the files `files` allows (see
+    /// [`AgentSpec::parse_with`]). An export document given inline (`from_export`) is read
+    /// under the same limits and policy, wherever it is nested.
+    pub fn from_json_with(
         value: &serde_json::Value,
         profile: Profile,
+        files: &FileAccess,
     ) -> Result<AgentSpec, SpecError> {
         if let Some(object) = value.as_object() {
             let kind = object.get("kind").and_then(|k| k.as_str());
@@ -234,20 +246,71 @@ impl AgentSpec {
                         "an export agent needs the path of its document",
                     )
                 })?;
-                return from_export_file(path);
+                return from_export_file(path, profile, files);
             }
             if let (Some("heuristic"), Some(document)) = (kind, object.get("from_export")) {
-                let spec = from_export_document(document, "from_export")?;
-                spec.check(profile)?;
-                return Ok(spec);
+                return from_export_document(document, "from_export", profile, files);
             }
         }
         let spec = match value {
-            serde_json::Value::String(s) => return AgentSpec::parse_for(s, profile),
+            serde_json::Value::String(s) => return AgentSpec::parse_with(s, profile, files),
             other => serde_json::from_value::<AgentSpec>(other.clone())
                 .map_err(|e| err(&other.to_string(), "json", e.to_string()))?,
         };
         spec.check(profile)?;
+        spec.open_files(files)?;
+        Ok(spec)
+    }
+
+    /// Checks the model file an `a3c` spec names against `files` and, where the policy opens
+    /// files, loads it now, so that a missing or broken model is reported with its spec rather
+    /// than at the first game. The spec keeps the name it was given (see [`AgentSpec::locate`]).
+    fn open_files(&self, files: &FileAccess) -> Result<(), SpecError> {
+        let AgentSpec::A3c {
+            model: Some(name), ..
+        } = self
+        else {
+            return Ok(());
+        };
+        let Some(path) = self.model_path(name, files)? else {
+            return Ok(());
+        };
+        // Messages name the model as the spec did, not by where the server keeps it.
+        load_model(Some(&path))
+            .map_err(|reason| err(&self.to_string(), "model", reason.replace(&path, name)))?;
+        Ok(())
+    }
+
+    /// The file to open for the model `name` under `files`; `None` under
+    /// [`FileAccess::Stored`].
+    fn model_path(&self, name: &str, files: &FileAccess) -> Result<Option<String>, SpecError> {
+        let me = || self.to_string();
+        match files
+            .resolve(name, "model file")
+            .map_err(|reason| err(&me(), "model", reason))?
+        {
+            None => Ok(None),
+            Some(path) => path
+                .to_str()
+                .map(|p| Some(p.to_string()))
+                .ok_or_else(|| err(&me(), "model", "the model's path is not UTF-8")),
+        }
+    }
+
+    /// The spec to build, its model name replaced by the file `files` resolves it to. A server
+    /// keeps specs as its clients named them (`a3c:m.safetensors`), so that answers and stored
+    /// configs never show where its models folder is and survive the folder moving, and
+    /// locates them just before building; the command line's names are paths already.
+    pub fn locate(&self, files: &FileAccess) -> Result<AgentSpec, SpecError> {
+        let mut spec = self.clone();
+        if let AgentSpec::A3c {
+            model: Some(name), ..
+        } = &mut spec
+        {
+            if let Some(path) = self.model_path(name, files)? {
+                *name = path;
+            }
+        }
         Ok(spec)
     }
 
@@ -358,19 +421,11 @@ impl AgentSpec {
                     ));
                 }
             }
-            AgentSpec::A3c { model: Some(_), .. } if !limits.model_files => {
-                return Err(err(
-                    &me,
-                    "model",
-                    format!(
-                        "model files are not read{context}: the a3c agent plays the embedded model"
-                    ),
-                ));
-            }
-            AgentSpec::A3c { model, .. } => {
-                load_model(model.as_deref()).map_err(|reason| err(&me, "model", reason))?;
-            }
-            AgentSpec::Random | AgentSpec::Greedy { .. } | AgentSpec::Pekar { .. } => {}
+            // Model files are a matter of who asks, checked by `open_files`; limits open nothing.
+            AgentSpec::A3c { .. }
+            | AgentSpec::Random
+            | AgentSpec::Greedy { .. }
+            | AgentSpec::Pekar { .. } => {}
         }
         Ok(())
     }
@@ -527,11 +582,13 @@ fn resolve_terms(
 pub const EXPORT_FORMAT_VERSION: u64 = 1;
 
 /// The agent an export document describes: its `agent` field, which holds the spec that plays
-/// as the exported individual did. Only this much of the document is read here, so that agents
-/// need not know the GA.
+/// as the exported individual did, read within `profile`'s limits and under `files`. Only this
+/// much of the document is read here, so that agents need not know the GA.
 pub fn from_export_document(
     document: &serde_json::Value,
     origin: &str,
+    profile: Profile,
+    files: &FileAccess,
 ) -> Result<AgentSpec, SpecError> {
     let version = document.get("format_version").and_then(|v| v.as_u64());
     if version != Some(EXPORT_FORMAT_VERSION) {
@@ -547,18 +604,26 @@ pub fn from_export_document(
     let agent = document
         .get("agent")
         .ok_or_else(|| err(origin, "agent", "the export document has no agent spec"))?;
-    if agent.get("kind").and_then(|k| k.as_str()) == Some("export") {
+    let points_to_export = match agent {
+        serde_json::Value::String(s) => s.trim().starts_with("export:"),
+        other => other.get("kind").and_then(|k| k.as_str()) == Some("export"),
+    };
+    if points_to_export {
         return Err(err(
             origin,
             "agent",
             "an export document may not point to another export",
         ));
     }
-    AgentSpec::from_json(agent)
+    AgentSpec::from_json_with(agent, profile, files)
 }
 
-/// Reads an export document from a file and returns its agent.
-pub fn from_export_file(path: &str) -> Result<AgentSpec, SpecError> {
+/// Reads an export document from a file, if `files` allows it, and returns its agent.
+pub fn from_export_file(
+    path: &str,
+    profile: Profile,
+    files: &FileAccess,
+) -> Result<AgentSpec, SpecError> {
     let origin = format!("export:{path}");
     if path.is_empty() {
         return Err(err(
@@ -567,11 +632,32 @@ pub fn from_export_file(path: &str) -> Result<AgentSpec, SpecError> {
             "give the path of an export document, e.g. export:best.json",
         ));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| err(&origin, "path", format!("cannot read {path}: {e}")))?;
-    let document: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| err(&origin, "json", format!("{path} is not JSON: {e}")))?;
-    from_export_document(&document, &origin)
+    let Some(file) = files
+        .resolve(path, "export document")
+        .map_err(|reason| match files {
+            FileAccess::None => err(
+                &origin,
+                "path",
+                format!(
+                    "{reason}: give the document itself, as {{\"kind\":\"heuristic\",\"from_export\":<document>}}, or a run of the server, as run:ID"
+                ),
+            ),
+            _ => err(&origin, "path", reason),
+        })?
+    else {
+        return Err(err(
+            &origin,
+            "path",
+            "an export: reference is resolved when a config or spec is loaded, and is not read \
+             back from stored data",
+        ));
+    };
+    let shown = excerpt(path);
+    let bytes = read_capped(&file, MAX_EXPORT_BYTES)
+        .map_err(|e| err(&origin, "path", format!("cannot read {shown}: {e}")))?;
+    let document: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| err(&origin, "json", format!("{shown} is not JSON: {e}")))?;
+    from_export_document(&document, &origin, profile, files)
 }
 
 fn parse_depth(spec: &str, text: &str) -> Result<u32, SpecError> {

@@ -13,6 +13,7 @@ use indicatif::ProgressBar;
 
 use super::console::{progress_bar, stop_flag, write_atomically};
 use super::{thread_pool, usage};
+use crate::agents::FileAccess;
 use crate::ga::loader::{self, Format};
 use crate::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
 
@@ -71,7 +72,11 @@ pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
     }
     let flags = serde_json::Value::Object(flags);
     let layers: Vec<&serde_json::Value> = file.iter().chain([&flags]).collect();
-    Ok(loader::load(args.preset.as_deref(), &layers)?)
+    Ok(loader::load(
+        args.preset.as_deref(),
+        &layers,
+        &FileAccess::Any,
+    )?)
 }
 
 /// The panel line of a measured generation: its leader's score and Elo against the panel,

@@ -26,6 +26,10 @@ pub struct ServeArgs {
     /// Serve the dashboard from this folder instead of the copy built into the binary
     #[arg(long, env = "KALAH_TUNER_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
+    /// Folder of a3c models and export documents that clients may name (a3c:NAME,
+    /// export:NAME); without it the API reads no file a client names
+    #[arg(long, env = "KALAH_TUNER_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -40,6 +44,7 @@ impl ServeArgs {
             workers: self.workers,
             threads: self.threads,
             static_dir: self.static_dir.clone(),
+            models_dir: self.models_dir.clone(),
             token: std::env::var("KALAH_TUNER_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),

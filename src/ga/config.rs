@@ -24,7 +24,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::loader::{self, Format};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, Profile};
+use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{Position, Rules};
 
@@ -526,13 +526,18 @@ fn de_features<'de, D: Deserializer<'de>>(d: D) -> Result<FeatureChoice, D::Erro
     }
 }
 
+/// An agent list as a config holds it. Nothing is opened here: this also reads configs back
+/// from storage and from export documents, whose files were checked when the config was
+/// loaded ([`super::loader::load`] resolves the files a user names, under the caller's
+/// policy). The GA's limits are applied by validation.
 fn de_opponents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
     let values = Vec::<serde_json::Value>::deserialize(d)?;
     values
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            AgentSpec::from_json(v).map_err(|e| serde::de::Error::custom(format!("[{i}]: {e}")))
+            AgentSpec::from_json_with(v, Profile::Library, &FileAccess::Stored)
+                .map_err(|e| serde::de::Error::custom(format!("[{i}]: {e}")))
         })
         .collect()
 }
@@ -638,24 +643,37 @@ impl GaConfig {
     }
 
     /// Reads a config from a JSON value: an object of [`GaConfig`] fields, all optional, with
-    /// an optional `"preset"` to start from. Validates the result ([`super::loader::load`]).
+    /// an optional `"preset"` to start from. Validates the result ([`super::loader::load`]);
+    /// files its agents name are read as given, as the command line reads them.
     pub fn from_json_value(value: &serde_json::Value) -> Result<GaConfig, ConfigError> {
-        loader::load(None, &[value])
+        loader::load(None, &[value], &FileAccess::Any)
     }
 
     /// Reads and validates a JSON document (see [`GaConfig::from_json_value`]).
     pub fn from_json_str(text: &str) -> Result<GaConfig, ConfigError> {
-        loader::load(None, &[&loader::parse_document(text, Format::Json)?])
+        loader::load(
+            None,
+            &[&loader::parse_document(text, Format::Json)?],
+            &FileAccess::Any,
+        )
     }
 
     /// Reads and validates a TOML document with the same fields as the JSON form.
     pub fn from_toml_str(text: &str) -> Result<GaConfig, ConfigError> {
-        loader::load(None, &[&loader::parse_document(text, Format::Toml)?])
+        loader::load(
+            None,
+            &[&loader::parse_document(text, Format::Toml)?],
+            &FileAccess::Any,
+        )
     }
 
     /// Reads a document that is TOML or JSON: JSON when it starts with `{`.
     pub fn from_str_auto(text: &str) -> Result<GaConfig, ConfigError> {
-        loader::load(None, &[&loader::parse_document(text, Format::Auto)?])
+        loader::load(
+            None,
+            &[&loader::parse_document(text, Format::Auto)?],
+            &FileAccess::Any,
+        )
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -689,6 +707,23 @@ impl GaConfig {
             }
             ConfigError::Parse { field, reason }
         })
+    }
+
+    /// This config with its agents' model names replaced by the files `files` resolves them
+    /// to ([`AgentSpec::locate`]): what a server evolves, while it stores and shows the names.
+    pub fn locate_agents(&self, files: &FileAccess) -> Result<GaConfig, ConfigError> {
+        let mut config = self.clone();
+        for (list, specs) in [
+            ("fitness.opponents", &mut config.fitness.opponents),
+            ("benchmark.panel", &mut config.benchmark.panel),
+        ] {
+            for (i, spec) in specs.iter_mut().enumerate() {
+                *spec = spec
+                    .locate(files)
+                    .map_err(|e| agent_error(&format!("{list}[{i}]"), &e))?;
+            }
+        }
+        Ok(config)
     }
 
     /// Games one generation plays (self-play games are credited, not played).
@@ -973,13 +1008,17 @@ fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
 
 /// Checks an agent of a GA config (an opponent or a panel agent) under the GA's limits.
 fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
-    spec.check(Profile::Ga).map_err(|e| {
-        let field = match e.field.as_str() {
-            "" | "json" => prefix.to_string(),
-            name => format!("{prefix}.{name}"),
-        };
-        ConfigError::invalid(field, format!("{}: {}", e.spec, e.reason))
-    })
+    spec.check(Profile::Ga).map_err(|e| agent_error(prefix, &e))
+}
+
+/// A spec error of the config's agent at `prefix` (e.g. `fitness.opponents[2]`), naming the
+/// spec's own field under it.
+pub(super) fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
+    let field = match e.field.as_str() {
+        "" | "json" => prefix.to_string(),
+        name => format!("{prefix}.{name}"),
+    };
+    ConfigError::invalid(field, format!("{}: {}", e.spec, e.reason))
 }
 
 /// Lays `patch` over `base`: objects merge key by key, anything else replaces.

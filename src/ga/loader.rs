@@ -2,10 +2,16 @@
 //! a preset (or the defaults), then partial configs laid over it in order, then validation.
 //! Having one loader means a config file, an API request and command-line flags that say the
 //! same thing give the same run.
+//!
+//! The loader is also where the files a config's agents name are read, under the caller's
+//! [`FileAccess`]: the command line reads paths as given, the server only names in its models
+//! folder, or none. Every agent list of every layer is resolved before any layer is applied,
+//! so a refused file is never opened.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::config::{ConfigError, GaConfig, PRESETS};
+use super::config::{agent_error, ConfigError, GaConfig, PRESETS};
+use crate::agents::{AgentSpec, FileAccess, Profile};
 
 /// How a config document is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,11 +60,40 @@ pub fn parse_document(text: &str, format: Format) -> Result<Value, ConfigError> 
     }
 }
 
+/// The agent lists of a config: (section, field).
+const AGENT_LISTS: [(&str, &str); 2] = [("fitness", "opponents"), ("benchmark", "panel")];
+
+/// Resolves the agent lists of a layer into the specs a config stores: `export:` references
+/// and inline export documents become the agent they describe, model files are checked (and
+/// keep the name they were given), and whatever `files` does not allow is refused, naming the
+/// field, before anything is opened.
+fn resolve_agents(patch: &mut Map<String, Value>, files: &FileAccess) -> Result<(), ConfigError> {
+    for (section, list) in AGENT_LISTS {
+        let Some(Value::Array(items)) = patch.get_mut(section).and_then(|s| s.get_mut(list)) else {
+            // Absent, or not a list: deserialisation reports the type with its field.
+            continue;
+        };
+        for (i, item) in items.iter_mut().enumerate() {
+            let field = format!("{section}.{list}[{i}]");
+            let spec = AgentSpec::from_json_with(item, Profile::Ga, files)
+                .map_err(|e| agent_error(&field, &e))?;
+            *item = serde_json::to_value(&spec)
+                .map_err(|e| ConfigError::invalid(field, e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Assembles and validates a config: `preset` (or the defaults), then each layer in order.
 /// A layer is a partial config object; nested objects merge field by field. A layer that
 /// names a `"preset"` starts again from that preset, so a config file that names its preset
-/// means the same wherever it is loaded.
-pub fn load(preset: Option<&str>, layers: &[&Value]) -> Result<GaConfig, ConfigError> {
+/// means the same wherever it is loaded. The files the layers' agents name are read under
+/// `files`.
+pub fn load(
+    preset: Option<&str>,
+    layers: &[&Value],
+    files: &FileAccess,
+) -> Result<GaConfig, ConfigError> {
     let mut config = match preset {
         Some(name) => GaConfig::preset(name)?,
         None => GaConfig::default(),
@@ -68,6 +103,7 @@ pub fn load(preset: Option<&str>, layers: &[&Value]) -> Result<GaConfig, ConfigE
             return Err(parse_error("a GA config must be an object".into()));
         };
         let mut patch = map.clone();
+        resolve_agents(&mut patch, files)?;
         match patch.remove("preset") {
             None | Some(Value::Null) => {}
             Some(Value::String(name)) => config = GaConfig::preset(&name)?,
@@ -98,7 +134,7 @@ mod tests {
     fn layers_apply_in_order_over_the_preset() {
         let file = json!({"population": 12, "depth": 3});
         let flags = json!({"depth": 2});
-        let config = load(Some("abrams"), &[&file, &flags]).expect("valid");
+        let config = load(Some("abrams"), &[&file, &flags], &FileAccess::Any).expect("valid");
         assert_eq!(config.population, 12);
         assert_eq!(config.depth, 2);
         assert_eq!(
@@ -110,7 +146,7 @@ mod tests {
     #[test]
     fn a_layer_that_names_a_preset_starts_from_it() {
         let file = json!({"preset": "hunter", "generations": 3});
-        let config = load(Some("abrams"), &[&file]).expect("valid");
+        let config = load(Some("abrams"), &[&file], &FileAccess::Any).expect("valid");
         let hunter = GaConfig::preset("hunter").unwrap();
         assert_eq!(config.population, hunter.population);
         assert_eq!(config.generations, 3);
@@ -127,12 +163,50 @@ mod tests {
             .expect("TOML");
         assert_eq!(from_json, from_toml);
         assert!(parse_document("population = [", Format::Toml).is_err());
-        assert!(load(None, &[&json!([1, 2])]).is_err());
+        assert!(load(None, &[&json!([1, 2])], &FileAccess::Any).is_err());
     }
 
     #[test]
     fn the_result_is_validated() {
-        let err = load(None, &[&json!({"population": 0})]).expect_err("population 0");
+        let err =
+            load(None, &[&json!({"population": 0})], &FileAccess::Any).expect_err("population 0");
         assert_eq!(err.field(), "population");
+    }
+
+    #[test]
+    fn files_are_refused_before_they_are_opened() {
+        // Paths that would hang or fill memory if opened: refused by name first.
+        for spec in [
+            json!("a3c:/dev/zero"),
+            json!("export:/dev/zero"),
+            json!({"kind": "a3c", "model": "/etc/shadow"}),
+            json!({"kind": "export", "path": "/etc/passwd"}),
+            json!({"kind": "heuristic", "from_export": {"format_version": 1, "agent": "a3c:/dev/zero"}}),
+        ] {
+            for (section, list) in AGENT_LISTS {
+                let layer = json!({ section: { list: [spec.clone()] } });
+                let err = load(None, &[&layer], &FileAccess::None).expect_err(&layer.to_string());
+                let field = format!("{section}.{list}[0]");
+                assert!(err.field().starts_with(&field), "{layer}: {err}");
+                assert!(err.to_string().contains("not read"), "{layer}: {err}");
+            }
+        }
+        // Without files, plain specs still load.
+        let layer = json!({"fitness": {"mode": "opponents", "opponents": ["minimax:2", "a3c"]}});
+        let config = load(None, &[&layer], &FileAccess::None).expect("no files named");
+        assert_eq!(config.fitness.opponents.len(), 2);
+    }
+
+    #[test]
+    fn stored_configs_are_read_back_without_opening_files() {
+        let mut config = GaConfig::default();
+        config.fitness.opponents = vec![AgentSpec::A3c {
+            model: Some("/no/such/model.safetensors".into()),
+            sample: false,
+            ties: crate::agents::Ties::Random,
+        }];
+        let text = serde_json::to_string(&config).expect("serialises");
+        let back: GaConfig = serde_json::from_str(&text).expect("read back without the file");
+        assert_eq!(back, config);
     }
 }

@@ -10,7 +10,7 @@ pub mod notation;
 pub mod perft;
 mod position;
 
-pub use notation::{parse_kpn, to_kpn};
+pub use notation::{excerpt, excerpt_to, parse_kpn, to_kpn, ECHO_CHARS};
 pub use perft::perft;
 pub use position::{
     MoveIter, MoveOutcome, MoveSet, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
@@ -31,7 +31,7 @@ pub enum GameError {
 
 /// Parses a board size written `m,n` (pits per side, seeds per pit).
 pub fn parse_board(text: &str) -> Result<(usize, u32), GameError> {
-    let bad = |reason: &str| GameError::BadBoard(format!("{text:?}: {reason}"));
+    let bad = |reason: &str| GameError::BadBoard(format!("{:?}: {reason}", excerpt(text)));
     let (m, n) = text
         .split_once(',')
         .ok_or_else(|| bad("expected m,n (pits per side, seeds per pit), e.g. 6,4"))?;

@@ -2,12 +2,36 @@
 //! `<South pits>/<South store>/<North pits>/<North store>/<S|N>`, pits comma-separated in
 //! sowing order. The start of Kalah(6,4) is `4,4,4,4,4,4/0/4,4,4,4,4,4/0/S`.
 
+use std::borrow::Cow;
+
 use super::{GameError, Position, Side};
+
+/// Most characters of a user's text that a message quotes back.
+pub const ECHO_CHARS: usize = 80;
+
+/// `text` as a message quotes it: at most [`ECHO_CHARS`] characters, cut with an ellipsis, so
+/// that the error about a huge input is not itself huge. Every message that repeats what a
+/// user typed (a position, an agent spec, a file name) quotes it through here.
+pub fn excerpt(text: &str) -> Cow<'_, str> {
+    excerpt_to(text, ECHO_CHARS)
+}
+
+/// [`excerpt`] to `max` characters (the ellipsis included).
+pub fn excerpt_to(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some(_) => {
+            let keep = max.saturating_sub(1);
+            let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+            Cow::Owned(format!("{}\u{2026}", &text[..end]))
+        }
+    }
+}
 
 /// Parses KPN. Every malformed input gives an error naming what is wrong; nothing panics.
 pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
     let bad = |reason: String| GameError::BadKpn {
-        text: text.to_string(),
+        text: excerpt(text).into_owned(),
         reason,
     };
     let fields: Vec<&str> = text.trim().split('/').collect();
@@ -24,7 +48,12 @@ pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
     let side = match fields[4] {
         "S" | "s" => Side::South,
         "N" | "n" => Side::North,
-        other => return Err(bad(format!("side to move must be S or N, found {other:?}"))),
+        other => {
+            return Err(bad(format!(
+                "side to move must be S or N, found {:?}",
+                excerpt(other)
+            )))
+        }
     };
     if south.len() != north.len() {
         return Err(bad(format!(
@@ -61,7 +90,8 @@ fn parse_pits(field: &str, what: &str) -> Result<Vec<u32>, String> {
 fn parse_count(s: &str, what: &str) -> Result<u32, String> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "{what} must be a non-negative whole number, found {s:?}"
+            "{what} must be a non-negative whole number, found {:?}",
+            excerpt(s)
         ));
     }
     s.parse::<u32>()
@@ -69,7 +99,8 @@ fn parse_count(s: &str, what: &str) -> Result<u32, String> {
         .filter(|&n| n <= super::MAX_SEEDS)
         .ok_or_else(|| {
             format!(
-                "{what}: {s} seeds is more than the {} supported",
+                "{what}: {} seeds is more than the {} supported",
+                excerpt(s),
                 super::MAX_SEEDS
             )
         })
@@ -92,4 +123,23 @@ pub fn to_kpn(pos: &Position) -> String {
         pos.store(Side::North),
         pos.side_to_move().letter()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_input_is_quoted_back_cut_short() {
+        assert_eq!(excerpt("4,4/0/S"), "4,4/0/S");
+        let exact = "x".repeat(ECHO_CHARS);
+        assert_eq!(excerpt(&exact), exact.as_str());
+        let long = "é".repeat(ECHO_CHARS + 1);
+        let cut = excerpt(&long);
+        assert_eq!(cut.chars().count(), ECHO_CHARS);
+        assert!(cut.ends_with('\u{2026}'));
+        let huge = "4,".repeat(450_000);
+        let message = parse_kpn(&huge).expect_err("bad KPN").to_string();
+        assert!(message.len() < 400, "{} bytes", message.len());
+    }
 }

@@ -88,7 +88,7 @@ impl std::str::FromStr for Rules {
         match s {
             "standard" => Ok(Rules::Standard),
             "empty-capture" | "empty_capture" => Ok(Rules::EmptyCapture),
-            other => Err(GameError::UnknownRules(other.to_string())),
+            other => Err(GameError::UnknownRules(super::excerpt(other).into_owned())),
         }
     }
 }

@@ -12,8 +12,10 @@ use crate::ga::{ExportDocument, PRESETS};
 use crate::store::RunStatus;
 
 /// Resolves an agent given in a request (a spec string or JSON) for the request field
-/// `field`, with the API's limits. Export files on the server's disk are refused; runs
-/// (`{"kind":"run","id":...}` or `run:ID`) and inline documents (`from_export`) are not.
+/// `field`, with the API's limits. Runs (`{"kind":"run","id":...}` or `run:ID`) and inline
+/// documents (`from_export`) name what the server knows; files, wherever a spec names them
+/// (an `a3c` model, `export:PATH`, inside a `from_export` document), are refused unless the
+/// server has a models folder, and then looked up only there, before anything is opened.
 pub async fn resolve_agent(
     state: &SharedState,
     field: &str,
@@ -31,40 +33,35 @@ pub async fn resolve_agent(
         ),
         _ => None,
     };
-    let refers_to_file = match value {
-        Value::String(s) => s.trim().starts_with("export:"),
-        Value::Object(map) => map.get("kind").and_then(Value::as_str) == Some("export"),
-        _ => false,
-    };
-    if refers_to_file {
+    if let Some(id) = run_id {
+        let spec = run_agent(state, field, &id).await?;
+        spec.check(Profile::Api)
+            .map_err(|e| ApiError::from_spec(field, &e))?;
+        return Ok(spec);
+    }
+    if !matches!(value, Value::String(_) | Value::Object(_)) {
         return Err(ApiError::invalid(
             field,
-            "export files are not read through the API: use {\"kind\":\"run\",\"id\":...} or {\"kind\":\"heuristic\",\"from_export\":<document>}",
+            "expected an agent spec: a string such as \"minimax:4\" or an object such as {\"kind\":\"minimax\",\"depth\":4}",
         ));
     }
-    let spec = match run_id {
-        Some(id) => run_agent(state, field, &id).await?,
-        None => match value {
-            Value::String(_) | Value::Object(_) => {
-                AgentSpec::from_json_for(value, Profile::Api)
-                    .map_err(|e| ApiError::from_spec(field, &e))?
-            }
-            _ => {
-                return Err(ApiError::invalid(
-                    field,
-                    "expected an agent spec: a string such as \"minimax:4\" or an object such as {\"kind\":\"minimax\",\"depth\":4}",
-                ))
-            }
-        },
-    };
-    spec.check(Profile::Api)
-        .map_err(|e| ApiError::from_spec(field, &e))?;
-    Ok(spec)
+    // Parsing may read a model or an export document from the models folder: not on the
+    // async runtime.
+    let (value, files) = (value.clone(), state.files.clone());
+    tokio::task::spawn_blocking(move || AgentSpec::from_json_with(&value, Profile::Api, &files))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| ApiError::from_spec(field, &e))
 }
 
 /// The player a run exports, from its last written generation.
 async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<AgentSpec> {
-    let unknown = || ApiError::invalid(&format!("{field}.id"), format!("no run {id:?}"));
+    let unknown = || {
+        ApiError::invalid(
+            &format!("{field}.id"),
+            format!("no run {:?}", crate::game::excerpt(id)),
+        )
+    };
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(unknown());
     }

@@ -4,7 +4,8 @@
 //! the client gets a generic message with that id to quote.
 
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -13,7 +14,7 @@ use serde_json::json;
 
 use crate::agents::SpecError;
 use crate::ga::ConfigError;
-use crate::game::GameError;
+use crate::game::{excerpt, excerpt_to, GameError};
 use crate::matches::MatchError;
 use crate::store::StoreError;
 
@@ -54,12 +55,17 @@ pub struct ApiError {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
+/// Longest message answered: messages quote the input at fault, which may be huge (a field
+/// name, an unknown variant in a 1 MiB body), and an error must not echo it back whole.
+pub const MAX_MESSAGE_CHARS: usize = 500;
+
 impl ApiError {
     pub fn new(status: StatusCode, field: Option<&str>, message: impl Into<String>) -> ApiError {
+        let message = message.into();
         ApiError {
             status,
-            field: field.map(str::to_string),
-            message: message.into(),
+            field: field.map(|f| excerpt(f).into_owned()),
+            message: excerpt_to(&message, MAX_MESSAGE_CHARS).into_owned(),
             request_id: None,
         }
     }
@@ -195,19 +201,37 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 let inner = e.into_inner().to_string();
                 if path == "." || path.is_empty() {
                     // Missing fields and unknown fields are reported at the top level.
-                    let field = inner
-                        .split('`')
-                        .nth(1)
-                        .map(str::to_string)
-                        .unwrap_or_default();
                     ApiError::new(
                         StatusCode::UNPROCESSABLE_ENTITY,
-                        (!field.is_empty()).then_some(field.as_str()),
-                        inner,
+                        quoted_field(&inner),
+                        inner.clone(),
                     )
                 } else {
                     ApiError::invalid(&path, inner)
                 }
+            })
+    }
+}
+
+/// The field a serde message names in backquotes (`missing field `x``, `duplicate field `x``).
+fn quoted_field(message: &str) -> Option<&str> {
+    message.split('`').nth(1).filter(|f| !f.is_empty())
+}
+
+/// A query string with errors in the API's shape: 400, naming the parameter where the message
+/// does (a repeated parameter, an unknown one).
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(q)| ApiQuery(q))
+            .map_err(|e| {
+                let text = e.body_text();
+                ApiError::new(StatusCode::BAD_REQUEST, quoted_field(&text), text.clone())
             })
     }
 }
@@ -237,6 +261,17 @@ mod tests {
         assert!(message.contains("abc123"), "names no request id: {message}");
         assert_eq!(body["error"]["request_id"], "abc123");
         assert_eq!(body["error"]["status"], 500);
+    }
+
+    #[tokio::test]
+    async fn echoed_input_is_cut_short() {
+        let huge = "x".repeat(900_000);
+        let body = body_of(ApiError::invalid(&huge, &huge).into_response()).await;
+        let message = body["error"]["message"].as_str().expect("message");
+        assert_eq!(message.chars().count(), MAX_MESSAGE_CHARS);
+        assert!(message.ends_with('\u{2026}'));
+        let field = body["error"]["field"].as_str().expect("field");
+        assert!(field.chars().count() <= crate::game::ECHO_CHARS);
     }
 
     #[tokio::test]

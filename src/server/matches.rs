@@ -10,7 +10,7 @@ use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::moves::parse_rules;
 use super::{compute, SharedState};
-use crate::agents::AgentSpec;
+use crate::agents::{AgentSpec, FileAccess};
 use crate::game::Position;
 use crate::matches::sprt::{play_sprt, Sprt, SprtError};
 use crate::matches::{Setup, MAX_OPENING_PLIES};
@@ -102,11 +102,13 @@ pub async fn play_match(
         ));
     }
     let swap = !req.fixed_colours;
+    let files = state.files.clone();
     let report = compute(&state, move || {
+        let (a, b) = locate_pair(&a, &b, &files)?;
         crate::matches::play_match(&a, &b, games, &setup, swap, true)
+            .map_err(|e| ApiError::from_match(&e))
     })
-    .await?
-    .map_err(|e| ApiError::from_match(&e))?;
+    .await??;
     let game_list = serde_json::to_value(&report.game_list).map_err(ApiError::internal)?;
     let score = report.a_score.score;
     let mut summary = serde_json::to_value(&report).map_err(ApiError::internal)?;
@@ -115,6 +117,21 @@ pub async fn play_match(
     }
     Ok(Json(
         json!({"games": game_list, "score": score, "summary": summary}),
+    ))
+}
+
+/// The two agents of a match as they are built ([`AgentSpec::locate`]); on the game pool,
+/// since locating a model looks at the disk.
+fn locate_pair(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    files: &FileAccess,
+) -> ApiResult<(AgentSpec, AgentSpec)> {
+    Ok((
+        a.locate(files)
+            .map_err(|e| ApiError::from_spec("south", &e))?,
+        b.locate(files)
+            .map_err(|e| ApiError::from_spec("north", &e))?,
     ))
 }
 
@@ -152,11 +169,12 @@ async fn play_sprt_match(
             format!("must be 1 to {MAX_SPRT_PAIRS}, got {max_pairs}"),
         ));
     }
+    let files = state.files.clone();
     let report = compute(state, move || {
-        play_sprt(&a, &b, &setup, sprt, max_pairs, |_| {})
+        let (a, b) = locate_pair(&a, &b, &files)?;
+        play_sprt(&a, &b, &setup, sprt, max_pairs, |_| {}).map_err(|e| ApiError::from_match(&e))
     })
-    .await?
-    .map_err(|e| ApiError::from_match(&e))?;
+    .await??;
     Ok(Json(
         serde_json::to_value(&report).map_err(ApiError::internal)?,
     ))

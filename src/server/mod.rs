@@ -2,7 +2,8 @@
 //! events, the OpenAPI document and the dashboard's static files. Wires the GA, the agents and
 //! the store together; none of them knows about it.
 //!
-//! - [`error`]: the JSON error shape and the lenient JSON body extractor.
+//! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
+//! - [`guard`]: what every request passes first: the token.
 //! - [`runs`]: runs, generations, export and the event stream.
 //! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -12,6 +13,7 @@
 pub mod agents;
 pub mod assets;
 pub mod error;
+pub mod guard;
 pub mod matches;
 pub mod moves;
 pub mod openapi;
@@ -26,10 +28,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, Method, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
@@ -37,6 +38,8 @@ use tokio::sync::{broadcast, Notify, Semaphore};
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
+use crate::agents::FileAccess;
+use crate::game::excerpt;
 use crate::store::Store;
 use error::ApiError;
 
@@ -58,6 +61,24 @@ pub struct ServerConfig {
     pub static_dir: Option<PathBuf>,
     /// Bearer token required by POST and DELETE routes (env `KALAH_TUNER_TOKEN`).
     pub token: Option<String>,
+    /// The folder whose files clients may name as `a3c` models and export documents
+    /// (`--models-dir`); none: clients name no files at all.
+    pub models_dir: Option<PathBuf>,
+}
+
+impl ServerConfig {
+    /// The defaults of `kalah-tuner serve` for `bind` and `database_url`.
+    pub fn new(bind: impl Into<String>, database_url: impl Into<String>) -> ServerConfig {
+        ServerConfig {
+            bind: bind.into(),
+            database_url: database_url.into(),
+            workers: 1,
+            threads: None,
+            static_dir: None,
+            token: None,
+            models_dir: None,
+        }
+    }
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
@@ -89,6 +110,8 @@ pub struct AppState {
     pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
+    /// Which files the specs of requests may name: none, or names in the models folder.
+    pub files: FileAccess,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -154,6 +177,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             config.workers
         )));
     }
+    let files = match &config.models_dir {
+        None => FileAccess::None,
+        Some(dir) => FileAccess::under_dir(dir)
+            .map_err(|e| InvalidServerConfig(format!("--models-dir: {e}")))?,
+    };
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
@@ -172,6 +200,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),
+        files,
     });
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await
@@ -260,12 +289,14 @@ pub fn router(state: SharedState) -> Router {
         .route("/tournaments/{id}", get(tournaments::show))
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi::document))
+        .method_not_allowed_fallback(method_not_allowed)
         .fallback(api_not_found);
     Router::new()
         .route("/healthz", get(healthz))
+        .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)
-        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
         .layer(middleware::from_fn(error::with_request_id))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
@@ -297,47 +328,18 @@ async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Va
 }
 
 async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::not_found(format!("no route {method} {}", uri.path()))
+    ApiError::not_found(format!("no route {method} {}", excerpt(uri.path())))
 }
 
-/// With a token configured, every state-changing request needs `Authorization: Bearer
-/// <token>`; reads stay open.
-async fn auth(State(state): State<SharedState>, req: Request, next: Next) -> Response {
-    let Some(token) = &state.token else {
-        return next.run(req).await;
-    };
-    let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if changes_state {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            let mut resp = ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                Some("Authorization"),
-                "this route needs Authorization: Bearer <KALAH_TUNER_TOKEN>",
-            )
-            .into_response();
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            return resp;
-        }
-    }
-    next.run(req).await
-}
-
-/// Compares without stopping at the first difference, so response times do not tell how
-/// much of a guessed token was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        format!(
+            "{method} is not allowed on {} (the Allow header lists what is)",
+            excerpt(uri.path())
+        ),
+    )
 }
 
 /// Logs to standard error; `RUST_LOG` sets the level (default: info for this crate and the

@@ -2,13 +2,13 @@
 
 use std::time::Instant;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
-use super::error::{ApiError, ApiJson, ApiResult};
+use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{compute, SharedState};
 use crate::agents::rng_from_seed;
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
@@ -86,16 +86,17 @@ pub async fn best_move(
         ));
     }
     let spec = resolve_agent(&state, "agent", &req.agent).await?;
-    let mut agent = spec
-        .build(rules)
-        .map_err(|e| ApiError::from_spec("agent", &e))?;
     let seed = req.seed;
     let started = Instant::now();
+    // Built on the game pool too: building an a3c agent may read its model file.
+    let (built, files) = (spec.clone(), state.files.clone());
     let decision = compute(&state, move || {
+        let mut agent = built.locate(&files)?.build(rules)?;
         let mut rng = rng_from_seed(seed);
-        agent.choose(&pos, &mut rng)
+        Ok(agent.choose(&pos, &mut rng))
     })
-    .await?;
+    .await?
+    .map_err(|e| ApiError::from_spec("agent", &e))?;
     let mut view = play_view(&pos, decision.mv, rules)?;
     let map = view.as_object_mut().expect("an object");
     map.insert("nodes".into(), json!(decision.nodes));
@@ -141,7 +142,7 @@ fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32
     }
 }
 
-pub async fn position_start(Query(q): Query<StartQuery>) -> ApiResult<Json<Value>> {
+pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<Value>> {
     let pits = query_number("pits", q.pits.as_deref(), 6)?;
     let seeds = query_number("seeds", q.seeds.as_deref(), 4)?;
     let pos = Position::start(pits as usize, seeds).map_err(|e| ApiError::from_game("pits", &e))?;

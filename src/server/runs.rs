@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -13,8 +13,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::error::{ApiError, ApiJson, ApiResult};
+use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
+use crate::agents::FileAccess;
 use crate::ga::{loader, ExportDocument, GaConfig};
 use crate::store::{NewRun, RunRow, RunStatus};
 
@@ -76,8 +77,13 @@ pub struct CreateRun {
 }
 
 /// Builds the config of a new run: the preset (or the defaults), then the overrides. The
-/// preset belongs at the top of the request, where the dashboard's form puts it.
-pub fn build_config(preset: Option<&str>, overrides: Option<&Value>) -> ApiResult<GaConfig> {
+/// preset belongs at the top of the request, where the dashboard's form puts it. The files its
+/// agents name are read under `files`, the server's policy; call it off the async runtime.
+pub fn build_config(
+    preset: Option<&str>,
+    overrides: Option<&Value>,
+    files: &FileAccess,
+) -> ApiResult<GaConfig> {
     let layer = match overrides {
         None | Some(Value::Null) => None,
         Some(v @ Value::Object(map)) => {
@@ -92,7 +98,7 @@ pub fn build_config(preset: Option<&str>, overrides: Option<&Value>) -> ApiResul
         Some(_) => return Err(ApiError::invalid("config", "must be an object")),
     };
     let layers: Vec<&Value> = layer.into_iter().collect();
-    loader::load(preset, &layers).map_err(|e| ApiError::from_config("config", &e))
+    loader::load(preset, &layers, files).map_err(|e| ApiError::from_config("config", &e))
 }
 
 /// The GA config as the dashboard's form shows it: defaults, presets, ranges.
@@ -112,7 +118,17 @@ pub async fn create(
             ));
         }
     }
-    let config = build_config(body.preset.as_deref(), body.config.as_ref())?;
+    // Loading may read model files (from the models folder): not on the async runtime.
+    let (preset, overrides, access) = (
+        body.preset.clone(),
+        body.config.clone(),
+        state.files.clone(),
+    );
+    let config = tokio::task::spawn_blocking(move || {
+        build_config(preset.as_deref(), overrides.as_ref(), &access)
+    })
+    .await
+    .map_err(ApiError::internal)??;
     let features = config
         .validate()
         .map_err(|e| ApiError::from_config("config", &e))?
@@ -171,7 +187,10 @@ pub async fn list(State(state): State<SharedState>) -> ApiResult<Response> {
 /// The run or 404; ids that are not UUIDs are unknown ids too.
 async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
     if uuid::Uuid::parse_str(id).is_err() {
-        return Err(ApiError::not_found(format!("no run {id:?}")));
+        return Err(ApiError::not_found(format!(
+            "no run {:?}",
+            crate::game::excerpt(id)
+        )));
     }
     state
         .store
@@ -246,7 +265,7 @@ pub struct SinceQuery {
 pub async fn generations(
     State(state): State<SharedState>,
     Path(id): Path<String>,
-    Query(q): Query<SinceQuery>,
+    ApiQuery(q): ApiQuery<SinceQuery>,
 ) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
     let since = match q.since.as_deref() {

@@ -76,8 +76,18 @@ pub async fn start(
     register(&state, &id, &config)?;
     let task_state = state.clone();
     let task_id = id.clone();
+    let files = state.files.clone();
     tokio::spawn(async move {
-        let result = compute(&task_state, move || play_tournament(&config)).await;
+        let result = compute(&task_state, move || {
+            // Located here, on the game pool: locating a model looks at the disk.
+            let agents = config
+                .agents
+                .iter()
+                .map(|s| s.locate(&files))
+                .collect::<Result<Vec<_>, _>>()?;
+            play_tournament(&TournamentConfig { agents, ..config })
+        })
+        .await;
         let Ok(mut map) = task_state.tournaments.lock() else {
             return;
         };

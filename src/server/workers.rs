@@ -52,13 +52,20 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let config = run.config.clone();
-    let mut evolution = match &last {
-        Some(record) => {
-            tracing::info!(run = %run.id, generation = record.generation, "resuming after generation");
-            Evolution::resume(config, record)
-        }
-        None => Evolution::new(config),
+    if let Some(record) = &last {
+        tracing::info!(run = %run.id, generation = record.generation, "resuming after generation");
     }
+    // Off the async runtime: locating and loading the opponents' models reads the disk.
+    let files = state.files.clone();
+    let mut evolution = tokio::task::spawn_blocking(move || {
+        let config = config.locate_agents(&files)?;
+        match &last {
+            Some(record) => Evolution::resume(config, record),
+            None => Evolution::new(config),
+        }
+    })
+    .await
+    .map_err(|e| format!("preparing the run stopped: {e}"))?
     .map_err(|e| e.to_string())?;
 
     loop {

@@ -90,6 +90,11 @@ pub enum StoreError {
     Corrupt(String),
     #[error("unsupported database URL {0:?}: use sqlite://PATH or postgres://...")]
     BadUrl(String),
+    #[error("creating the database file {path}: {source}")]
+    Create {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -236,6 +241,9 @@ impl Store {
         } else {
             return Err(StoreError::BadUrl(url.to_string()));
         };
+        if backend == Backend::Sqlite {
+            create_private_sqlite_file(&url)?;
+        }
         let options = AnyConnectOptions::from_str(&url)?;
         let mut pool = AnyPoolOptions::new()
             .max_connections(16)
@@ -618,6 +626,35 @@ fn stop_name(stop: StopReason) -> &'static str {
 fn record_from_row(row: &AnyRow) -> Result<GenerationRecord, StoreError> {
     let text: String = row.try_get("record")?;
     serde_json::from_str(&text).map_err(|e| corrupt("generation record", e))
+}
+
+/// Creates a new SQLite database file readable by its owner only (SQLite gives its journal
+/// files the database file's mode): runs' configs are nobody else's business. An existing file
+/// keeps its mode, and in-memory databases have no file.
+fn create_private_sqlite_file(url: &str) -> Result<(), StoreError> {
+    if !url.contains("mode=rwc") {
+        return Ok(());
+    }
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)?;
+    let path = options.get_filename();
+    if path.as_os_str().is_empty() || path.to_string_lossy().starts_with("file:sqlx-in-memory") {
+        return Ok(());
+    }
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        file.mode(0o600);
+    }
+    match file.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(StoreError::Create {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
 }
 
 fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {

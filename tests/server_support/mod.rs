@@ -82,16 +82,22 @@ impl TestDb {
 }
 
 pub async fn server(db: &TestDb, token: Option<&str>) -> RunningServer {
-    start(ServerConfig {
-        bind: "127.0.0.1:0".into(),
-        database_url: db.url.clone(),
-        workers: 1,
-        threads: Some(2),
-        static_dir: None,
-        token: token.map(str::to_string),
-    })
-    .await
-    .expect("server starts")
+    server_with(db, |c| c.token = token.map(str::to_string)).await
+}
+
+/// A server on port 0 with the test defaults, changed by `adjust`.
+pub async fn server_with(db: &TestDb, adjust: impl FnOnce(&mut ServerConfig)) -> RunningServer {
+    let mut config = ServerConfig::new("127.0.0.1:0", db.url.clone());
+    config.threads = Some(2);
+    adjust(&mut config);
+    start(config).await.expect("server starts")
+}
+
+/// A folder of its own under the temporary folder, for files a test makes.
+pub fn temp_folder(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kalah-tuner-{tag}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    dir
 }
 
 pub struct Api {
@@ -153,6 +159,33 @@ impl Api {
 
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.post_raw(path, body.to_string()).await
+    }
+
+    /// A request with the given headers (and no others but the token's), answered as
+    /// (status, headers, body).
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<String>,
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut rb = self.auth(self.client.request(method, format!("{}{path}", self.base)));
+        for (name, value) in headers {
+            rb = rb.header(*name, *value);
+        }
+        if let Some(body) = body {
+            rb = rb.body(body);
+        }
+        let resp = rb.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            headers,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     pub async fn delete(&self, path: &str) -> u16 {
