@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use server_support::{
-    check_records, export, pg_db, reference_run, server, server_with, sqlite_db, temp_folder, Api,
-    TestDb,
+    check_records, execute_sql, export, pg_db, reference_run, server, server_with, sqlite_db,
+    temp_folder, Api, TestDb,
 };
 
 /// A small run: 4 individuals at depth 1, `generations` generations.
@@ -923,6 +923,70 @@ async fn a_models_folder_serves_the_names_in_it_only() {
     srv.shutdown().await;
     db.drop_db().await;
     std::fs::remove_dir_all(&root).ok();
+}
+
+/// A stored config that no longer reads (another version's, a hand edit) breaks neither the
+/// list nor the catalogue; the run says what is wrong, its export is refused with that
+/// reason, and it can be deleted.
+async fn unreadable_rows(db: TestDb) {
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let good = api.create_run(json!({"config": tiny(1, 1)})).await;
+    let bad = api.create_run(json!({"config": tiny(1, 2)})).await;
+    let (good, bad) = (good["id"].as_str().unwrap(), bad["id"].as_str().unwrap());
+    api.wait_status(good, &["finished"]).await;
+    api.wait_status(bad, &["finished"]).await;
+    execute_sql(
+        &db,
+        &format!(
+            "UPDATE runs SET config = '{{\"population\": \"many\", \"fitness\": {{\"opponents\": [\"a3c:/gone.safetensors\"]}}}}', \
+             features = 'not json' WHERE id = '{bad}'"
+        ),
+    )
+    .await;
+    let (c, list) = api.get("/api/runs").await;
+    assert_eq!(c, 200, "{list}");
+    let runs = list["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{list}");
+    let shown = runs.iter().find(|r| r["id"] == json!(bad)).unwrap();
+    assert!(
+        shown["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cannot be read"),
+        "{shown}"
+    );
+    assert_eq!(shown["config"]["population"], "many");
+    let (c, run) = api.get(&format!("/api/runs/{bad}")).await;
+    assert_eq!(c, 200, "{run}");
+    let (c, agents) = api.get("/api/agents").await;
+    assert_eq!(c, 200, "{agents}");
+    let (c, b) = api.get(&format!("/api/runs/{bad}/export")).await;
+    assert_eq!(error_of(c, &b).0, 409);
+    let (c, b) = api
+        .post(
+            "/api/move",
+            json!({"agent": format!("run:{bad}"), "position": START}),
+        )
+        .await;
+    assert_eq!(error_of(c, &b).0, 422);
+    assert_eq!(api.delete(&format!("/api/runs/{bad}")).await, 204);
+    assert_eq!(api.get(&format!("/api/runs/{bad}")).await.0, 404);
+    assert_eq!(api.delete(&format!("/api/runs/{bad}")).await, 404);
+    assert_eq!(api.get(&format!("/api/runs/{good}/export")).await.0, 200);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_unreadable_rows() {
+    unreadable_rows(sqlite_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_unreadable_rows() {
+    let Some(db) = pg_db().await else { return };
+    unreadable_rows(db).await;
 }
 
 /// Every error is in the one JSON shape, and none quotes a huge input back whole.

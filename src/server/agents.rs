@@ -66,14 +66,17 @@ async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<Agen
         return Err(unknown());
     }
     let run = state.store.get_run(id).await?.ok_or_else(unknown)?;
+    let config = run.config().map_err(|e| {
+        ApiError::invalid(&format!("{field}.id"), format!("run {id} cannot play: {e}"))
+    })?;
     let last = state.store.last_record(id).await?.ok_or_else(|| {
         ApiError::invalid(
             &format!("{field}.id"),
             format!("run {id} has no generation yet"),
         )
     })?;
-    let champion = ExportDocument::champion(&run.config, &last);
-    let doc = ExportDocument::from_summaries(&run.config, Vec::new(), &champion)
+    let champion = ExportDocument::champion(config, &last);
+    let doc = ExportDocument::from_summaries(config, Vec::new(), &champion)
         .map_err(ApiError::internal)?;
     Ok(doc.agent_spec())
 }
@@ -93,7 +96,7 @@ pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Value
     presets["ga"] = json!(PRESETS);
     let mut exports = Vec::new();
     for run in state.store.list_runs().await? {
-        if run.generations_done == 0 {
+        if run.generations_done == 0 || run.config.is_none() {
             continue;
         }
         let label = format!(

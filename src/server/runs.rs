@@ -24,8 +24,18 @@ pub const MAX_QUEUED: u64 = 100;
 /// Longest run name.
 pub const MAX_NAME_CHARS: usize = 200;
 
-/// The run object of the API.
+/// The run object of the API. A run whose stored config no longer reads shows the stored JSON
+/// and says so in `error`.
 pub fn run_json(run: &RunRow) -> Value {
+    let config = match (&run.config, &run.config_raw) {
+        (Some(config), _) => serde_json::to_value(config).unwrap_or(Value::Null),
+        (None, raw) => raw.clone().unwrap_or(Value::Null),
+    };
+    let seed = config.get("seed").cloned().unwrap_or(Value::Null);
+    let error = match (&run.error, &run.unreadable) {
+        (Some(e), Some(u)) => Some(format!("{e}; {u}")),
+        (e, u) => e.clone().or_else(|| u.clone()),
+    };
     let progress = if run.status == RunStatus::Finished {
         1.0
     } else if run.generations_total == 0 {
@@ -38,8 +48,8 @@ pub fn run_json(run: &RunRow) -> Value {
         "name": run.name,
         "status": run.status,
         "preset": run.preset,
-        "config": run.config,
-        "seed": run.config.seed,
+        "config": config,
+        "seed": seed,
         "generations_total": run.generations_total,
         "generations_done": run.generations_done,
         "progress": progress,
@@ -49,7 +59,7 @@ pub fn run_json(run: &RunRow) -> Value {
         "created_at": run.created_at,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
-        "error": run.error,
+        "error": error,
         "stop_reason": run.stop_reason,
     })
 }
@@ -243,11 +253,17 @@ pub async fn resume(
     Ok(Json(run_json(&queued)))
 }
 
+/// Deletes without reading the run: a run whose stored data no longer reads must still go.
 pub async fn delete(
     State(state): State<SharedState>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    find(&state, &id).await?;
+    if uuid::Uuid::parse_str(&id).is_err() {
+        return Err(ApiError::not_found(format!(
+            "no run {:?}",
+            crate::game::excerpt(&id)
+        )));
+    }
     // Cancelling first makes the worker drop the generation under way.
     state.store.cancel(&id).await?;
     if !state.store.delete_run(&id).await? {
@@ -301,6 +317,9 @@ pub async fn generation(
 
 /// The export document of a run's generations so far.
 pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<ExportDocument> {
+    let config = run
+        .config()
+        .map_err(|e| ApiError::conflict(format!("run {} cannot be exported: {e}", run.id)))?;
     let records = state.store.records(&run.id).await?;
     if records.is_empty() {
         return Err(ApiError::conflict(format!(
@@ -308,7 +327,7 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
             run.id
         )));
     }
-    ExportDocument::from_run(&run.config, &records).map_err(ApiError::internal)
+    ExportDocument::from_run(config, &records).map_err(ApiError::internal)
 }
 
 pub async fn export(

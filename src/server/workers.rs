@@ -51,7 +51,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         .last_record(&run.id)
         .await
         .map_err(|e| e.to_string())?;
-    let config = run.config.clone();
+    let config = run.config()?.clone();
     if let Some(record) = &last {
         tracing::info!(run = %run.id, generation = record.generation, "resuming after generation");
     }
@@ -67,6 +67,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     .await
     .map_err(|e| format!("preparing the run stopped: {e}"))?
     .map_err(|e| e.to_string())?;
+    let champion_config = run.config()?;
 
     loop {
         let pool = state.pool.clone();
@@ -92,7 +93,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
             .write_generation(
                 &run.id,
                 &record,
-                &ExportDocument::champion(&run.config, &record),
+                &ExportDocument::champion(champion_config, &record),
             )
             .await
             .map_err(|e| e.to_string())?

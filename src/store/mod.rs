@@ -101,14 +101,22 @@ fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {e}"))
 }
 
-/// One run as stored.
+/// One run as stored. A row whose config, features or weights no longer read (a config
+/// written by another version, a hand-edited database) is still a row: `unreadable` says what
+/// is wrong, so that listing goes on and the run can be deleted.
 #[derive(Clone, Debug)]
 pub struct RunRow {
     pub id: String,
     pub name: Option<String>,
     pub status: RunStatus,
     pub preset: Option<String>,
-    pub config: GaConfig,
+    /// `None` when the stored config does not read as a [`GaConfig`].
+    pub config: Option<GaConfig>,
+    /// The stored config as JSON when it does not read as a [`GaConfig`] (`null` when it is
+    /// not even JSON).
+    pub config_raw: Option<serde_json::Value>,
+    /// What of the stored row could not be read.
+    pub unreadable: Option<String>,
     pub features: serde_json::Value,
     pub generations_total: u32,
     pub generations_done: u32,
@@ -119,6 +127,17 @@ pub struct RunRow {
     pub finished_at: Option<String>,
     pub error: Option<String>,
     pub stop_reason: Option<String>,
+}
+
+impl RunRow {
+    /// The run's config, or why it cannot be read.
+    pub fn config(&self) -> Result<&GaConfig, String> {
+        self.config.as_ref().ok_or_else(|| {
+            self.unreadable
+                .clone()
+                .unwrap_or_else(|| "the stored config cannot be read".into())
+        })
+    }
 }
 
 /// A run to create.
@@ -333,13 +352,24 @@ impl Store {
         row.map(|r| run_from_row(&r)).transpose()
     }
 
-    /// All runs, newest first.
+    /// All runs, newest first. A row that cannot be read at all (not even its id and status
+    /// columns) is left out with a warning in the log rather than failing the whole list.
     pub async fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(run_from_row).collect()
+        Ok(rows
+            .iter()
+            .filter_map(|row| match run_from_row(row) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    let id = row.try_get::<String, _>("id").unwrap_or_default();
+                    tracing::warn!(run = %id, "run left out of the list: {e}");
+                    None
+                }
+            })
+            .collect())
     }
 
     pub async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {
@@ -657,25 +687,50 @@ fn create_private_sqlite_file(url: &str) -> Result<(), StoreError> {
     }
 }
 
+/// Reads a run. Only the columns every row must have (id, counts, times) can fail it; a
+/// config, features, weights or status that no longer read are noted in `unreadable`.
 fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
     let config: String = r.try_get("config")?;
     let features: String = r.try_get("features")?;
     let weights: Option<String> = r.try_get("best_weights")?;
     let status: String = r.try_get("status")?;
+    let mut problems = Vec::new();
+    let (config, config_raw) = match serde_json::from_str::<GaConfig>(&config) {
+        Ok(c) => (Some(c), None),
+        Err(e) => {
+            problems.push(format!("the stored config cannot be read: {e}"));
+            (
+                None,
+                Some(serde_json::from_str(&config).unwrap_or_default()),
+            )
+        }
+    };
+    let features = serde_json::from_str(&features).unwrap_or_else(|e| {
+        problems.push(format!("the stored features cannot be read: {e}"));
+        serde_json::Value::Null
+    });
+    let best_weights = weights.and_then(|w| {
+        serde_json::from_str(&w)
+            .map_err(|e| problems.push(format!("the stored best weights cannot be read: {e}")))
+            .ok()
+    });
+    let status = status.parse().unwrap_or_else(|e: StoreError| {
+        problems.push(e.to_string());
+        RunStatus::Failed
+    });
     Ok(RunRow {
         id: r.try_get("id")?,
         name: r.try_get("name")?,
-        status: status.parse()?,
+        status,
         preset: r.try_get("preset")?,
-        config: serde_json::from_str(&config).map_err(|e| corrupt("run config", e))?,
-        features: serde_json::from_str(&features).map_err(|e| corrupt("run features", e))?,
+        config,
+        config_raw,
+        unreadable: (!problems.is_empty()).then(|| problems.join("; ")),
+        features,
         generations_total: r.try_get::<i64, _>("generations_total")? as u32,
         generations_done: r.try_get::<i64, _>("generations_done")? as u32,
         best_fitness: r.try_get("best_fitness")?,
-        best_weights: weights
-            .map(|w| serde_json::from_str(&w))
-            .transpose()
-            .map_err(|e| corrupt("best_weights", e))?,
+        best_weights,
         created_at: r.try_get("created_at")?,
         started_at: r.try_get("started_at")?,
         finished_at: r.try_get("finished_at")?,

@@ -100,6 +100,18 @@ pub fn temp_folder(tag: &str) -> PathBuf {
     dir
 }
 
+/// Runs SQL on a test's database beside the server, as an operator (or another version of
+/// the program) would.
+pub async fn execute_sql(db: &TestDb, sql: &str) {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&db.url).await.expect("database");
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+        .execute(&pool)
+        .await
+        .expect("SQL");
+    pool.close().await;
+}
+
 pub struct Api {
     pub base: String,
     pub client: reqwest::Client,
