@@ -419,3 +419,58 @@ fn spec_files_are_regular_and_capped() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `depth: "adaptive"` searches each root as deep as Ahmed's table says for its number of
+/// legal moves: the same move and value as the fixed depth it picks, on positions with every
+/// count of moves a Kalah(6,4) game reaches.
+#[test]
+fn adaptive_depth_searches_as_deep_as_the_table_says() {
+    use kalah_tuner::search::depth::adaptive_depth;
+    let adaptive = AgentSpec::parse("minimax:adaptive").unwrap();
+    assert_eq!(adaptive.to_string(), "minimax:adaptive");
+    let json = serde_json::to_value(&adaptive).unwrap();
+    assert_eq!(json["depth"], "adaptive");
+    assert_eq!(AgentSpec::from_json(&json).unwrap(), adaptive);
+    let heuristic = AgentSpec::parse("heuristic:hunter10:adaptive").unwrap();
+    assert_eq!(
+        heuristic.to_string(),
+        "heuristic:hunter10:published:adaptive"
+    );
+    let err = AgentSpec::parse("minimax:deep").unwrap_err().to_string();
+    assert!(err.contains("adaptive"), "{err}");
+
+    let mut rng = rng_from_seed(7);
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..60 {
+        let mut pos = Position::start(6, 4).unwrap();
+        while !pos.is_game_over() {
+            let moves = pos.legal_moves().len();
+            if seen.insert(moves) {
+                let depth = adaptive_depth(moves);
+                let fixed = AgentSpec::parse(&format!(
+                    r#"{{"kind":"minimax","depth":{depth},"ties":"first"}}"#
+                ))
+                .unwrap();
+                let first =
+                    AgentSpec::parse(r#"{"kind":"minimax","depth":"adaptive","ties":"first"}"#)
+                        .unwrap();
+                let a = first
+                    .build(Rules::Standard)
+                    .unwrap()
+                    .choose(&pos, &mut rng_from_seed(1));
+                let b = fixed
+                    .build(Rules::Standard)
+                    .unwrap()
+                    .choose(&pos, &mut rng_from_seed(1));
+                assert_eq!(
+                    (a.mv, a.value),
+                    (b.mv, b.value),
+                    "{moves} moves, depth {depth}"
+                );
+            }
+            let mv = RandomAgent.choose(&pos, &mut rng).mv;
+            pos.play(mv, Rules::Standard).unwrap();
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![1, 2, 3, 4, 5, 6]);
+}

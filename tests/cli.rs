@@ -427,6 +427,8 @@ fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
         (vec!["--method", "texel", "--alpha", "0.1"], "--alpha"),
         (vec!["--rounds", "3"], "--rounds"),
         (vec!["--method", "texel", "--source", "chess"], "--source"),
+        (vec!["--cpu-minutes", "0"], "--cpu-minutes"),
+        (vec!["--cpu-minutes", "NaN"], "--cpu-minutes"),
     ] {
         let out_path = dir.join("bad.json");
         let mut all = vec!["learn", "--out", out_path.to_str().unwrap()];
@@ -436,4 +438,66 @@ fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(field), "{args:?}: {stderr}");
     }
+}
+
+/// `--cpu-minutes` ends a run that would otherwise go on far longer, after the step that spent
+/// the budget, with a complete export and the reason in the summary.
+#[test]
+fn a_processor_time_budget_ends_learn_and_evolve() {
+    let dir = std::env::temp_dir().join(format!("kalah-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("td.json");
+    let out = run(&[
+        "learn",
+        "--games",
+        "10000000",
+        "--every",
+        "100000",
+        "--pairs",
+        "4",
+        "--cpu-minutes",
+        "0.02",
+        "--threads",
+        "1",
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("(processor-time budget)"), "{stderr}");
+    assert!(
+        stderr.contains("s of processor time (budget 1 s)"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    assert!(doc["weights"].as_array().is_some_and(|w| w.len() == 10));
+
+    let out_path = dir.join("ga.json");
+    let out = run(&[
+        "evolve",
+        "--preset",
+        "abrams",
+        "--population",
+        "4",
+        "--generations",
+        "10000",
+        "--cpu-minutes",
+        "0.02",
+        "--threads",
+        "1",
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("(processor-time budget)"), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let generations = doc["history"].as_array().map_or(0, |h| h.len());
+    assert!(
+        (1..10000).contains(&generations),
+        "{generations} generations"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,6 +9,7 @@ use super::limits::{Profile, MAX_MCTS_C};
 use super::mcts::{DEFAULT_C, DEFAULT_EPSILON, DEFAULT_ITERATIONS};
 use super::spec::{default_depth, default_fallback_depth, default_max_seeds};
 use crate::eval::FEATURE_SETS;
+use crate::search::Depth;
 
 fn param(name: &str, ty: &str, default: Value, min: Value, max: Value, help: &str) -> Value {
     json!({"name": name, "type": ty, "default": default, "min": min, "max": max, "description": help})
@@ -17,14 +18,14 @@ fn param(name: &str, ty: &str, default: Value, min: Value, max: Value, help: &st
 /// The kinds of agent with their parameters, ranges read from `profile`'s limits.
 pub fn kinds(profile: Profile) -> Value {
     let limits = profile.limits();
-    let depth = |d: u32| {
+    let depth = |d: Depth| {
         param(
             "depth",
             "integer",
             json!(d),
             json!(1),
             json!(limits.max_depth),
-            "search depth in turns (an extra turn does not use depth)",
+            "search depth in turns (an extra turn does not use depth), or \"adaptive\": Ahmed's depth by the number of legal moves (6 to 8)",
         )
     };
     let time = param(
@@ -39,7 +40,7 @@ pub fn kinds(profile: Profile) -> Value {
     json!([
         {"kind": "random", "description": "uniform over legal moves", "params": [], "examples": ["random"]},
         {"kind": "greedy", "description": "the move, with chained extra turns, that puts most seeds in its store now", "params": [ties], "examples": ["greedy"]},
-        {"kind": "minimax", "description": "alpha-beta on the store difference", "params": [depth(default_depth()), time, ties], "examples": ["minimax:4", "minimax:8"]},
+        {"kind": "minimax", "description": "alpha-beta on the store difference", "params": [depth(default_depth()), time, ties], "examples": ["minimax:4", "minimax:8", "minimax:adaptive"]},
         {"kind": "heuristic", "description": "alpha-beta on a weighted sum of evaluation features", "params": [
             {"name": "features", "type": "string|array", "default": "hunter10", "enum": FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>(), "description": "a feature set or a list of feature names"},
             {"name": "weights", "type": "string|array", "default": "published", "description": "a preset of the feature set or one number per feature"},

@@ -15,6 +15,7 @@
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::terminal_score;
 use crate::game::{Position, Rules, Side};
+use crate::search::Depth;
 
 /// Moves of the side to move, nearest the store first (the paper's scan order).
 fn from_store_outwards(pos: &Position) -> impl Iterator<Item = usize> {
@@ -174,7 +175,7 @@ impl Agent for Pekar {
 #[derive(Clone, Debug)]
 pub struct PekarMinimax {
     pub rules: Rules,
-    pub depth: u32,
+    pub depth: Depth,
     pub ties: Ties,
 }
 
@@ -270,16 +271,10 @@ impl Agent for PekarMinimax {
         };
         let mut best = i64::MIN;
         let mut best_moves = Vec::new();
+        let depth = self.depth.for_root(pos.legal_moves().len()).max(1);
         for mv in search.moves(pos) {
             // Just below the best so far, so that ties are proven and broken fairly.
-            let value = search.child(
-                pos,
-                mv,
-                self.depth.max(1),
-                0,
-                best.saturating_sub(1),
-                i64::MAX,
-            );
+            let value = search.child(pos, mv, depth, 0, best.saturating_sub(1), i64::MAX);
             if value > best {
                 best = value;
                 best_moves.clear();

@@ -3,14 +3,14 @@ use std::time::Duration;
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::Evaluator;
 use crate::game::{Position, Rules};
-use crate::search::{AlphaBeta, KeptTable};
+use crate::search::{AlphaBeta, Depth, KeptTable};
 
 /// Alpha-beta minimax with any evaluator: `minimax` (store difference) and `heuristic`
 /// (weighted features) are both this agent.
 pub struct SearchAgent<E: Evaluator> {
     pub eval: E,
     pub rules: Rules,
-    pub depth: u32,
+    pub depth: Depth,
     /// When set, iterative deepening within this budget per move, up to `depth`.
     pub time: Option<Duration>,
     pub ties: Ties,
@@ -22,9 +22,10 @@ pub struct SearchAgent<E: Evaluator> {
 impl<E: Evaluator> Agent for SearchAgent<E> {
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
         let mut search = AlphaBeta::new(&self.eval, self.rules);
+        let depth = self.depth.for_root(pos.legal_moves().len());
         let result = match self.time {
-            Some(budget) => search.search_time(pos, budget, self.depth),
-            None => search.search_depth_keeping(pos, self.depth, &mut self.table),
+            Some(budget) => search.search_time(pos, budget, depth),
+            None => search.search_depth_keeping(pos, depth, &mut self.table),
         };
         Decision {
             mv: self.ties.pick(&result.best_moves, rng),

@@ -30,6 +30,7 @@ use super::mcts::{self, Mcts};
 use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
 use crate::game::{excerpt, Rules};
+use crate::search::Depth;
 
 /// A spec that cannot be parsed or built, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,8 +66,8 @@ pub enum WeightChoice {
     Values(Vec<f64>),
 }
 
-pub(super) fn default_depth() -> u32 {
-    4
+pub(super) fn default_depth() -> Depth {
+    Depth::Fixed(4)
 }
 fn default_features() -> FeatureChoice {
     FeatureChoice::Set("hunter10".into())
@@ -104,7 +105,7 @@ pub enum AgentSpec {
     },
     Minimax {
         #[serde(default = "default_depth")]
-        depth: u32,
+        depth: Depth,
         /// Iterative deepening within this many milliseconds per move, up to `depth`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time_ms: Option<u64>,
@@ -117,7 +118,7 @@ pub enum AgentSpec {
         #[serde(default = "default_weights")]
         weights: WeightChoice,
         #[serde(default = "default_depth")]
-        depth: u32,
+        depth: Depth,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time_ms: Option<u64>,
         #[serde(default)]
@@ -129,7 +130,7 @@ pub enum AgentSpec {
     },
     PekarMinimax {
         #[serde(default = "default_depth")]
-        depth: u32,
+        depth: Depth,
         #[serde(default)]
         ties: Ties,
     },
@@ -340,7 +341,17 @@ impl AgentSpec {
         let limits = profile.limits();
         let context = profile.context();
         let me = self.to_string();
-        let check_depth = |field: &str, depth: u32| {
+        let check_depth = |field: &str, depth: Depth| {
+            if depth == Depth::Adaptive && depth.deepest() > limits.max_depth {
+                let max = limits.max_depth;
+                let deepest = depth.deepest();
+                return Err(err(
+                    &me,
+                    field,
+                    format!("adaptive searches to depth {deepest}, beyond the most here ({max}{context}); give a depth"),
+                ));
+            }
+            let depth = depth.deepest();
             if depth == 0 || depth > limits.max_depth {
                 let max = limits.max_depth;
                 Err(err(
@@ -384,7 +395,7 @@ impl AgentSpec {
                 fallback_depth,
                 ..
             } => {
-                check_depth("fallback_depth", *fallback_depth)?;
+                check_depth("fallback_depth", Depth::Fixed(*fallback_depth))?;
                 let max = limits.max_perfect_seeds;
                 if *max_seeds > max {
                     return Err(err(
@@ -660,12 +671,12 @@ pub fn from_export_file(
     from_export_document(&document, &origin, profile, files)
 }
 
-fn parse_depth(spec: &str, text: &str) -> Result<u32, SpecError> {
-    text.parse::<u32>().map_err(|_| {
+fn parse_depth(spec: &str, text: &str) -> Result<Depth, SpecError> {
+    Depth::parse(text).ok_or_else(|| {
         err(
             spec,
             "depth",
-            format!("expected a whole number, got {text:?}"),
+            format!("expected a whole number or \"adaptive\", got {text:?}"),
         )
     })
 }
@@ -702,7 +713,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
         "minimax" => {
             too_many(1)?;
             AgentSpec::Minimax {
-                depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(4),
+                depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(default_depth()),
                 time_ms: None,
                 ties: Ties::Random,
             }
@@ -714,7 +725,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
         "pekar-minimax" => {
             too_many(1)?;
             AgentSpec::PekarMinimax {
-                depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(4),
+                depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(default_depth()),
                 ties: Ties::Random,
             }
         }
@@ -771,8 +782,11 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
             match args.len() {
                 0 | 1 => {}
                 2 => {
-                    // One more argument: depth if it is a plain whole number, else weights.
-                    if args[1].bytes().all(|b| b.is_ascii_digit()) && !args[1].is_empty() {
+                    // One more argument: depth if it is a plain whole number or "adaptive", else
+                    // weights.
+                    if args[1] == "adaptive"
+                        || (args[1].bytes().all(|b| b.is_ascii_digit()) && !args[1].is_empty())
+                    {
                         depth = parse_depth(text, args[1])?;
                     } else {
                         weights = parse_weights(text, args[1])?;

@@ -50,3 +50,58 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(tmp, path).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
+
+/// Processor time this process has used so far, in seconds, over all its threads.
+pub fn process_cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+            return 0.0;
+        }
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// `--cpu-minutes`: a budget of processor time for the whole command. Tuners are compared at
+/// equal cost by processor time rather than wall time, because wall time would charge one
+/// run for whatever else the machine was doing.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuBudget {
+    limit_seconds: Option<f64>,
+}
+
+impl CpuBudget {
+    /// `minutes` as given on the command line (`None`: no budget).
+    pub fn new(minutes: Option<f64>) -> Result<CpuBudget> {
+        match minutes {
+            Some(m) if !(m.is_finite() && m > 0.0) => Err(super::usage(format!(
+                "--cpu-minutes must be a positive number, got {m}"
+            ))),
+            _ => Ok(CpuBudget {
+                limit_seconds: minutes.map(|m| m * 60.0),
+            }),
+        }
+    }
+
+    /// Whether the budget is used up; checked between steps, so a run overshoots by at most
+    /// the step under way.
+    pub fn spent(&self) -> bool {
+        self.limit_seconds
+            .is_some_and(|limit| process_cpu_seconds() >= limit)
+    }
+
+    /// Ends the summary line: the processor time used, and the budget if there is one.
+    pub fn describe_use(&self) -> String {
+        match self.limit_seconds {
+            Some(limit) => format!(
+                "{:.0} s of processor time (budget {:.0} s)",
+                process_cpu_seconds(),
+                limit
+            ),
+            None => format!("{:.0} s of processor time", process_cpu_seconds()),
+        }
+    }
+}

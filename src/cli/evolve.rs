@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::ProgressBar;
 
-use super::console::{progress_bar, stop_flag, write_atomically};
+use super::console::{progress_bar, stop_flag, write_atomically, CpuBudget};
 use super::{thread_pool, usage};
 use crate::agents::FileAccess;
 use crate::ga::loader::{self, Format};
@@ -43,6 +43,10 @@ pub struct EvolveArgs {
     /// Also write every generation record, one JSON object a line
     #[arg(long)]
     pub records: Option<PathBuf>,
+    /// Stop after the generation that uses up this many minutes of processor time, all
+    /// threads together (20 is ten minutes on two cores); for comparing tuners at equal cost
+    #[arg(long)]
+    pub cpu_minutes: Option<f64>,
 }
 
 /// The config the flags describe: preset, then file, then single-field flags.
@@ -152,6 +156,7 @@ fn report(bar: Option<&ProgressBar>, record: &GenerationRecord) {
 
 pub fn run(args: &EvolveArgs) -> Result<()> {
     let config = build_config(args)?;
+    let budget = CpuBudget::new(args.cpu_minutes)?;
     let mut evolution = Evolution::new(config.clone())?;
     let games = evolution.games_per_generation();
     // First Ctrl-C: finish the generation under way, write, stop. Second: stop at once (the
@@ -187,7 +192,7 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
         records.push(record);
         let doc = ExportDocument::from_run(&config, &records)?;
         write_atomically(&args.out, doc.to_json_pretty().as_bytes())?;
-        if stop.load(Ordering::SeqCst) {
+        if stop.load(Ordering::SeqCst) || budget.spent() {
             break;
         }
     }
@@ -197,6 +202,7 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
     let doc = ExportDocument::from_run(&config, &records)?;
     let stopped = match evolution.stop_reason() {
         Some(reason) => format!("{reason:?}"),
+        None if budget.spent() => "processor-time budget".to_string(),
         None => "interrupted".to_string(),
     };
     let chosen = match records.last().and_then(|r| r.champion.as_ref()) {
@@ -212,9 +218,10 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
         ),
     };
     eprintln!(
-        "{} generations in {:.1} s ({stopped}); {chosen}; wrote {}",
+        "{} generations in {:.1} s, {} ({stopped}); {chosen}; wrote {}",
         records.len(),
         started.elapsed().as_secs_f64(),
+        budget.describe_use(),
         args.out.display()
     );
     println!("{}", serde_json::to_string(&doc.agent)?);

@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
-use super::console::{progress_bar, stop_flag, write_atomically};
+use super::console::{progress_bar, stop_flag, write_atomically, CpuBudget};
 use super::{parse_rules, thread_pool, usage};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
@@ -23,6 +23,7 @@ use crate::ga::{BenchmarkConfig, ExportDocument, TunerConfig};
 use crate::game::{parse_board, Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod};
 use crate::rl::texel::{TexelConfig, TexelFitter};
+use crate::search::Depth;
 
 #[derive(Args, Debug)]
 pub struct LearnArgs {
@@ -114,6 +115,10 @@ pub struct LearnArgs {
     /// Worker threads (default: all cores); the result does not depend on it
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Stop after the step that uses up this many minutes of processor time, all threads
+    /// together (20 is ten minutes on two cores); for comparing tuners at equal cost
+    #[arg(long)]
+    pub cpu_minutes: Option<f64>,
     /// Where to write the export document (JSON)
     #[arg(long)]
     pub out: PathBuf,
@@ -439,12 +444,12 @@ fn benchmark(args: &LearnArgs, config: &TunerConfig) -> Result<Benchmark> {
             AgentSpec::Heuristic {
                 features: FeatureChoice::List(features.clone()),
                 weights: WeightChoice::Values(initial),
-                depth: args.play_depth,
+                depth: Depth::Fixed(args.play_depth),
                 time_ms: None,
                 ties: Ties::Random,
             },
             AgentSpec::Minimax {
-                depth: args.play_depth,
+                depth: Depth::Fixed(args.play_depth),
                 time_ms: None,
                 ties: Ties::Random,
             },
@@ -481,6 +486,7 @@ struct Champion {
 
 pub fn run(args: &LearnArgs) -> Result<()> {
     let config = build_config(args)?;
+    let budget = CpuBudget::new(args.cpu_minutes)?;
     let max_depth = crate::agents::Profile::Library.limits().max_depth;
     if args.play_depth == 0 || args.play_depth > max_depth {
         return Err(usage(format!(
@@ -528,13 +534,14 @@ pub fn run(args: &LearnArgs) -> Result<()> {
     );
     let mut checkpoint = 0;
     let mut next_check = every as u64;
-    while !learner.is_done() && !stop.load(Ordering::SeqCst) {
+    while !learner.is_done() && !stop.load(Ordering::SeqCst) && !budget.spent() {
         pool.install(|| learner.step());
         let position = learner.position();
         if let Some(bar) = &bar {
             bar.set_position(position);
         }
-        if learner.checkpoint_due(position, next_check) {
+        // The step that spends the budget ends the run: measure it, as at the end of learning.
+        if learner.checkpoint_due(position, next_check) || budget.spent() {
             next_check = position + every as u64;
             checkpoint += 1;
             let result = measure(learner.weights());
@@ -563,11 +570,14 @@ pub fn run(args: &LearnArgs) -> Result<()> {
         serde_json::to_string(learner.weights())?
     );
     eprintln!(
-        "{} in {:.1} s{}; champion from checkpoint {} (at {}), panel {}; wrote {}",
+        "{} in {:.1} s, {}{}; champion from checkpoint {} (at {}), panel {}; wrote {}",
         learner.summary(),
         started.elapsed().as_secs_f64(),
+        budget.describe_use(),
         if learner.is_done() {
             ""
+        } else if budget.spent() {
+            " (processor-time budget)"
         } else {
             " (interrupted)"
         },

@@ -20,6 +20,7 @@ use crate::agents::{AgentSpec, GameRng, Ties};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
 use crate::matches::{game_rng, schedule, PairSeeds, Pairing, ScoreEstimate};
+use crate::search::Depth;
 
 /// RNG stream of the panel's openings and tie-breaking, apart from every fitness stream.
 const PANEL_STREAM: u64 = 0x7061_6e65;
@@ -128,7 +129,7 @@ impl Benchmark {
         AgentSpec::Heuristic {
             features: FeatureChoice::List(self.features.clone()),
             weights: WeightChoice::Values(weights.to_vec()),
-            depth: self.depth,
+            depth: Depth::Fixed(self.depth),
             time_ms: None,
             ties: Ties::Random,
         }

@@ -11,6 +11,7 @@ use crate::eval::Feature;
 use crate::game::Rules;
 use crate::rl::td::TdConfig;
 use crate::rl::texel::TexelConfig;
+use crate::search::Depth;
 
 /// The version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -116,7 +117,7 @@ impl ExportDocument {
         let agent = AgentSpec::Heuristic {
             features: FeatureChoice::List(features.clone()),
             weights: WeightChoice::Values(weights.to_vec()),
-            depth,
+            depth: Depth::Fixed(depth),
             time_ms: None,
             ties: Ties::Random,
         };
@@ -193,7 +194,7 @@ impl ExportDocument {
         let agent = AgentSpec::Heuristic {
             features: FeatureChoice::List(resolved.features.clone()),
             weights: WeightChoice::Values(best.weights.clone()),
-            depth: config.depth,
+            depth: Depth::Fixed(config.depth),
             time_ms: None,
             ties: Ties::Random,
         };

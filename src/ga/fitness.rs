@@ -31,7 +31,7 @@ use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
 use crate::matches::game_rng;
 use crate::matches::pairing::{PairSeeds, Pairing};
-use crate::search::{AlphaBeta, KeptTable};
+use crate::search::{AlphaBeta, Depth, KeptTable};
 
 /// RNG stream of the openings.
 const OPENING_STREAM: u64 = 0x6f70_656e;
@@ -91,20 +91,21 @@ pub struct FitnessSetup {
     opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
 }
 
-/// The evaluator, depth and ties of a fixed-depth search agent. `minimax` searches the store
+/// The evaluator, depth and ties of a fixed-depth search agent (an adaptive one is played as
+/// built). `minimax` searches the store
 /// difference, which is the one-feature weighted evaluation `store_diff` with weight 1 (the
 /// same integer at every leaf).
 fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ties)> {
     match spec {
         AgentSpec::Minimax {
-            depth,
+            depth: Depth::Fixed(depth),
             time_ms: None,
             ties,
         } => WeightedEval::new(&[Feature::StoreDiff], &[1.0], rules)
             .ok()
             .map(|eval| (eval, *depth, *ties)),
         AgentSpec::Heuristic {
-            depth,
+            depth: Depth::Fixed(depth),
             time_ms: None,
             ties,
             ..
@@ -689,7 +690,7 @@ mod tests {
         let spec = |w: &Vec<f64>| AgentSpec::Heuristic {
             features: FeatureChoice::List(s.features.clone()),
             weights: WeightChoice::Values(w.clone()),
-            depth: config.depth,
+            depth: Depth::Fixed(config.depth),
             time_ms: None,
             ties: Ties::Random,
         };
@@ -737,7 +738,7 @@ mod tests {
                 let mut me = AgentSpec::Heuristic {
                     features: FeatureChoice::List(s.features.clone()),
                     weights: WeightChoice::Values(weights[job.me].clone()),
-                    depth: config.depth,
+                    depth: Depth::Fixed(config.depth),
                     time_ms: None,
                     ties: Ties::Random,
                 }

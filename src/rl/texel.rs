@@ -481,7 +481,7 @@ mod tests {
         let spec = AgentSpec::Heuristic {
             features: crate::agents::spec::FeatureChoice::List(small().features),
             weights: crate::agents::spec::WeightChoice::Values(weights),
-            depth: 2,
+            depth: crate::search::Depth::Fixed(2),
             time_ms: None,
             ties: crate::agents::Ties::Random,
         };

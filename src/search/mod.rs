@@ -5,7 +5,9 @@
 //! the mover's own store) is searched at the same depth.
 
 pub mod alphabeta;
+pub mod depth;
 pub mod solver;
 
 pub use alphabeta::{minimax_plain, AlphaBeta, KeptTable, SearchResult};
+pub use depth::Depth;
 pub use solver::{Solver, SolverStats};
