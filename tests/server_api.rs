@@ -1072,3 +1072,37 @@ async fn sqlite_files_are_private() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// 404 and 405 answers name the method and the whole path the client sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_routes_and_methods_name_the_path() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    for (method, path) in [
+        (Method::GET, "/api/nope"),
+        (Method::POST, "/api/no/such/route"),
+        (Method::GET, "/api/runs/x/y/z"),
+    ] {
+        let (c, _, b) = api.send(method.clone(), path, &[], None).await;
+        assert_eq!(error_of(c, &b).0, 404, "{method} {path}");
+        assert_eq!(b["error"]["message"], format!("no route {method} {path}"));
+    }
+    for (method, path) in [
+        (Method::DELETE, "/api/runs"),
+        (Method::PUT, "/api/move"),
+        (Method::DELETE, "/healthz"),
+    ] {
+        let (c, headers, b) = api.send(method.clone(), path, &[], None).await;
+        assert_eq!(error_of(c, &b).0, 405, "{method} {path}");
+        assert!(headers.contains_key("allow"));
+        let message = b["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("method {method} not allowed on {path} ")),
+            "{message}"
+        );
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}

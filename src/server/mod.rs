@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, OriginalUri, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::routing::{get, post};
@@ -327,16 +327,18 @@ async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Va
     ))
 }
 
-async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+// `OriginalUri`, not `Uri`: inside the nested `/api` router `Uri` has lost its prefix, and
+// the client should read back the path it sent.
+async fn api_not_found(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     ApiError::not_found(format!("no route {method} {}", excerpt(uri.path())))
 }
 
-async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         None,
         format!(
-            "{method} is not allowed on {} (the Allow header lists what is)",
+            "method {method} not allowed on {} (the Allow header lists those that are)",
             excerpt(uri.path())
         ),
     )
