@@ -1106,3 +1106,77 @@ async fn unknown_routes_and_methods_name_the_path() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// JSON routes take only bodies sent as `application/json`: a browser posts `text/plain`,
+/// forms and multipart across sites without a CORS preflight, so those must change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_routes_need_the_json_content_type() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let run = json!({"config": tiny(1, 1)}).to_string();
+    let position = json!({"position": START, "move": 1}).to_string();
+    let routes = [
+        ("/api/runs", run.clone()),
+        (
+            "/api/move",
+            json!({"agent": "random", "position": START}).to_string(),
+        ),
+        ("/api/position", position.clone()),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "games": 2}).to_string(),
+        ),
+        (
+            "/api/tournaments",
+            json!({"agents": ["random", "greedy"], "games": 2}).to_string(),
+        ),
+    ];
+    let refused: [&[(&str, &str)]; 4] = [
+        &[("content-type", "text/plain")],
+        &[("content-type", "text/plain;charset=UTF-8")],
+        &[("content-type", "application/x-www-form-urlencoded")],
+        &[],
+    ];
+    for (path, body) in &routes {
+        for headers in refused {
+            let (c, _, b) = api
+                .send(Method::POST, path, headers, Some(body.clone()))
+                .await;
+            assert_eq!(
+                error_of(c, &b),
+                (415, Some("Content-Type".into())),
+                "{path} {headers:?}"
+            );
+            let message = b["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("application/json"), "{path}: {message}");
+        }
+    }
+    // Nothing was created by any of those.
+    assert_eq!(api.get("/api/runs").await.1["runs"], json!([]));
+
+    // Parameters of the JSON type are fine.
+    let (c, _, b) = api
+        .send(
+            Method::POST,
+            "/api/position",
+            &[("content-type", "application/json; charset=utf-8")],
+            Some(position),
+        )
+        .await;
+    assert_eq!(c, 200, "{b}");
+    let (c, _, b) = api
+        .send(
+            Method::POST,
+            "/api/runs",
+            &[("content-type", "Application/JSON")],
+            Some(run),
+        )
+        .await;
+    assert_eq!(c, 201, "{b}");
+    api.wait_status(b["id"].as_str().unwrap(), &["finished"])
+        .await;
+    srv.shutdown().await;
+    db.drop_db().await;
+}
