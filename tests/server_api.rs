@@ -1072,3 +1072,344 @@ async fn sqlite_files_are_private() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// 404 and 405 answers name the method and the whole path the client sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_routes_and_methods_name_the_path() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    for (method, path) in [
+        (Method::GET, "/api/nope"),
+        (Method::POST, "/api/no/such/route"),
+        (Method::GET, "/api/runs/x/y/z"),
+    ] {
+        let (c, _, b) = api.send(method.clone(), path, &[], None).await;
+        assert_eq!(error_of(c, &b).0, 404, "{method} {path}");
+        assert_eq!(b["error"]["message"], format!("no route {method} {path}"));
+    }
+    for (method, path) in [
+        (Method::DELETE, "/api/runs"),
+        (Method::PUT, "/api/move"),
+        (Method::DELETE, "/healthz"),
+    ] {
+        let (c, headers, b) = api.send(method.clone(), path, &[], None).await;
+        assert_eq!(error_of(c, &b).0, 405, "{method} {path}");
+        assert!(headers.contains_key("allow"));
+        let message = b["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("method {method} not allowed on {path} ")),
+            "{message}"
+        );
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// JSON routes take only bodies sent as `application/json`: a browser posts `text/plain`,
+/// forms and multipart across sites without a CORS preflight, so those must change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_routes_need_the_json_content_type() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let run = json!({"config": tiny(1, 1)}).to_string();
+    let position = json!({"position": START, "move": 1}).to_string();
+    let routes = [
+        ("/api/runs", run.clone()),
+        (
+            "/api/move",
+            json!({"agent": "random", "position": START}).to_string(),
+        ),
+        ("/api/position", position.clone()),
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "games": 2}).to_string(),
+        ),
+        (
+            "/api/tournaments",
+            json!({"agents": ["random", "greedy"], "games": 2}).to_string(),
+        ),
+    ];
+    let refused: [&[(&str, &str)]; 4] = [
+        &[("content-type", "text/plain")],
+        &[("content-type", "text/plain;charset=UTF-8")],
+        &[("content-type", "application/x-www-form-urlencoded")],
+        &[],
+    ];
+    for (path, body) in &routes {
+        for headers in refused {
+            let (c, _, b) = api
+                .send(Method::POST, path, headers, Some(body.clone()))
+                .await;
+            assert_eq!(
+                error_of(c, &b),
+                (415, Some("Content-Type".into())),
+                "{path} {headers:?}"
+            );
+            let message = b["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("application/json"), "{path}: {message}");
+        }
+    }
+    // Nothing was created by any of those.
+    assert_eq!(api.get("/api/runs").await.1["runs"], json!([]));
+
+    // Parameters of the JSON type are fine.
+    let (c, _, b) = api
+        .send(
+            Method::POST,
+            "/api/position",
+            &[("content-type", "application/json; charset=utf-8")],
+            Some(position),
+        )
+        .await;
+    assert_eq!(c, 200, "{b}");
+    let (c, _, b) = api
+        .send(
+            Method::POST,
+            "/api/runs",
+            &[("content-type", "Application/JSON")],
+            Some(run),
+        )
+        .await;
+    assert_eq!(c, 201, "{b}");
+    api.wait_status(b["id"].as_str().unwrap(), &["finished"])
+        .await;
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// A state change from a web page must come from the server's own pages: any site's page can
+/// make a browser POST to a server on localhost, and names itself in `Origin` when it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_origins_change_nothing() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let json_type = ("content-type", "application/json");
+    let body = json!({"config": tiny(1, 1)}).to_string();
+    let run = api.create_run(json!({"config": tiny(1, 1)})).await;
+    let id = run["id"].as_str().unwrap();
+    api.wait_status(id, &["finished"]).await;
+
+    let foreign = [
+        "http://evil.example",
+        "https://evil.example",
+        "null",
+        // Another port of the same host is another origin.
+        &format!("http://127.0.0.1:{}", srv.addr.port() + 1),
+        &format!("http://localhost:{}", srv.addr.port()),
+    ];
+    for origin in foreign {
+        for (method, path, body) in [
+            (Method::POST, "/api/runs".to_string(), Some(body.clone())),
+            (
+                Method::POST,
+                format!("/api/runs/{id}/resume"),
+                Some("{}".to_string()),
+            ),
+            (Method::DELETE, format!("/api/runs/{id}"), None),
+            (Method::PUT, "/api/runs".to_string(), Some(body.clone())),
+        ] {
+            let (c, headers, b) = api
+                .send(
+                    method.clone(),
+                    &path,
+                    &[json_type, ("origin", origin)],
+                    body,
+                )
+                .await;
+            assert_eq!(
+                error_of(c, &b),
+                (403, Some("Origin".into())),
+                "{method} {path} from {origin}"
+            );
+            assert!(!headers.contains_key("access-control-allow-origin"));
+        }
+        // Reads stay open, and still get no CORS headers.
+        let (c, headers, _) = api
+            .send(Method::GET, "/api/runs", &[("origin", origin)], None)
+            .await;
+        assert_eq!(c, 200);
+        assert!(!headers.contains_key("access-control-allow-origin"));
+    }
+    let (_, list) = api.get("/api/runs").await;
+    assert_eq!(list["runs"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(
+        api.get(&format!("/api/runs/{id}")).await.1["status"],
+        "finished"
+    );
+
+    // The dashboard's own requests name the server itself, as its Host header does.
+    let own = api.base.clone();
+    let (c, _, created) = api
+        .send(
+            Method::POST,
+            "/api/runs",
+            &[json_type, ("origin", own.as_str())],
+            Some(body),
+        )
+        .await;
+    assert_eq!(c, 201, "{created}");
+    let second = created["id"].as_str().unwrap();
+    api.wait_status(second, &["finished"]).await;
+    let (c, _, _) = api
+        .send(
+            Method::DELETE,
+            &format!("/api/runs/{second}"),
+            &[("origin", own.as_str())],
+            None,
+        )
+        .await;
+    assert_eq!(c, 204);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// `--allow-origin` lets another site's pages use the API, with CORS; nobody else gets CORS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_origins_get_cors() {
+    use reqwest::Method;
+    let db = sqlite_db();
+    let srv = server_with(&db, |c| {
+        c.allow_origins = vec![
+            "http://localhost:3000/".to_string(),
+            "HTTPS://Tuner.Example.org:443".to_string(),
+        ]
+    })
+    .await;
+    let api = Api::of(&srv);
+    let json_type = ("content-type", "application/json");
+    let body = json!({"config": tiny(1, 1)}).to_string();
+
+    for origin in ["http://localhost:3000", "https://tuner.example.org"] {
+        // The preflight a browser sends before a JSON POST with the token.
+        let (c, headers, _) = api
+            .send(
+                Method::OPTIONS,
+                "/api/runs",
+                &[
+                    ("origin", origin),
+                    ("access-control-request-method", "POST"),
+                    (
+                        "access-control-request-headers",
+                        "content-type,authorization",
+                    ),
+                ],
+                None,
+            )
+            .await;
+        assert!((200..300).contains(&c), "preflight from {origin}: {c}");
+        assert_eq!(headers["access-control-allow-origin"], origin);
+        let methods = headers["access-control-allow-methods"].to_str().unwrap();
+        for m in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+            assert!(methods.contains(m), "{methods}");
+        }
+        let allowed = headers["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .to_ascii_lowercase();
+        assert!(
+            allowed.contains("content-type") && allowed.contains("authorization"),
+            "{allowed}"
+        );
+
+        let (c, headers, run) = api
+            .send(
+                Method::POST,
+                "/api/runs",
+                &[json_type, ("origin", origin)],
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(c, 201, "{run}");
+        assert_eq!(headers["access-control-allow-origin"], origin);
+        api.wait_status(run["id"].as_str().unwrap(), &["finished"])
+            .await;
+        // Its pages can read refusals too.
+        let (c, headers, b) = api
+            .send(
+                Method::POST,
+                "/api/runs",
+                &[("content-type", "text/plain"), ("origin", origin)],
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(error_of(c, &b).0, 415);
+        assert_eq!(headers["access-control-allow-origin"], origin);
+    }
+
+    // Anyone else: refused, and no CORS headers, preflight or not.
+    let evil = "http://evil.example";
+    let (_, headers, _) = api
+        .send(
+            Method::OPTIONS,
+            "/api/runs",
+            &[("origin", evil), ("access-control-request-method", "POST")],
+            None,
+        )
+        .await;
+    assert!(!headers.contains_key("access-control-allow-origin"));
+    let (c, headers, b) = api
+        .send(
+            Method::POST,
+            "/api/runs",
+            &[json_type, ("origin", evil)],
+            Some(body.clone()),
+        )
+        .await;
+    assert_eq!(error_of(c, &b).0, 403);
+    assert!(!headers.contains_key("access-control-allow-origin"));
+    // The server's own pages still pass.
+    let (c, _, run) = api
+        .send(
+            Method::POST,
+            "/api/runs",
+            &[json_type, ("origin", api.base.as_str())],
+            Some(body),
+        )
+        .await;
+    assert_eq!(c, 201, "{run}");
+    api.wait_status(run["id"].as_str().unwrap(), &["finished"])
+        .await;
+    assert_eq!(
+        api.get("/api/runs").await.1["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// An allow-list entry that is not an origin stops the server from starting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_allowed_origins_are_refused() {
+    for bad in [
+        "localhost:3000",
+        "http://localhost:3000/app",
+        "*",
+        "ftp://x.example",
+    ] {
+        let db = sqlite_db();
+        let mut config = kalah_tuner::server::ServerConfig::new("127.0.0.1:0", db.url.clone());
+        config.allow_origins = vec![bad.to_string()];
+        let err = match kalah_tuner::server::start(config).await {
+            Ok(srv) => {
+                srv.shutdown().await;
+                panic!("{bad} was accepted");
+            }
+            Err(e) => e,
+        };
+        assert!(
+            err.is::<kalah_tuner::server::InvalidServerConfig>(),
+            "{bad}: {err:#}"
+        );
+        assert!(format!("{err}").contains("--allow-origin"), "{err}");
+        db.drop_db().await;
+    }
+}

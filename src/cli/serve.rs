@@ -30,6 +30,15 @@ pub struct ServeArgs {
     /// export:NAME); without it the API reads no file a client names
     #[arg(long, env = "KALAH_TUNER_MODELS_DIR")]
     pub models_dir: Option<PathBuf>,
+    /// Another web origin (http[s]://HOST[:PORT]) whose pages may use the API, with CORS;
+    /// repeat for more. The server's own pages need none
+    #[arg(
+        long = "allow-origin",
+        value_name = "URL",
+        env = "KALAH_TUNER_ALLOW_ORIGIN",
+        value_delimiter = ','
+    )]
+    pub allow_origins: Vec<String>,
 }
 
 impl ServeArgs {
@@ -45,6 +54,7 @@ impl ServeArgs {
             threads: self.threads,
             static_dir: self.static_dir.clone(),
             models_dir: self.models_dir.clone(),
+            allow_origins: self.allow_origins.clone(),
             token: std::env::var("KALAH_TUNER_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),

@@ -172,15 +172,44 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A JSON body read leniently (any content type, so `curl -d` works) with errors in the API's
-/// shape: 400 for text that is not JSON or not an object, 413 past the body limit, 422 for a
-/// field of the wrong type (named by its path).
+/// A JSON body with errors in the API's shape: 415 unless it is sent as `application/json`,
+/// 400 for text that is not JSON or not an object, 413 past the body limit, 422 for a field of
+/// the wrong type (named by its path).
 pub struct ApiJson<T>(pub T);
+
+/// The content type a JSON body must declare.
+pub const JSON_CONTENT_TYPE: &str = "application/json";
+
+/// 415 unless the request says its body is JSON. A browser sends a cross-site `text/plain`,
+/// form or multipart POST without asking the server first (no CORS preflight); only a page
+/// allowed by CORS can send `application/json`, so insisting on it keeps other sites' pages
+/// from acting with the user's access to the server.
+pub fn require_json_content_type(headers: &axum::http::HeaderMap) -> Result<(), ApiError> {
+    let given = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let essence = given
+        .as_deref()
+        .map(|v| v.split(';').next().unwrap_or("").trim());
+    if essence.is_some_and(|e| e.eq_ignore_ascii_case(JSON_CONTENT_TYPE)) {
+        return Ok(());
+    }
+    let got = match &given {
+        Some(v) => format!("got {}", excerpt(v)),
+        None => "got none".to_string(),
+    };
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        Some("Content-Type"),
+        format!("the request body must be sent as Content-Type: {JSON_CONTENT_TYPE} ({got})"),
+    ))
+}
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        require_json_content_type(req.headers())?;
         let bytes =
             axum::body::Bytes::from_request(req, state)
                 .await
@@ -272,6 +301,38 @@ mod tests {
         assert!(message.ends_with('\u{2026}'));
         let field = body["error"]["field"].as_str().expect("field");
         assert!(field.chars().count() <= crate::game::ECHO_CHARS);
+    }
+
+    #[test]
+    fn json_bodies_must_say_so() {
+        use axum::http::{header::CONTENT_TYPE, HeaderMap, HeaderValue};
+        let with = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(CONTENT_TYPE, HeaderValue::from_static(v));
+            h
+        };
+        for ok in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON;charset=UTF-8",
+            " application/json ",
+        ] {
+            assert!(require_json_content_type(&with(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/jsonp",
+            "text/plain; application/json",
+            "",
+        ] {
+            let e = require_json_content_type(&with(bad)).expect_err(bad);
+            assert_eq!(e.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{bad}");
+            assert!(e.message.contains("application/json"), "{}", e.message);
+        }
+        let e = require_json_content_type(&HeaderMap::new()).expect_err("no content type");
+        assert_eq!(e.field.as_deref(), Some("Content-Type"));
     }
 
     #[tokio::test]

@@ -3,7 +3,7 @@
 //! the store together; none of them knows about it.
 //!
 //! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
-//! - [`guard`]: what every request passes first: the token.
+//! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`runs`]: runs, generations, export and the event stream.
 //! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, OriginalUri, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::routing::{get, post};
@@ -64,6 +64,9 @@ pub struct ServerConfig {
     /// The folder whose files clients may name as `a3c` models and export documents
     /// (`--models-dir`); none: clients name no files at all.
     pub models_dir: Option<PathBuf>,
+    /// Web origins besides the server's own whose pages may change state and get CORS
+    /// headers (`--allow-origin`), as `scheme://host[:port]`.
+    pub allow_origins: Vec<String>,
 }
 
 impl ServerConfig {
@@ -77,6 +80,7 @@ impl ServerConfig {
             static_dir: None,
             token: None,
             models_dir: None,
+            allow_origins: Vec::new(),
         }
     }
 }
@@ -112,6 +116,8 @@ pub struct AppState {
     pub static_dir: Option<PathBuf>,
     /// Which files the specs of requests may name: none, or names in the models folder.
     pub files: FileAccess,
+    /// `--allow-origin`, normalised by [`guard::normalize_origin`].
+    pub allowed_origins: Vec<String>,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -182,6 +188,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         Some(dir) => FileAccess::under_dir(dir)
             .map_err(|e| InvalidServerConfig(format!("--models-dir: {e}")))?,
     };
+    let allowed_origins = config
+        .allow_origins
+        .iter()
+        .map(|o| {
+            guard::normalize_origin(o).ok_or_else(|| {
+                InvalidServerConfig(format!(
+                    "--allow-origin: {} is not an origin (http[s]://HOST[:PORT], no path)",
+                    excerpt(o)
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
@@ -201,6 +219,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),
         files,
+        allowed_origins,
     });
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await
@@ -270,6 +289,7 @@ pub fn redact(url: &str) -> String {
 }
 
 pub fn router(state: SharedState) -> Router {
+    let cors = guard::cors(&state.allowed_origins);
     let api = Router::new()
         .route("/runs", get(runs::list).post(runs::create))
         .route("/runs/{id}", get(runs::show).delete(runs::delete))
@@ -291,13 +311,18 @@ pub fn router(state: SharedState) -> Router {
         .route("/openapi.json", get(openapi::document))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(api_not_found);
-    Router::new()
+    let mut app = Router::new()
         .route("/healthz", get(healthz))
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)
         .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
-        .layer(middleware::from_fn(error::with_request_id))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::origin));
+    // Outside the checks, so that an allowed origin's pages can read their refusals too.
+    if let Some(cors) = cors {
+        app = app.layer(cors);
+    }
+    app.layer(middleware::from_fn(error::with_request_id))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
             TraceLayer::new_for_http()
@@ -327,16 +352,18 @@ async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Va
     ))
 }
 
-async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+// `OriginalUri`, not `Uri`: inside the nested `/api` router `Uri` has lost its prefix, and
+// the client should read back the path it sent.
+async fn api_not_found(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     ApiError::not_found(format!("no route {method} {}", excerpt(uri.path())))
 }
 
-async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         None,
         format!(
-            "{method} is not allowed on {} (the Allow header lists what is)",
+            "method {method} not allowed on {} (the Allow header lists those that are)",
             excerpt(uri.path())
         ),
     )

@@ -50,9 +50,14 @@ fn op(summary: &str, responses: Vec<(&str, Value)>, errors: &[u16]) -> Value {
     json!({"summary": summary, "responses": map})
 }
 
+/// A JSON request body; any other content type is answered 415.
 fn with_body(mut operation: Value, schema: Value) -> Value {
     operation["requestBody"] =
         json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    operation["responses"]["415"] = ok(
+        "the body was not sent as Content-Type: application/json",
+        schema_ref("Error"),
+    );
     operation
 }
 
