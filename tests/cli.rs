@@ -440,28 +440,15 @@ fn learn_is_the_same_on_one_and_two_threads_and_its_export_plays() {
     }
 }
 
-/// `--cpu-minutes` ends a run that would otherwise go on far longer, after the step that spent
-/// the budget, with a complete export and the reason in the summary.
-#[test]
-fn a_processor_time_budget_ends_learn_and_evolve() {
-    let dir = std::env::temp_dir().join(format!("kalah-budget-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out_path = dir.join("td.json");
-    let out = run(&[
-        "learn",
-        "--games",
-        "10000000",
-        "--every",
-        "100000",
-        "--pairs",
-        "4",
-        "--cpu-minutes",
-        "0.02",
-        "--threads",
-        "1",
-        "--out",
-        out_path.to_str().unwrap(),
-    ]);
+/// Runs `command` with `args`, a budget of 0.02 processor-minutes on one thread and `--out`,
+/// checks that the budget ended it, and returns its export document.
+fn run_on_budget(dir: &std::path::Path, command: &str, args: &[&str]) -> serde_json::Value {
+    let out_path = dir.join(format!("{command}.json"));
+    let mut all = vec![command];
+    all.extend(args);
+    all.extend(["--cpu-minutes", "0.02", "--threads", "1"]);
+    all.extend(["--out", out_path.to_str().unwrap()]);
+    let out = run(&all);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("(processor-time budget)"), "{stderr}");
@@ -469,33 +456,35 @@ fn a_processor_time_budget_ends_learn_and_evolve() {
         stderr.contains("s of processor time (budget 1 s)"),
         "{stderr}"
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
-    assert!(doc["weights"].as_array().is_some_and(|w| w.len() == 10));
+    serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap()
+}
 
-    let out_path = dir.join("ga.json");
-    let out = run(&[
+/// `--cpu-minutes` ends a run that would otherwise go on far longer, after the step that spent
+/// the budget, with a complete export and the reason in the summary.
+#[test]
+fn a_processor_time_budget_ends_learn_and_evolve() {
+    let dir = std::env::temp_dir().join(format!("kalah-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let doc = run_on_budget(
+        &dir,
+        "learn",
+        &["--games", "10000000", "--every", "100000", "--pairs", "4"],
+    );
+    assert!(doc["weights"].as_array().is_some_and(|w| w.len() == 10));
+    let doc = run_on_budget(
+        &dir,
         "evolve",
-        "--preset",
-        "abrams",
-        "--population",
-        "4",
-        "--generations",
-        "2000",
-        "--depth",
-        "2",
-        "--cpu-minutes",
-        "0.02",
-        "--threads",
-        "1",
-        "--out",
-        out_path.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("(processor-time budget)"), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+        &[
+            "--preset",
+            "abrams",
+            "--population",
+            "4",
+            "--generations",
+            "2000",
+            "--depth",
+            "2",
+        ],
+    );
     let generations = doc["history"].as_array().map_or(0, |h| h.len());
     assert!(
         (1..2000).contains(&generations),
