@@ -405,10 +405,81 @@ async fn games(api: &Api) {
     assert_eq!(api.get("/api/tournaments/nope").await.0, 404);
 }
 
+/// TD-Leaf and Texel runs through the API: stored and stepped like GA runs, the same records
+/// and export as without the server, their player named by `run:ID`, their requests checked.
+async fn learning_runs(api: &Api) {
+    let bodies = [
+        json!({"tuner": "td-leaf", "preset": "ahmed", "name": "td",
+               "config": {"games": 64, "checkpoint_games": 32, "depth": 2, "play_depth": 2,
+                          "benchmark": {"pairs": 2}}}),
+        json!({"tuner": "texel", "name": "texel",
+               "config": {"games": 16, "rounds": 2, "depth": 1, "play_depth": 2,
+                          "source": "minimax:2", "benchmark": {"pairs": 2}}}),
+    ];
+    for body in bodies {
+        let run = api.create_run(body.clone()).await;
+        let id = run["id"].as_str().unwrap().to_string();
+        assert_eq!(run["tuner"], body["tuner"]);
+        assert_eq!(run["config"]["method"], body["tuner"]);
+        assert_eq!(run["generations_total"], 3, "{run}");
+        let done = api.wait_status(&id, &["finished", "failed"]).await;
+        assert_eq!(done["status"], "finished", "{done}");
+        let (_, records, reference) = reference_run(&run["config"]);
+        check_records(api, &id, &records).await;
+        assert_eq!(export(api, &id).await, reference);
+        assert_eq!(done["best_weights"], reference["weights"]);
+        let (_, gens) = api.get(&format!("/api/runs/{id}/generations")).await;
+        assert!(
+            gens["generations"][2]["panel"]["overall"]["score"].is_number(),
+            "{gens}"
+        );
+        let position = "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S";
+        let (_, by_run) = api
+            .post(
+                "/api/move",
+                json!({"agent": format!("run:{id}"), "position": position, "seed": 1}),
+            )
+            .await;
+        let (_, by_export) = api
+            .post(
+                "/api/move",
+                json!({"agent": reference["agent"], "position": position, "seed": 1}),
+            )
+            .await;
+        assert_eq!(by_run["move"], by_export["move"], "{by_run}");
+    }
+    for (body, field) in [
+        (json!({"tuner": "sarsa"}), "tuner"),
+        (json!({"tuner": "texel", "preset": "ahmed"}), "preset"),
+        (
+            json!({"tuner": "td", "config": {"tuner": "td"}}),
+            "config.tuner",
+        ),
+        (
+            json!({"tuner": "texel", "config": {"checkpoint_games": 4}}),
+            "config.checkpoint_games",
+        ),
+        (
+            json!({"tuner": "td", "config": {"benchmark": {"panel": ["export:/etc/passwd"]}}}),
+            "config.benchmark.panel[0]",
+        ),
+        (
+            json!({"tuner": "texel", "config": {"source": "a3c:/dev/zero"}}),
+            "config.source",
+        ),
+    ] {
+        let (code, err) = api.post("/api/runs", body.clone()).await;
+        assert_eq!(code, 422, "{body}: {err}");
+        let got = err["error"]["field"].as_str().unwrap_or("");
+        assert!(got.starts_with(field), "{body}: {err}");
+    }
+}
+
 async fn all_scenarios(db: TestDb, backend: &str) {
     let srv = server(&db, None).await;
     let api = Api::of(&srv);
     lifecycle(&api, backend).await;
+    learning_runs(&api).await;
     events_cancel_resume(&api).await;
     games(&api).await;
     srv.shutdown().await;

@@ -1,13 +1,13 @@
-//! Crash safety: the real binary is killed with SIGKILL in the middle of a run, started again
-//! on the same database, and the run finishes with every generation exactly once and the
-//! export of an uninterrupted run.
+//! Crash safety: the real binary is killed with SIGKILL in the middle of a run (of the GA,
+//! TD-Leaf or Texel), started again on the same database, and the run finishes with every
+//! generation (checkpoint) exactly once and the export of an uninterrupted run.
 
 mod server_support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use server_support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
 
 /// Kills the child server when a failing assertion unwinds past it.
@@ -52,31 +52,48 @@ fn spawn_server(db: &TestDb) -> (Server, String) {
     (Server(child), base)
 }
 
-async fn crash_and_resume(db: TestDb) {
-    // About 150 depth-4 games a generation, 16 generations: a run of a few seconds.
-    let config = json!({"population": 6, "depth": 4, "generations": 16, "seed": 11,
-                        "fitness": {"games_per_pair": 10}});
+/// About 150 depth-4 games a generation, 16 generations: a GA run of a few seconds.
+fn ga_run() -> Value {
+    json!({"config": {"population": 6, "depth": 4, "generations": 16, "seed": 11,
+                      "fitness": {"games_per_pair": 10}}})
+}
+
+/// TD-Leaf with 12 checkpoints of 160 self-play games: a few seconds.
+fn td_leaf_run() -> Value {
+    json!({"tuner": "td-leaf", "config": {"games": 1920, "depth": 3, "checkpoint_games": 160,
+           "seed": 5, "play_depth": 3, "benchmark": {"pairs": 8}}})
+}
+
+/// Texel with 10 rounds on 3,200 positions: a few seconds, sampling included (which a
+/// restarted server does again).
+fn texel_run() -> Value {
+    json!({"tuner": "texel", "config": {"games": 400, "rounds": 10, "depth": 2,
+           "exact_seeds": 10, "seed": 5, "play_depth": 4, "benchmark": {"pairs": 16}}})
+}
+
+async fn crash_and_resume(db: TestDb, body: Value) {
     let (mut child, base) = spawn_server(&db);
     let api = Api::new(base);
-    let run = api
-        .create_run(json!({"config": config, "name": "crash"}))
-        .await;
+    let mut body = body;
+    body["name"] = json!("crash");
+    let run = api.create_run(body).await;
     let id = run["id"].as_str().unwrap().to_string();
+    let total = run["generations_total"].as_u64().unwrap();
     let seen = api.wait_generations(&id, 3).await;
     // Child::kill sends SIGKILL on Unix: no chance to finish the generation under way.
     child.0.kill().expect("SIGKILL");
     child.0.wait().expect("reaped");
     assert_eq!(seen["status"], "running", "killed mid-run: {seen}");
-    assert!(seen["generations_done"].as_u64().unwrap() < 16);
+    assert!(seen["generations_done"].as_u64().unwrap() < total);
 
     let (child, base) = spawn_server(&db);
     let api = Api::new(base);
     let done = api.wait_status(&id, &["finished", "failed"]).await;
     assert_eq!(done["status"], "finished", "{done}");
-    assert_eq!(done["generations_done"], 16);
+    assert_eq!(done["generations_done"], total);
 
     let (_, records, reference) = reference_run(&run["config"]);
-    assert_eq!(records.len(), 16);
+    assert_eq!(records.len() as u64, total);
     check_records(&api, &id, &records).await;
     assert_eq!(export(&api, &id).await, reference);
     drop(child);
@@ -85,11 +102,29 @@ async fn crash_and_resume(db: TestDb) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_run_survives_sigkill() {
-    crash_and_resume(sqlite_db()).await;
+    crash_and_resume(sqlite_db(), ga_run()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_td_leaf_run_survives_sigkill() {
+    crash_and_resume(sqlite_db(), td_leaf_run()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_texel_run_survives_sigkill() {
+    crash_and_resume(sqlite_db(), texel_run()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_run_survives_sigkill() {
     let Some(db) = pg_db().await else { return };
-    crash_and_resume(db).await;
+    crash_and_resume(db, ga_run()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_learning_runs_survive_sigkill() {
+    for body in [td_leaf_run(), texel_run()] {
+        let Some(db) = pg_db().await else { return };
+        crash_and_resume(db, body).await;
+    }
 }

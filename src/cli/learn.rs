@@ -18,11 +18,13 @@ use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
 use crate::eval::{feature_set, parse_features};
-use crate::ga::benchmark::{beats, Benchmark, PanelResult};
-use crate::ga::{BenchmarkConfig, ExportDocument, TunerConfig};
-use crate::game::{parse_board, Position, Rules};
-use crate::rl::td::{TdConfig, TdLearner, TdMethod};
-use crate::rl::texel::{TexelConfig, TexelFitter};
+use crate::ga::{
+    BenchmarkConfig, ExportDocument, GenerationRecord, LearnerConfig, LearnerProgress,
+    LearningConfig, LearningRun,
+};
+use crate::game::{parse_board, Rules};
+use crate::rl::td::{TdConfig, TdMethod};
+use crate::rl::texel::TexelConfig;
 use crate::search::Depth;
 
 #[derive(Args, Debug)]
@@ -124,10 +126,10 @@ pub struct LearnArgs {
     pub out: PathBuf,
 }
 
-/// The learning config the flags describe: preset (or the defaults), then each flag.
-pub fn build_config(args: &LearnArgs) -> Result<TunerConfig> {
+/// The learner's config the flags describe: preset (or the defaults), then each flag.
+pub fn build_learner(args: &LearnArgs) -> Result<LearnerConfig> {
     if args.method.as_deref() == Some("texel") {
-        return build_texel(args).map(|c| TunerConfig::Texel(Box::new(c)));
+        return build_texel(args).map(LearnerConfig::Texel);
     }
     let mut config = match &args.preset {
         Some(name) => TdConfig::preset(name).map_err(|e| usage(format!("--preset: {e}")))?,
@@ -180,7 +182,7 @@ pub fn build_config(args: &LearnArgs) -> Result<TunerConfig> {
         seed
     );
     config.validate().map_err(|e| usage(e.to_string()))?;
-    Ok(TunerConfig::Td(Box::new(config)))
+    Ok(LearnerConfig::Td(config))
 }
 
 /// `--method texel`: its defaults, then each flag.
@@ -281,95 +283,10 @@ fn parse_init(text: &str, features: &str) -> Result<Vec<f64>> {
         .map_err(|e| usage(format!("--init: {e}")))
 }
 
-/// A learning run of either kind, stepped by [`run`].
-enum Learner {
-    Td(Box<TdLearner>),
-    Texel(Box<TexelFitter>),
-}
-
-impl Learner {
-    fn new(config: &TunerConfig) -> Result<Learner> {
-        Ok(match config {
-            TunerConfig::Td(c) => Learner::Td(Box::new(
-                TdLearner::new((**c).clone()).map_err(|e| usage(e.to_string()))?,
-            )),
-            TunerConfig::Texel(c) => Learner::Texel(Box::new(
-                TexelFitter::new((**c).clone()).map_err(|e| usage(e.to_string()))?,
-            )),
-            TunerConfig::Ga(_) => return Err(usage("a GA run is `evolve`'s")),
-        })
-    }
-
-    /// One batch of TD games or one round of fitting.
-    fn step(&mut self) {
-        match self {
-            Learner::Td(l) => {
-                l.step();
-            }
-            Learner::Texel(f) => {
-                f.step();
-            }
-        }
-    }
-
-    fn weights(&self) -> &[f64] {
-        match self {
-            Learner::Td(l) => l.weights(),
-            Learner::Texel(f) => f.weights(),
-        }
-    }
-
-    fn is_done(&self) -> bool {
-        match self {
-            Learner::Td(l) => l.is_done(),
-            Learner::Texel(f) => f.is_done(),
-        }
-    }
-
-    /// Games learnt from (TD) or rounds fitted (Texel): what the progress bar counts.
-    fn position(&self) -> u64 {
-        match self {
-            Learner::Td(l) => l.progress().games,
-            Learner::Texel(f) => f.progress().rounds as u64,
-        }
-    }
-
-    fn length(&self) -> u64 {
-        match self {
-            Learner::Td(l) => l.config().games as u64,
-            Learner::Texel(f) => f.config().rounds as u64,
-        }
-    }
-
-    /// Whether a checkpoint is due after the step that reached `position`.
-    fn checkpoint_due(&self, position: u64, next: u64) -> bool {
-        match self {
-            Learner::Td(_) => position >= next || self.is_done(),
-            Learner::Texel(_) => true,
-        }
-    }
-
-    fn summary(&self) -> String {
-        match self {
-            Learner::Td(l) => {
-                let p = l.progress();
-                format!("{} games ({} plies)", p.games, p.plies)
-            }
-            Learner::Texel(f) => {
-                let p = f.progress();
-                format!(
-                    "{} rounds on {} positions ({} labelled exactly, {} with decided leaves), loss {:.4} -> {:.4} in the last round",
-                    p.rounds, p.positions, p.exact_labels, p.decided_leaves, p.loss_before, p.loss_after
-                )
-            }
-        }
-    }
-}
-
 /// What `learn` prints before it starts.
-fn describe(config: &TunerConfig) -> String {
-    match config {
-        TunerConfig::Td(c) => format!(
+fn describe(config: &LearningConfig) -> String {
+    let learner = match &config.learner {
+        LearnerConfig::Td(c) => format!(
             "learning {} weights by {} (alpha {}, lambda {}, epsilon {}, depth {}) over {} self-play games, seed {}",
             c.features.len(),
             c.method.name(),
@@ -380,7 +297,7 @@ fn describe(config: &TunerConfig) -> String {
             c.games,
             c.seed
         ),
-        TunerConfig::Texel(c) => format!(
+        LearnerConfig::Texel(c) => format!(
             "fitting {} weights by texel ({} rounds, depth {}, l2 {}) to {} positions from {} games of {}, exact labels up to {} seeds, seed {}",
             c.features.len(),
             c.rounds,
@@ -392,49 +309,22 @@ fn describe(config: &TunerConfig) -> String {
             c.exact_seeds,
             c.seed
         ),
-        TunerConfig::Ga(_) => String::new(),
-    }
+    };
+    let when = match &config.learner {
+        LearnerConfig::Td(_) => format!("every {} games", config.checkpoint_every()),
+        LearnerConfig::Texel(_) => "after every round".to_string(),
+    };
+    format!(
+        "{learner}; panel of {} at depth {} {when}",
+        config.benchmark.panel.len(),
+        config.play_depth
+    )
 }
 
-/// What the benchmark needs of a learning config.
-struct Setting {
-    features: Vec<Feature>,
-    initial: Vec<f64>,
-    rules: Rules,
-    start: Position,
-    seed: u64,
-}
-
-/// The features, starting weights, rules, start position and seed of a learning config.
-fn setting(config: &TunerConfig) -> Result<Setting> {
-    match config {
-        TunerConfig::Td(c) => Ok(Setting {
-            start: c.validate().map_err(|e| usage(e.to_string()))?,
-            features: c.features.clone(),
-            initial: c.initial.clone(),
-            rules: c.rules,
-            seed: c.seed,
-        }),
-        TunerConfig::Texel(c) => Ok(Setting {
-            start: c.validate().map_err(|e| usage(e.to_string()))?,
-            features: c.features.clone(),
-            initial: c.initial.clone(),
-            rules: c.rules,
-            seed: c.seed,
-        }),
-        TunerConfig::Ga(_) => Err(usage("a GA run is `evolve`'s")),
-    }
-}
-
-/// The benchmark: `--panel`, or the starting weights and minimax at `--play-depth`.
-fn benchmark(args: &LearnArgs, config: &TunerConfig) -> Result<Benchmark> {
-    let Setting {
-        features,
-        initial,
-        rules,
-        start,
-        seed,
-    } = setting(config)?;
+/// The learning run the flags describe: the learner, and its benchmark (`--panel`, or the
+/// starting weights and minimax at `--play-depth`).
+pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
+    let learner = build_learner(args)?;
     let panel = match &args.panel {
         Some(specs) => specs
             .iter()
@@ -442,8 +332,8 @@ fn benchmark(args: &LearnArgs, config: &TunerConfig) -> Result<Benchmark> {
             .collect::<Result<Vec<_>>>()?,
         None => vec![
             AgentSpec::Heuristic {
-                features: FeatureChoice::List(features.clone()),
-                weights: WeightChoice::Values(initial),
+                features: FeatureChoice::List(learner.features().to_vec()),
+                weights: WeightChoice::Values(learner.initial().to_vec()),
                 depth: Depth::Fixed(args.play_depth),
                 time_ms: None,
                 ties: Ties::Random,
@@ -455,176 +345,173 @@ fn benchmark(args: &LearnArgs, config: &TunerConfig) -> Result<Benchmark> {
             },
         ],
     };
-    if panel.is_empty() || args.pairs == 0 {
-        return Err(usage(
-            "--panel and --pairs: the benchmark needs agents and pairs",
-        ));
+    if matches!(learner, LearnerConfig::Texel(_)) && args.every.is_some() {
+        return Err(usage("--every is for TD: texel measures after every round"));
     }
-    let bench = BenchmarkConfig {
-        panel,
-        pairs: args.pairs,
-        every: 1,
-        leaders: 1,
-        opening_plies: args.panel_opening_plies,
+    let config = LearningConfig {
+        learner,
+        play_depth: args.play_depth,
+        checkpoint_games: args.every,
+        benchmark: BenchmarkConfig {
+            panel,
+            pairs: args.pairs,
+            every: 1,
+            leaders: 1,
+            opening_plies: args.panel_opening_plies,
+        },
     };
-    Ok(Benchmark::new(
-        &bench,
-        &features,
-        args.play_depth,
-        rules,
-        start,
-        seed,
-    )?)
-}
-
-/// The best measured weights so far, and where learning was when they were measured.
-struct Champion {
-    result: PanelResult,
-    position: u64,
-    checkpoint: u32,
+    config.validate().map_err(|e| {
+        // Name the run's settings by their flags.
+        let flag = match e.field() {
+            "play_depth" => "--play-depth".to_string(),
+            "checkpoint_games" => "--every".to_string(),
+            "benchmark.pairs" => "--pairs".to_string(),
+            "benchmark.opening_plies" => "--panel-opening-plies".to_string(),
+            f if f.starts_with("benchmark.panel") => "--panel".to_string(),
+            _ => return usage(e.to_string()),
+        };
+        let reason = e.to_string();
+        let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
+        usage(format!("{flag}: {reason}"))
+    })?;
+    Ok(config)
 }
 
 pub fn run(args: &LearnArgs) -> Result<()> {
     let config = build_config(args)?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
-    let max_depth = crate::agents::Profile::Library.limits().max_depth;
-    if args.play_depth == 0 || args.play_depth > max_depth {
-        return Err(usage(format!(
-            "--play-depth must be 1 to {max_depth}, got {}",
-            args.play_depth
-        )));
-    }
-    let every = match (&config, args.every) {
-        (TunerConfig::Td(c), None) => (c.games / 16).max(1),
-        (TunerConfig::Td(_), Some(0)) => return Err(usage("--every must be at least 1")),
-        (TunerConfig::Td(_), Some(n)) => n,
-        (_, Some(_)) => return Err(usage("--every is for TD: texel measures after every round")),
-        (_, None) => 1,
-    };
-    let bench = benchmark(args, &config)?;
     let pool = thread_pool(args.threads)?;
-    eprintln!(
-        "{}; panel of {} at depth {}{}",
-        describe(&config),
-        bench.config().panel.len(),
-        args.play_depth,
-        match config {
-            TunerConfig::Td(_) => format!(" every {every} games"),
-            _ => " after every round".to_string(),
-        }
-    );
+    eprintln!("{}", describe(&config));
     let started = Instant::now();
-    let mut learner = pool.install(|| Learner::new(&config))?;
+    let mut run = pool
+        .install(|| LearningRun::new(config.clone()))
+        .map_err(|e| usage(e.to_string()))?;
     let stop = stop_flag("interrupted: stopping after this step (Ctrl-C again to stop now)");
-    let measure = |weights: &[f64]| -> PanelResult {
-        pool.install(|| bench.measure(&[(0, weights.to_vec())]))
-            .remove(0)
-    };
-    let first = measure(learner.weights());
-    println!("{}", checkpoint_line(&learner, &first, true));
-    let mut champion = Champion {
-        result: first,
-        position: 0,
-        checkpoint: 0,
-    };
-    write_export(args, &config, &champion)?;
     let bar = progress_bar(
-        learner.length(),
+        run.length(),
         "{spinner} {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
     );
-    let mut checkpoint = 0;
-    let mut next_check = every as u64;
-    while !learner.is_done() && !stop.load(Ordering::SeqCst) && !budget.spent() {
-        pool.install(|| learner.step());
-        let position = learner.position();
+    let mut last = None;
+    let mut positions = Vec::new();
+    loop {
+        let go_on = |position: u64| {
+            if let Some(bar) = &bar {
+                bar.set_position(position);
+            }
+            !stop.load(Ordering::SeqCst) && !budget.spent()
+        };
+        // The step that spends the budget ends the run: it is measured, as at the end.
+        let Some(record) = pool.install(|| run.step_while(go_on)) else {
+            break;
+        };
+        let position = record.learner.as_ref().map_or(0, |p| p.position());
+        positions.push(position);
         if let Some(bar) = &bar {
             bar.set_position(position);
         }
-        // The step that spends the budget ends the run: measure it, as at the end of learning.
-        if learner.checkpoint_due(position, next_check) || budget.spent() {
-            next_check = position + every as u64;
-            checkpoint += 1;
-            let result = measure(learner.weights());
-            let better = beats(&result, &champion.result);
-            let line = checkpoint_line(&learner, &result, better);
-            match &bar {
-                Some(bar) => bar.println(line),
-                None => println!("{line}"),
-            }
-            if better {
-                champion = Champion {
-                    result,
-                    position,
-                    checkpoint,
-                };
-                write_export(args, &config, &champion)?;
-            }
+        let line = checkpoint_line(&record);
+        match &bar {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
+        if record.benchmark.as_ref().is_some_and(|b| b.new_champion) {
+            write_export(args, &config, &record)?;
+        }
+        let ended = record.stop.is_some() || stop.load(Ordering::SeqCst) || budget.spent();
+        last = Some(record);
+        if ended {
+            break;
         }
     }
     if let Some(bar) = &bar {
         bar.finish();
     }
-    let doc = write_export(args, &config, &champion)?;
-    eprintln!(
-        "learnt weights {}",
-        serde_json::to_string(learner.weights())?
-    );
+    let last = last.ok_or_else(|| anyhow::anyhow!("the run made no checkpoint"))?;
+    let doc = write_export(args, &config, &last)?;
+    eprintln!("learnt weights {}", serde_json::to_string(run.weights())?);
     eprintln!(
         "{} in {:.1} s, {}{}; champion from checkpoint {} (at {}), panel {}; wrote {}",
-        learner.summary(),
+        summary(&run.progress()),
         started.elapsed().as_secs_f64(),
         budget.describe_use(),
-        if learner.is_done() {
+        if run.is_finished() {
             ""
         } else if budget.spent() {
             " (processor-time budget)"
         } else {
             " (interrupted)"
         },
-        champion.checkpoint,
-        champion.position,
-        champion.result.overall.display_percent(),
+        doc.generation,
+        champion_position(&last, &positions),
+        last.champion
+            .as_ref()
+            .map_or(String::new(), |c| c.panel.overall.display_percent()),
         args.out.display()
     );
     println!("{}", serde_json::to_string(&doc.agent)?);
     Ok(())
 }
 
-fn checkpoint_line(learner: &Learner, result: &PanelResult, champion: bool) -> String {
-    let s = &result.overall;
-    let at = match learner {
-        Learner::Td(_) => format!("games {:>8}", learner.position()),
-        Learner::Texel(f) if f.progress().rounds == 0 => "round   0  (starting weights)".into(),
-        Learner::Texel(f) => {
-            let p = f.progress();
-            format!(
-                "round {:>3}  loss {:.4} -> {:.4}",
-                p.rounds, p.loss_before, p.loss_after
-            )
-        }
+/// Where learning was when the champion was measured, from each checkpoint's games or rounds.
+fn champion_position(last: &GenerationRecord, positions: &[u64]) -> String {
+    let Some(champion) = &last.champion else {
+        return String::new();
     };
-    format!(
-        "{at}  panel {} Elo {:+.0} [{:+.0}, {:+.0}]{}",
-        s.display_percent(),
-        s.elo,
-        s.elo_low,
-        s.elo_high,
-        if champion { " (champion)" } else { "" }
-    )
+    let at = positions
+        .get(champion.generation as usize)
+        .copied()
+        .unwrap_or(0);
+    match &last.learner {
+        Some(LearnerProgress::Texel(_)) => format!("round {at}"),
+        _ => format!("game {at}"),
+    }
+}
+
+fn summary(progress: &LearnerProgress) -> String {
+    match progress {
+        LearnerProgress::Td(p) => format!("{} games ({} plies)", p.games, p.plies),
+        LearnerProgress::Texel(p) => format!(
+            "{} rounds on {} positions ({} labelled exactly, {} with decided leaves), loss {:.4} -> {:.4} in the last round",
+            p.rounds, p.positions, p.exact_labels, p.decided_leaves, p.loss_before, p.loss_after
+        ),
+    }
+}
+
+fn checkpoint_line(record: &GenerationRecord) -> String {
+    let at = match &record.learner {
+        Some(LearnerProgress::Td(p)) => format!("games {:>8}", p.games),
+        Some(LearnerProgress::Texel(p)) if p.rounds == 0 => "round   0  (starting weights)".into(),
+        Some(LearnerProgress::Texel(p)) => format!(
+            "round {:>3}  loss {:.4} -> {:.4}",
+            p.rounds, p.loss_before, p.loss_after
+        ),
+        None => format!("checkpoint {}", record.generation),
+    };
+    let new_champion = record.benchmark.as_ref().is_some_and(|b| b.new_champion);
+    let s = record
+        .benchmark
+        .as_ref()
+        .and_then(|b| b.leaders.first())
+        .map(|r| r.overall);
+    match s {
+        Some(s) => format!(
+            "{at}  panel {} Elo {:+.0} [{:+.0}, {:+.0}]{}",
+            s.display_percent(),
+            s.elo,
+            s.elo_low,
+            s.elo_high,
+            if new_champion { " (champion)" } else { "" }
+        ),
+        None => at,
+    }
 }
 
 fn write_export(
     args: &LearnArgs,
-    config: &TunerConfig,
-    champion: &Champion,
+    config: &LearningConfig,
+    last: &GenerationRecord,
 ) -> Result<ExportDocument> {
-    let doc = ExportDocument::from_learner(
-        config.clone(),
-        &champion.result.weights,
-        args.play_depth,
-        champion.result.overall.score,
-        champion.checkpoint,
-    )?;
+    let doc = config.export(last)?;
     write_atomically(&args.out, doc.to_json_pretty().as_bytes())?;
     Ok(doc)
 }

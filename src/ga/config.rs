@@ -954,25 +954,7 @@ impl GaConfig {
 /// Opponents must be reproducible and finish in reasonable time.
 impl GaConfig {
     fn check_benchmark(&self) -> Result<(), ConfigError> {
-        let b = &self.benchmark;
-        if b.panel.len() > MAX_OPPONENTS {
-            return Err(ConfigError::invalid(
-                "benchmark.panel",
-                format!("at most {MAX_OPPONENTS} agents, got {}", b.panel.len()),
-            ));
-        }
-        for (i, spec) in b.panel.iter().enumerate() {
-            check_agent(&format!("benchmark.panel[{i}]"), spec)?;
-        }
-        check_range("benchmark.pairs", b.pairs, 1, MAX_GAMES_PER_PAIR / 2)?;
-        check_range("benchmark.every", b.every, 1, MAX_GENERATIONS)?;
-        check_range("benchmark.leaders", b.leaders, 1, self.population)?;
-        check_range(
-            "benchmark.opening_plies",
-            b.opening_plies,
-            0,
-            MAX_OPENING_PLIES,
-        )
+        check_benchmark(&self.benchmark, self.population)
     }
 }
 
@@ -1007,7 +989,29 @@ fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
 }
 
 /// Checks an agent of a GA config (an opponent or a panel agent) under the GA's limits.
-fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
+/// Checks a benchmark panel's settings; `max_leaders` is how many individuals could play it.
+pub(super) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), ConfigError> {
+    if b.panel.len() > MAX_OPPONENTS {
+        return Err(ConfigError::invalid(
+            "benchmark.panel",
+            format!("at most {MAX_OPPONENTS} agents, got {}", b.panel.len()),
+        ));
+    }
+    for (i, spec) in b.panel.iter().enumerate() {
+        check_agent(&format!("benchmark.panel[{i}]"), spec)?;
+    }
+    check_range("benchmark.pairs", b.pairs, 1, MAX_GAMES_PER_PAIR / 2)?;
+    check_range("benchmark.every", b.every, 1, MAX_GENERATIONS)?;
+    check_range("benchmark.leaders", b.leaders, 1, max_leaders)?;
+    check_range(
+        "benchmark.opening_plies",
+        b.opening_plies,
+        0,
+        MAX_OPENING_PLIES,
+    )
+}
+
+pub(super) fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
     spec.check(Profile::Ga).map_err(|e| agent_error(prefix, &e))
 }
 
@@ -1022,7 +1026,7 @@ pub(super) fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
 }
 
 /// Lays `patch` over `base`: objects merge key by key, anything else replaces.
-fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+pub(super) fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
     match (base, patch) {
         (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
             for (k, v) in p {

@@ -11,6 +11,7 @@ use super::benchmark::{self, Benchmark, BenchmarkRecord, Champion};
 use super::config::{ConfigError, GaConfig, InitKind};
 use super::fitness::FitnessSetup;
 use super::genome::{self, best_index, ranking, FitnessStats, Genome};
+use super::learning::LearnerProgress;
 use super::operators::{self, Crossover, Mutation, Selection};
 use crate::eval::Feature;
 use crate::matches::game_rng;
@@ -86,6 +87,10 @@ pub struct GenerationRecord {
     /// The run's champion as it stands after this generation (with a panel configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub champion: Option<Champion>,
+    /// A learning run's progress after this checkpoint ([`super::learning`]); GA records
+    /// have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learner: Option<LearnerProgress>,
     #[serde(default)]
     pub timing: Timing,
 }
@@ -325,6 +330,7 @@ impl Evolution {
             stop: None,
             benchmark: None,
             champion: None,
+            learner: None,
             timing: Timing::default(),
         };
         record.stop = self.stop_after(self.generation, record.fitness.best);

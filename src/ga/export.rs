@@ -3,14 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::config::{BoardConfig, GaConfig};
+use super::config::{BoardConfig, ConfigError, GaConfig};
 use super::engine::{GenerationRecord, GenerationSummary, HallOfFame};
+use super::learning::LearningConfig;
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, Ties};
+use crate::agents::{AgentSpec, FileAccess, Ties};
 use crate::eval::Feature;
 use crate::game::Rules;
-use crate::rl::td::TdConfig;
-use crate::rl::texel::TexelConfig;
 use crate::search::Depth;
 
 /// The version this build writes and reads.
@@ -57,23 +56,53 @@ pub struct ExportDocument {
     pub agent: AgentSpec,
 }
 
-/// The config of the tuner that made a document. Written as the config object itself, as
-/// format version 1 always was; a learning run's config is told apart by its `method`
-/// field, which a GA config does not have.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The config of the tuner that made a document or a stored run: a GA's, or a learning
+/// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
+/// was; a learning config is told apart by its `method` field, which a GA config does not have.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum TunerConfig {
     Ga(Box<GaConfig>),
-    Td(Box<TdConfig>),
-    Texel(Box<TexelConfig>),
+    Learning(Box<LearningConfig>),
+}
+
+impl<'de> Deserialize<'de> for TunerConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        TunerConfig::from_value(value).map_err(serde::de::Error::custom)
+    }
 }
 
 impl TunerConfig {
+    /// Reads a config of either kind, by whether it has a `method` field.
+    pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
+        if value.get("method").is_some() {
+            return LearningConfig::from_value(value).map(|c| TunerConfig::Learning(Box::new(c)));
+        }
+        serde_path_to_error::deserialize::<_, GaConfig>(value)
+            .map(|c| TunerConfig::Ga(Box::new(c)))
+            .map_err(|e| {
+                let field = e.path().to_string();
+                ConfigError::Parse {
+                    field: if field == "." { String::new() } else { field },
+                    reason: e.into_inner().to_string(),
+                }
+            })
+    }
+
     /// The GA config, for documents a GA run wrote.
     pub fn ga(&self) -> Option<&GaConfig> {
         match self {
             TunerConfig::Ga(config) => Some(config),
-            TunerConfig::Td(_) | TunerConfig::Texel(_) => None,
+            TunerConfig::Learning(_) => None,
+        }
+    }
+
+    /// The learning config, for documents a learning run wrote.
+    pub fn learning(&self) -> Option<&LearningConfig> {
+        match self {
+            TunerConfig::Ga(_) => None,
+            TunerConfig::Learning(config) => Some(config),
         }
     }
 
@@ -81,58 +110,111 @@ impl TunerConfig {
     pub fn tuner(&self) -> &'static str {
         match self {
             TunerConfig::Ga(_) => "ga",
-            TunerConfig::Td(config) => config.method.name(),
-            TunerConfig::Texel(_) => "texel",
+            TunerConfig::Learning(config) => config.tuner(),
         }
     }
 
-    /// The features, rules, board and seed of a learning run's config; `None` for a GA's.
-    fn learning_setting(&self) -> Option<(Vec<Feature>, Rules, BoardConfig, u64)> {
-        let board = |pits, seeds| BoardConfig { pits, seeds };
+    pub fn seed(&self) -> u64 {
         match self {
-            TunerConfig::Ga(_) => None,
-            TunerConfig::Td(c) => {
-                Some((c.features.clone(), c.rules, board(c.pits, c.seeds), c.seed))
+            TunerConfig::Ga(c) => c.seed,
+            TunerConfig::Learning(c) => c.learner.seed(),
+        }
+    }
+
+    /// Records a whole run writes: generations, or checkpoints.
+    pub fn records_total(&self) -> u32 {
+        match self {
+            TunerConfig::Ga(c) => c.generations,
+            TunerConfig::Learning(c) => c.checkpoints(),
+        }
+    }
+
+    /// The run's features, in weight order.
+    pub fn features(&self) -> Result<Vec<Feature>, ConfigError> {
+        match self {
+            TunerConfig::Ga(c) => Ok(c.validate()?.features),
+            TunerConfig::Learning(c) => Ok(c.learner.features().to_vec()),
+        }
+    }
+
+    /// Checks every setting.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            TunerConfig::Ga(c) => c.validate().map(|_| ()),
+            TunerConfig::Learning(c) => c.validate().map(|_| ()),
+        }
+    }
+
+    /// This config with its agents' model names resolved under `files`.
+    pub fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
+        Ok(match self {
+            TunerConfig::Ga(c) => TunerConfig::Ga(Box::new(c.locate_agents(files)?)),
+            TunerConfig::Learning(c) => TunerConfig::Learning(Box::new(c.locate_agents(files)?)),
+        })
+    }
+
+    /// The player a run hands out as of its record `last` (see [`ExportDocument::champion`]).
+    pub fn champion(&self, last: &GenerationRecord) -> HallOfFame {
+        match self {
+            TunerConfig::Ga(c) => ExportDocument::champion(c, last),
+            TunerConfig::Learning(_) => super::learning::champion_of(last),
+        }
+    }
+
+    /// The export document of a run from its records, in generation order.
+    pub fn export(&self, records: &[GenerationRecord]) -> Result<ExportDocument, ExportError> {
+        match self {
+            TunerConfig::Ga(c) => ExportDocument::from_run(c, records),
+            TunerConfig::Learning(c) => {
+                let last = records.last().ok_or_else(|| {
+                    invalid("records", "a run with no checkpoint has nothing to export")
+                })?;
+                c.export(last)
             }
-            TunerConfig::Texel(c) => {
-                Some((c.features.clone(), c.rules, board(c.pits, c.seeds), c.seed))
+        }
+    }
+
+    /// The agent that plays as the run's player as of its record `last`.
+    pub fn agent(&self, last: &GenerationRecord) -> Result<AgentSpec, ExportError> {
+        match self {
+            TunerConfig::Ga(c) => {
+                let doc = ExportDocument::from_summaries(c, Vec::new(), &self.champion(last))?;
+                Ok(doc.agent)
             }
+            TunerConfig::Learning(c) => Ok(c.export(last)?.agent),
         }
     }
 }
 
 impl ExportDocument {
-    /// The document of a learning run's player (TD or Texel): `weights` searched to `depth`,
-    /// measured as `fitness` (its benchmark score) at checkpoint `checkpoint`.
+    /// The document of a learning run's player (TD or Texel): `champion`'s weights searched to
+    /// the config's `play_depth`; its fitness is its benchmark score, its generation the
+    /// checkpoint it was measured at.
     pub fn from_learner(
-        config: TunerConfig,
-        weights: &[f64],
-        depth: u32,
-        fitness: f64,
-        checkpoint: u32,
+        config: &LearningConfig,
+        champion: &HallOfFame,
     ) -> Result<ExportDocument, ExportError> {
-        let (features, rules, board, seed) = config
-            .learning_setting()
-            .ok_or_else(|| invalid("config", "a GA run's document is made from its records"))?;
+        let features = config.learner.features().to_vec();
+        let (pits, seeds) = config.learner.board();
         let agent = AgentSpec::Heuristic {
             features: FeatureChoice::List(features.clone()),
-            weights: WeightChoice::Values(weights.to_vec()),
-            depth: Depth::Fixed(depth),
+            weights: WeightChoice::Values(champion.weights.clone()),
+            depth: Depth::Fixed(config.play_depth),
             time_ms: None,
             ties: Ties::Random,
         };
         let doc = ExportDocument {
             format_version: FORMAT_VERSION,
             generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
-            rules,
-            board,
+            rules: config.learner.rules(),
+            board: BoardConfig { pits, seeds },
             features,
-            weights: weights.to_vec(),
-            fitness,
-            generation: checkpoint,
-            depth,
-            seed,
-            config,
+            weights: champion.weights.clone(),
+            fitness: champion.fitness,
+            generation: champion.generation,
+            depth: config.play_depth,
+            seed: config.learner.seed(),
+            config: TunerConfig::Learning(Box::new(config.clone())),
             history: Vec::new(),
             agent,
         };

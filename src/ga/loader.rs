@@ -11,6 +11,8 @@
 use serde_json::{Map, Value};
 
 use super::config::{agent_error, ConfigError, GaConfig, PRESETS};
+use super::export::TunerConfig;
+use super::learning::{LearnerConfig, LearningConfig, LEARNING_TUNERS};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 
 /// How a config document is written.
@@ -75,10 +77,7 @@ fn resolve_agents(patch: &mut Map<String, Value>, files: &FileAccess) -> Result<
         };
         for (i, item) in items.iter_mut().enumerate() {
             let field = format!("{section}.{list}[{i}]");
-            let spec = AgentSpec::from_json_with(item, Profile::Ga, files)
-                .map_err(|e| agent_error(&field, &e))?;
-            *item = serde_json::to_value(&spec)
-                .map_err(|e| ConfigError::invalid(field, e.to_string()))?;
+            *item = resolve_agent(item, &field, files)?;
         }
     }
     Ok(())
@@ -123,6 +122,86 @@ pub fn load(
     }
     config.validate()?;
     Ok(config)
+}
+
+/// Assembles and validates the config of a run of any tuner: `ga` (or none) is [`load`]'s;
+/// `td`, `td-leaf` and `texel` are [`load_learning`]'s.
+pub fn load_tuner(
+    tuner: Option<&str>,
+    preset: Option<&str>,
+    layers: &[&Value],
+    files: &FileAccess,
+) -> Result<TunerConfig, ConfigError> {
+    match tuner {
+        None | Some("ga") => load(preset, layers, files).map(|c| TunerConfig::Ga(Box::new(c))),
+        Some(tuner) => {
+            load_learning(tuner, preset, layers, files).map(|c| TunerConfig::Learning(Box::new(c)))
+        }
+    }
+}
+
+/// Assembles and validates a learning run's config: the tuner's defaults (TD's from a preset
+/// if one is named), then each layer, a partial [`LearningConfig`] whose `benchmark` merges
+/// field by field. The agents the layers name (`benchmark.panel`, texel's `source`) are
+/// resolved under `files` first, as [`load`] does.
+pub fn load_learning(
+    tuner: &str,
+    preset: Option<&str>,
+    layers: &[&Value],
+    files: &FileAccess,
+) -> Result<LearningConfig, ConfigError> {
+    if !LEARNING_TUNERS.contains(&tuner) {
+        return Err(ConfigError::invalid(
+            "tuner",
+            format!(
+                "unknown tuner {tuner:?}; tuners: ga, {}",
+                LEARNING_TUNERS.join(", ")
+            ),
+        ));
+    }
+    let mut config = LearningConfig::new(LearnerConfig::for_tuner(tuner, preset)?);
+    for layer in layers {
+        let Value::Object(map) = layer else {
+            return Err(parse_error("a learning config must be an object".into()));
+        };
+        let mut patch = map.clone();
+        if patch.contains_key("preset") {
+            return Err(ConfigError::invalid(
+                "preset",
+                "give the preset beside the tuner, not inside the config",
+            ));
+        }
+        match patch.get("method") {
+            None => {}
+            Some(Value::String(m)) if m == tuner => {}
+            Some(other) => {
+                return Err(ConfigError::invalid(
+                    "method",
+                    format!("the tuner is {tuner:?}, so the method is too; got {other}"),
+                ))
+            }
+        }
+        if let Some(Value::Array(items)) =
+            patch.get_mut("benchmark").and_then(|b| b.get_mut("panel"))
+        {
+            for (i, item) in items.iter_mut().enumerate() {
+                *item = resolve_agent(item, &format!("benchmark.panel[{i}]"), files)?;
+            }
+        }
+        if let Some(item) = patch.get_mut("source") {
+            *item = resolve_agent(item, "source", files)?;
+        }
+        config = config.with_overrides(&Value::Object(patch))?;
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+/// One agent of a layer as the spec a config stores, read under `files`.
+fn resolve_agent(item: &Value, field: &str, files: &FileAccess) -> Result<Value, ConfigError> {
+    let spec =
+        AgentSpec::from_json_with(item, Profile::Ga, files).map_err(|e| agent_error(field, &e))?;
+    serde_json::to_value(&spec).map_err(|e| ConfigError::invalid(field, e.to_string()))
 }
 
 #[cfg(test)]

@@ -53,6 +53,7 @@ pub mod engine;
 pub mod export;
 pub mod fitness;
 pub mod genome;
+pub mod learning;
 pub mod loader;
 pub mod operators;
 pub mod schema;
@@ -69,4 +70,5 @@ pub use engine::{
 pub use export::{ExportDocument, ExportError, TunerConfig, FORMAT_VERSION};
 pub use fitness::{Evaluation, FitnessSetup};
 pub use genome::{FitnessStats, Genome};
+pub use learning::{LearnerConfig, LearnerProgress, LearningConfig, LearningRun};
 pub use operators::{Crossover, Mutation, Selection};

@@ -196,6 +196,29 @@ impl TexelFitter {
         })
     }
 
+    /// Carries on from `weights` after the rounds `progress` counts (a resumed run): the
+    /// samples were drawn again by [`TexelFitter::new`], the same ones for the same config.
+    pub fn resume(
+        &mut self,
+        weights: Vec<f64>,
+        progress: TexelProgress,
+    ) -> Result<(), LearnConfigError> {
+        if weights.len() != self.weights.len() {
+            return Err(bad("weights", "one weight per feature"));
+        }
+        if progress.positions != self.progress.positions
+            || progress.exact_labels != self.progress.exact_labels
+        {
+            return Err(bad(
+                "progress",
+                "the saved run sampled other positions than this config gives",
+            ));
+        }
+        self.weights = weights;
+        self.progress = progress;
+        Ok(())
+    }
+
     pub fn config(&self) -> &TexelConfig {
         &self.config
     }

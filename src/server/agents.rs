@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::error::{ApiError, ApiResult};
 use super::SharedState;
 use crate::agents::{catalogue, AgentSpec, Profile};
-use crate::ga::{ExportDocument, PRESETS};
+use crate::ga::PRESETS;
 use crate::store::RunStatus;
 
 /// Resolves an agent given in a request (a spec string or JSON) for the request field
@@ -75,10 +75,7 @@ async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<Agen
             format!("run {id} has no generation yet"),
         )
     })?;
-    let champion = ExportDocument::champion(config, &last);
-    let doc = ExportDocument::from_summaries(config, Vec::new(), &champion)
-        .map_err(ApiError::internal)?;
-    Ok(doc.agent_spec())
+    config.agent(&last).map_err(ApiError::internal)
 }
 
 /// The agent catalogue under the API's limits, GA presets, and one agent per run of this

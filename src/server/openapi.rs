@@ -100,8 +100,9 @@ pub fn spec() -> Value {
             "post": secured(with_body(
                 op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
                 json!({"type": "object", "properties": {
-                    "preset": {"type": "string", "enum": ["abrams", "hunter"], "nullable": true},
-                    "config": {"type": "object", "description": "partial GaConfig overrides laid over the preset or the defaults"},
+                    "tuner": {"type": "string", "enum": ["ga", "td", "td-leaf", "texel"], "nullable": true, "description": "the tuner (default ga): the GA, TD(lambda), TD-Leaf(lambda) or Texel-style fitting"},
+                    "preset": {"type": "string", "enum": ["abrams", "hunter", "ahmed"], "nullable": true, "description": "GA presets abrams and hunter; TD preset ahmed"},
+                    "config": {"type": "object", "description": "partial config laid over the tuner's preset or defaults: a GaConfig, or a learning config (the learner's fields with play_depth, checkpoint_games and benchmark)"},
                     "name": {"type": "string", "nullable": true, "maxLength": 200}
                 }, "additionalProperties": false})))
         },
@@ -195,6 +196,7 @@ pub fn spec() -> Value {
         "Run": {"type": "object", "properties": {
             "id": {"type": "string"}, "name": nullable_string,
             "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]},
+            "tuner": {"type": "string", "enum": ["ga", "td", "td-leaf", "texel"], "nullable": true},
             "preset": nullable_string, "config": {"type": "object"}, "seed": {"type": "integer"},
             "generations_total": {"type": "integer"}, "generations_done": {"type": "integer"},
             "progress": {"type": "number"}, "best_fitness": nullable_number,

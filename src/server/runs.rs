@@ -16,7 +16,7 @@ use tokio_stream::wrappers::BroadcastStream;
 use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
 use crate::agents::FileAccess;
-use crate::ga::{loader, ExportDocument, GaConfig};
+use crate::ga::{loader, ExportDocument, TunerConfig};
 use crate::store::{NewRun, RunRow, RunStatus};
 
 /// Most runs waiting in the queue at once.
@@ -31,7 +31,13 @@ pub fn run_json(run: &RunRow) -> Value {
         (Some(config), _) => serde_json::to_value(config).unwrap_or(Value::Null),
         (None, raw) => raw.clone().unwrap_or(Value::Null),
     };
-    let seed = config.get("seed").cloned().unwrap_or(Value::Null);
+    let (seed, tuner) = match &run.config {
+        Some(c) => (json!(c.seed()), json!(c.tuner())),
+        None => (
+            config.get("seed").cloned().unwrap_or(Value::Null),
+            Value::Null,
+        ),
+    };
     let error = match (&run.error, &run.unreadable) {
         (Some(e), Some(u)) => Some(format!("{e}; {u}")),
         (e, u) => e.clone().or_else(|| u.clone()),
@@ -47,6 +53,7 @@ pub fn run_json(run: &RunRow) -> Value {
         "id": run.id,
         "name": run.name,
         "status": run.status,
+        "tuner": tuner,
         "preset": run.preset,
         "config": config,
         "seed": seed,
@@ -78,6 +85,9 @@ pub async fn publish_status(state: &SharedState, id: &str) {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRun {
+    /// `ga` (the default), `td`, `td-leaf` or `texel`.
+    #[serde(default)]
+    tuner: Option<String>,
     #[serde(default)]
     preset: Option<String>,
     #[serde(default)]
@@ -86,29 +96,39 @@ pub struct CreateRun {
     name: Option<String>,
 }
 
-/// Builds the config of a new run: the preset (or the defaults), then the overrides. The
-/// preset belongs at the top of the request, where the dashboard's form puts it. The files its
-/// agents name are read under `files`, the server's policy; call it off the async runtime.
+/// Builds the config of a new run: the tuner's preset (or defaults), then the overrides. The
+/// tuner and preset belong at the top of the request, where the dashboard's form puts them.
+/// The files its agents name are read under `files`, the server's policy; call it off the
+/// async runtime.
 pub fn build_config(
+    tuner: Option<&str>,
     preset: Option<&str>,
     overrides: Option<&Value>,
     files: &FileAccess,
-) -> ApiResult<GaConfig> {
+) -> ApiResult<TunerConfig> {
     let layer = match overrides {
         None | Some(Value::Null) => None,
         Some(v @ Value::Object(map)) => {
-            if map.contains_key("preset") {
-                return Err(ApiError::invalid(
-                    "config.preset",
-                    "give the preset at the top level of the request, not inside config",
-                ));
+            for key in ["preset", "tuner"] {
+                if map.contains_key(key) {
+                    return Err(ApiError::invalid(
+                        &format!("config.{key}"),
+                        format!(
+                            "give the {key} at the top level of the request, not inside config"
+                        ),
+                    ));
+                }
             }
             Some(v)
         }
         Some(_) => return Err(ApiError::invalid("config", "must be an object")),
     };
     let layers: Vec<&Value> = layer.into_iter().collect();
-    loader::load(preset, &layers, files).map_err(|e| ApiError::from_config("config", &e))
+    loader::load_tuner(tuner, preset, &layers, files).map_err(|e| match e.field() {
+        // The tuner and preset are the request's own fields, not the config's.
+        "tuner" | "preset" => ApiError::from_config("", &e),
+        _ => ApiError::from_config("config", &e),
+    })
 }
 
 /// The GA config as the dashboard's form shows it: defaults, presets, ranges.
@@ -129,20 +149,25 @@ pub async fn create(
         }
     }
     // Loading may read model files (from the models folder): not on the async runtime.
-    let (preset, overrides, access) = (
+    let (tuner, preset, overrides, access) = (
+        body.tuner.clone(),
         body.preset.clone(),
         body.config.clone(),
         state.files.clone(),
     );
     let config = tokio::task::spawn_blocking(move || {
-        build_config(preset.as_deref(), overrides.as_ref(), &access)
+        build_config(
+            tuner.as_deref(),
+            preset.as_deref(),
+            overrides.as_ref(),
+            &access,
+        )
     })
     .await
     .map_err(ApiError::internal)??;
     let features = config
-        .validate()
-        .map_err(|e| ApiError::from_config("config", &e))?
-        .features;
+        .features()
+        .map_err(|e| ApiError::from_config("config", &e))?;
     if state.store.count_status(RunStatus::Queued).await? >= MAX_QUEUED {
         return Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -327,7 +352,7 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
             run.id
         )));
     }
-    ExportDocument::from_run(config, &records).map_err(ApiError::internal)
+    config.export(&records).map_err(ApiError::internal)
 }
 
 pub async fn export(

@@ -1,9 +1,10 @@
-//! Run workers: each is a tokio task that claims the oldest queued run and evolves it one
-//! generation at a time. A generation is computed on the rayon pool inside `spawn_blocking`,
+//! Run workers: each is a tokio task that claims the oldest queued run and steps it one
+//! generation (GA) or checkpoint (TD, Texel) at a time. A generation is computed on the rayon pool inside `spawn_blocking`,
 //! so the async runtime that serves HTTP never waits on the games, and each generation is
 //! written in one transaction before the next starts. A run the worker finds already started
 //! (resumed after a crash or a cancel) continues from its last written generation with
-//! [`Evolution::resume`], which gives exactly the generations an uninterrupted run would.
+//! [`Evolution::resume`] or [`LearningRun::resume`], which give exactly the records an
+//! uninterrupted run would.
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use serde_json::json;
 
 use super::runs::publish_status;
 use super::{RunEvent, SharedState};
-use crate::ga::{Evolution, ExportDocument, GenerationRecord};
+use crate::ga::{ConfigError, Evolution, GenerationRecord, LearningRun, StopReason, TunerConfig};
 use crate::store::{GenerationPoint, RunRow, WriteOutcome};
 
 /// How often an idle worker looks at the queue even without being woken.
@@ -43,8 +44,46 @@ pub async fn worker(state: SharedState, index: usize) {
     }
 }
 
-/// Evolves a claimed run until it finishes or stops being `running`. `Err` carries the
-/// message stored with a failed run.
+/// A claimed run's tuner, stepped one record (generation or checkpoint) at a time.
+enum Stepper {
+    Ga(Box<Evolution>),
+    Learning(Box<LearningRun>),
+}
+
+impl Stepper {
+    /// The run from its first record, or after `last`. Texel samples its positions here: call
+    /// it on the rayon pool, off the async runtime.
+    fn prepare(
+        config: TunerConfig,
+        last: Option<&GenerationRecord>,
+    ) -> Result<Stepper, ConfigError> {
+        Ok(match (config, last) {
+            (TunerConfig::Ga(c), None) => Stepper::Ga(Box::new(Evolution::new(*c)?)),
+            (TunerConfig::Ga(c), Some(r)) => Stepper::Ga(Box::new(Evolution::resume(*c, r)?)),
+            (TunerConfig::Learning(c), None) => Stepper::Learning(Box::new(LearningRun::new(*c)?)),
+            (TunerConfig::Learning(c), Some(r)) => {
+                Stepper::Learning(Box::new(LearningRun::resume(*c, r)?))
+            }
+        })
+    }
+
+    fn step(&mut self) -> Option<GenerationRecord> {
+        match self {
+            Stepper::Ga(e) => e.step(),
+            Stepper::Learning(l) => l.step(),
+        }
+    }
+
+    fn stop_reason(&self) -> Option<StopReason> {
+        match self {
+            Stepper::Ga(e) => e.stop_reason(),
+            Stepper::Learning(l) => l.stop_reason(),
+        }
+    }
+}
+
+/// Steps a claimed run until it finishes or stops being `running`. `Err` carries the message
+/// stored with a failed run.
 async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     let last = state
         .store
@@ -55,14 +94,12 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     if let Some(record) = &last {
         tracing::info!(run = %run.id, generation = record.generation, "resuming after generation");
     }
-    // Off the async runtime: locating and loading the opponents' models reads the disk.
-    let files = state.files.clone();
-    let mut evolution = tokio::task::spawn_blocking(move || {
+    // Off the async runtime: locating and loading the agents' models reads the disk, and a
+    // Texel run plays and labels its positions before its first checkpoint.
+    let (files, pool) = (state.files.clone(), state.pool.clone());
+    let mut stepper = tokio::task::spawn_blocking(move || {
         let config = config.locate_agents(&files)?;
-        match &last {
-            Some(record) => Evolution::resume(config, record),
-            None => Evolution::new(config),
-        }
+        pool.install(|| Stepper::prepare(config, last.as_ref()))
     })
     .await
     .map_err(|e| format!("preparing the run stopped: {e}"))?
@@ -72,17 +109,17 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     loop {
         let pool = state.pool.clone();
         let (back, record) = tokio::task::spawn_blocking(move || {
-            let record = pool.install(|| evolution.step());
-            (evolution, record)
+            let record = pool.install(|| stepper.step());
+            (stepper, record)
         })
         .await
         .map_err(|e| format!("the generation thread stopped: {e}"))?;
-        evolution = back;
+        stepper = back;
         let Some(record) = record else {
             // Only a resumed run whose last record already ended it gets here.
             state
                 .store
-                .finish(&run.id, evolution.stop_reason())
+                .finish(&run.id, stepper.stop_reason())
                 .await
                 .map_err(|e| e.to_string())?;
             tracing::info!(run = %run.id, "run finished");
@@ -90,11 +127,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         };
         match state
             .store
-            .write_generation(
-                &run.id,
-                &record,
-                &ExportDocument::champion(champion_config, &record),
-            )
+            .write_generation(&run.id, &record, &champion_config.champion(&record))
             .await
             .map_err(|e| e.to_string())?
         {

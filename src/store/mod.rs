@@ -20,7 +20,7 @@ use sqlx::{AnyPool, Row};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::ga::{CurvePoint, GaConfig, GenerationRecord, HallOfFame, StopReason};
+use crate::ga::{CurvePoint, GenerationRecord, HallOfFame, StopReason, TunerConfig};
 use crate::matches::ScoreEstimate;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -110,10 +110,10 @@ pub struct RunRow {
     pub name: Option<String>,
     pub status: RunStatus,
     pub preset: Option<String>,
-    /// `None` when the stored config does not read as a [`GaConfig`].
-    pub config: Option<GaConfig>,
-    /// The stored config as JSON when it does not read as a [`GaConfig`] (`null` when it is
-    /// not even JSON).
+    /// `None` when the stored config does not read as a [`TunerConfig`].
+    pub config: Option<TunerConfig>,
+    /// The stored config as JSON when it does not read as a [`TunerConfig`] (`null` when it
+    /// is not even JSON).
     pub config_raw: Option<serde_json::Value>,
     /// What of the stored row could not be read.
     pub unreadable: Option<String>,
@@ -131,7 +131,7 @@ pub struct RunRow {
 
 impl RunRow {
     /// The run's config, or why it cannot be read.
-    pub fn config(&self) -> Result<&GaConfig, String> {
+    pub fn config(&self) -> Result<&TunerConfig, String> {
         self.config.as_ref().ok_or_else(|| {
             self.unreadable
                 .clone()
@@ -145,7 +145,7 @@ pub struct NewRun {
     pub id: String,
     pub name: Option<String>,
     pub preset: Option<String>,
-    pub config: GaConfig,
+    pub config: TunerConfig,
     pub features: serde_json::Value,
 }
 
@@ -335,7 +335,7 @@ impl Store {
             .bind(&run.preset)
             .bind(config)
             .bind(run.features.to_string())
-            .bind(run.config.generations as i64)
+            .bind(run.config.records_total() as i64)
             .bind(now_rfc3339())
             .fetch_one(&self.pool)
             .await?;
@@ -695,7 +695,7 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
     let weights: Option<String> = r.try_get("best_weights")?;
     let status: String = r.try_get("status")?;
     let mut problems = Vec::new();
-    let (config, config_raw) = match serde_json::from_str::<GaConfig>(&config) {
+    let (config, config_raw) = match serde_json::from_str::<TunerConfig>(&config) {
         Ok(c) => (Some(c), None),
         Err(e) => {
             problems.push(format!("the stored config cannot be read: {e}"));

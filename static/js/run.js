@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { diversityChart, fitnessChart, panelChart, weightsChart } from "./charts.js";
-import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge } from "./util.js";
+import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
 const POLL_MS = 2000;
@@ -276,7 +276,8 @@ export async function mount(view, { id }) {
   // ---- rendering -----------------------------------------------------------------------------
   function renderRun(r) {
     title.textContent = r.name || `Run ${shortId(r.id)}`;
-    sub.textContent = `${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed} · ${r.id}`;
+    const tuner = TUNER_NAMES[r.tuner] || "GA";
+    sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed} · ${r.id}`;
     badge.replaceChildren(statusBadge(r.status));
     const p = Math.max(0, Math.min(1, r.progress ?? 0));
     bar.style.width = `${(p * 100).toFixed(1)}%`;
@@ -295,7 +296,15 @@ export async function mount(view, { id }) {
 
   function renderStats() {
     const r = run;
-    const items = [
+    const learning = r.tuner && r.tuner !== "ga";
+    // A learning run's records are checkpoints, its fitness the panel score of its weights.
+    const items = learning ? [
+      ["Tuner", TUNER_NAMES[r.tuner] || r.tuner],
+      ["Checkpoints", `${r.generations_done ?? 0} / ${r.generations_total ?? "?"}`],
+      ["Champion's panel score", fmtNum(r.best_fitness)],
+      [r.tuner === "texel" ? "Rounds" : "Self-play games", (r.tuner === "texel" ? r.config?.rounds : r.config?.games) ?? "–"],
+      ["Depth (learning / play)", `${r.config?.depth ?? "–"} / ${r.config?.play_depth ?? "–"}`],
+    ] : [
       ["Generations", `${r.generations_done ?? 0} / ${r.generations_total ?? "?"}`],
       ["Champion's fitness", fmtNum(r.best_fitness)],
       ["Population", r.config?.population ?? "–"],

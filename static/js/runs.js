@@ -2,7 +2,7 @@
 // Rows are keyed by run id and updated in place, so a refresh does not rebuild the table.
 
 import { api } from "./api.js";
-import { flash, fmtNum, fmtTime, h, shortId, statusBadge } from "./util.js";
+import { flash, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["queued", "running"]);
@@ -144,7 +144,7 @@ function makeRow(run, refresh) {
     if (key === last) return;
     last = key;
     link.textContent = r.name || `run ${shortId(r.id)}`;
-    sub.textContent = [r.preset ? `preset ${r.preset}` : "custom", `seed ${r.seed}`, shortId(r.id)].join(" · ");
+    sub.textContent = [TUNER_NAMES[r.tuner] || "GA", r.preset ? `preset ${r.preset}` : "custom", `seed ${r.seed}`, shortId(r.id)].join(" · ");
     status.replaceChildren(statusBadge(r.status));
     const p = Math.max(0, Math.min(1, r.progress ?? (r.generations_total ? r.generations_done / r.generations_total : 0)));
     bar.style.width = `${(p * 100).toFixed(1)}%`;

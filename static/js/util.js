@@ -130,3 +130,6 @@ export const PALETTE = [
   "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
   "#393b79", "#ad494a", "#637939", "#e7ba52", "#7b4173", "#3182bd",
 ];
+
+// The tuners a run may use, as the dashboard names them.
+export const TUNER_NAMES = { ga: "GA", td: "TD(λ)", "td-leaf": "TD-Leaf(λ)", texel: "Texel fitting" };

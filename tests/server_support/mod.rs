@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kalah_tuner::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
+use kalah_tuner::ga::{Evolution, GenerationRecord, LearningRun, TunerConfig};
 use kalah_tuner::server::{start, RunningServer, ServerConfig};
 use serde_json::{json, Value};
 use sqlx::Connection;
@@ -250,12 +250,20 @@ impl Api {
     }
 }
 
-/// The run a GA config gives without any server: the reference for exports and records.
-pub fn reference_run(config: &Value) -> (GaConfig, Vec<GenerationRecord>, Value) {
-    let config: GaConfig = serde_json::from_value(config.clone()).expect("config");
-    let mut evolution = Evolution::new(config.clone()).expect("valid config");
-    let records = evolution.run(|_| {});
-    let doc = ExportDocument::from_run(&config, &records).expect("export");
+/// The run a config of any tuner gives without any server: the reference for exports and
+/// records.
+pub fn reference_run(config: &Value) -> (TunerConfig, Vec<GenerationRecord>, Value) {
+    let config: TunerConfig = serde_json::from_value(config.clone()).expect("config");
+    let records = match &config {
+        TunerConfig::Ga(c) => Evolution::new((**c).clone())
+            .expect("valid config")
+            .run(|_| {}),
+        TunerConfig::Learning(c) => {
+            let mut run = LearningRun::new((**c).clone()).expect("valid config");
+            std::iter::from_fn(|| run.step()).collect()
+        }
+    };
+    let doc = config.export(&records).expect("export");
     let doc: Value = serde_json::from_str(&doc.to_json_pretty()).expect("json");
     (config, records, doc)
 }

@@ -1,0 +1,695 @@
+//! Learning runs: the other tuners (TD(lambda) and TD-Leaf(lambda) from self-play,
+//! [`crate::rl::td`]; Texel-style fitting, [`crate::rl::texel`]) stepped checkpoint by
+//! checkpoint as a GA run is stepped generation by generation, so that `learn`, the server's
+//! workers, the store and the dashboard treat every tuner alike.
+//!
+//! A [`LearningRun`] makes one [`GenerationRecord`] per checkpoint: record 0 measures the
+//! starting weights, each later one learns (TD: at least `checkpoint_games` self-play games;
+//! Texel: one round of finding leaves and fitting) and measures the weights it reached. A
+//! record holds the learner's one set of weights as its one individual, whose fitness is its
+//! score against the benchmark panel, the panel's games, the champion (chosen as a GA run's
+//! is: a later checkpoint takes over only when it wins a paired test on the same games), and
+//! the learner's progress, from which [`LearningRun::resume`] carries on exactly as the
+//! uninterrupted run would.
+//!
+//! A [`LearningConfig`] is written as the learner's own config object with the run's
+//! settings beside it (`play_depth`, `checkpoint_games`, `benchmark`), and is told apart from
+//! a GA config by its `method` field.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
+use super::config::{
+    check_agent, check_benchmark, BenchmarkConfig, ConfigError, MAX_CORE_HOURS, MAX_DEPTH,
+};
+use super::engine::{GenerationRecord, HallOfFame, Individual, StopReason, Timing};
+use super::export::{ExportDocument, ExportError};
+use super::genome::FitnessStats;
+use crate::agents::FileAccess;
+use crate::eval::Feature;
+use crate::game::{Position, Rules};
+use crate::rl::td::{TdConfig, TdLearner, TdMethod, TdProgress};
+use crate::rl::texel::{TexelConfig, TexelFitter, TexelProgress};
+use crate::rl::LearnConfigError;
+
+/// The fields of a learning config that belong to the run rather than to its learner.
+pub const RUN_FIELDS: [&str; 3] = ["play_depth", "checkpoint_games", "benchmark"];
+/// The tuners a learning config names in its `method` field.
+pub const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
+/// Default search depth of a learnt player and of its panel games.
+pub const DEFAULT_PLAY_DEPTH: u32 = 4;
+
+/// The learner of a learning run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LearnerConfig {
+    Td(TdConfig),
+    Texel(TexelConfig),
+}
+
+impl LearnerConfig {
+    /// The defaults of `tuner` (`td`, `td-leaf` or `texel`), from a TD preset if one is named.
+    pub fn for_tuner(tuner: &str, preset: Option<&str>) -> Result<LearnerConfig, ConfigError> {
+        let td = |method| -> Result<LearnerConfig, ConfigError> {
+            let mut config = match preset {
+                Some(name) => TdConfig::preset(name).map_err(learn_error)?,
+                None => TdConfig::default(),
+            };
+            config.method = method;
+            Ok(LearnerConfig::Td(config))
+        };
+        match tuner {
+            "td" => td(TdMethod::Td),
+            "td-leaf" => td(TdMethod::TdLeaf),
+            "texel" if preset.is_some() => Err(ConfigError::invalid(
+                "preset",
+                "the presets are TD's (ahmed); texel has none",
+            )),
+            "texel" => Ok(LearnerConfig::Texel(TexelConfig::default())),
+            other => Err(ConfigError::invalid(
+                "tuner",
+                format!(
+                    "unknown tuner {other:?}; tuners: ga, {}",
+                    LEARNING_TUNERS.join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// Reads a learner's config, choosing its type by the `method` field.
+    pub fn from_value(value: Value) -> Result<LearnerConfig, ConfigError> {
+        let method = value.get("method").and_then(Value::as_str).unwrap_or("");
+        match method {
+            "td" | "td-leaf" => parse(value).map(LearnerConfig::Td),
+            "texel" => parse(value).map(LearnerConfig::Texel),
+            other => Err(ConfigError::invalid(
+                "method",
+                format!(
+                    "a learning config's method is one of {}, got {other:?}",
+                    LEARNING_TUNERS.join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// `td`, `td-leaf` or `texel`.
+    pub fn tuner(&self) -> &'static str {
+        match self {
+            LearnerConfig::Td(c) => c.method.name(),
+            LearnerConfig::Texel(_) => "texel",
+        }
+    }
+
+    pub fn features(&self) -> &[Feature] {
+        match self {
+            LearnerConfig::Td(c) => &c.features,
+            LearnerConfig::Texel(c) => &c.features,
+        }
+    }
+
+    pub fn initial(&self) -> &[f64] {
+        match self {
+            LearnerConfig::Td(c) => &c.initial,
+            LearnerConfig::Texel(c) => &c.initial,
+        }
+    }
+
+    pub fn rules(&self) -> Rules {
+        match self {
+            LearnerConfig::Td(c) => c.rules,
+            LearnerConfig::Texel(c) => c.rules,
+        }
+    }
+
+    /// Pits per side and seeds per pit.
+    pub fn board(&self) -> (usize, u32) {
+        match self {
+            LearnerConfig::Td(c) => (c.pits, c.seeds),
+            LearnerConfig::Texel(c) => (c.pits, c.seeds),
+        }
+    }
+
+    pub fn seed(&self) -> u64 {
+        match self {
+            LearnerConfig::Td(c) => c.seed,
+            LearnerConfig::Texel(c) => c.seed,
+        }
+    }
+
+    /// Checks every setting and returns the start position.
+    pub fn validate(&self) -> Result<Position, ConfigError> {
+        match self {
+            LearnerConfig::Td(c) => c.validate(),
+            LearnerConfig::Texel(c) => c.validate(),
+        }
+        .map_err(learn_error)
+    }
+}
+
+fn learn_error(e: LearnConfigError) -> ConfigError {
+    ConfigError::invalid(e.field, e.reason)
+}
+
+/// A learning run's config: the learner's, and how the run measures and hands out its
+/// weights. See the module docs for how it is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LearningConfig {
+    pub learner: LearnerConfig,
+    /// Search depth of the learnt player and of its games against the panel.
+    pub play_depth: u32,
+    /// TD: self-play games between checkpoints [default: a sixteenth of the games]. Texel
+    /// measures after every round and takes none.
+    pub checkpoint_games: Option<u32>,
+    /// The panel the weights are measured against at every checkpoint (`every` and `leaders`
+    /// are 1: every checkpoint is measured, and a learner has one set of weights).
+    pub benchmark: BenchmarkConfig,
+}
+
+impl LearningConfig {
+    /// `learner` with the run's defaults: depth 4 and DESIGN 11's panel.
+    pub fn new(learner: LearnerConfig) -> LearningConfig {
+        LearningConfig {
+            learner,
+            play_depth: DEFAULT_PLAY_DEPTH,
+            checkpoint_games: None,
+            benchmark: BenchmarkConfig::default(),
+        }
+    }
+
+    /// The config as one JSON object (see the module docs).
+    pub fn to_value(&self) -> Value {
+        // Plain data with string keys always serialises.
+        let mut object = match serde_json::to_value(&self.learner) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        object.insert("play_depth".into(), self.play_depth.into());
+        if let Some(n) = self.checkpoint_games {
+            object.insert("checkpoint_games".into(), n.into());
+        }
+        object.insert(
+            "benchmark".into(),
+            serde_json::to_value(&self.benchmark).unwrap_or(Value::Null),
+        );
+        Value::Object(object)
+    }
+
+    /// Reads a config written by [`LearningConfig::to_value`]; the run's fields may be left
+    /// out (an export document of an earlier version has only the learner's). Not validated.
+    pub fn from_value(value: Value) -> Result<LearningConfig, ConfigError> {
+        let Value::Object(mut object) = value else {
+            return Err(ConfigError::Parse {
+                field: String::new(),
+                reason: "a learning config must be an object".into(),
+            });
+        };
+        let mut config = LearningConfig::new(LearnerConfig::Td(TdConfig::default()));
+        if let Some(v) = object.remove("play_depth") {
+            config.play_depth = parse_field("play_depth", v)?;
+        }
+        if let Some(v) = object.remove("checkpoint_games") {
+            config.checkpoint_games = parse_field("checkpoint_games", v)?;
+        }
+        if let Some(v) = object.remove("benchmark") {
+            // Nested fields merge over the defaults, as a GA config's do.
+            let mut base = serde_json::to_value(&config.benchmark).unwrap_or(Value::Null);
+            super::config::merge(&mut base, &v);
+            config.benchmark = parse(base).map_err(|e| prefixed("benchmark", e))?;
+        }
+        config.learner = LearnerConfig::from_value(Value::Object(object))?;
+        Ok(config)
+    }
+
+    /// This config with the fields of `patch` (a partial config) laid over it; `benchmark`
+    /// merges field by field, agents are replaced. Not validated.
+    pub fn with_overrides(&self, patch: &Value) -> Result<LearningConfig, ConfigError> {
+        let mut merged = self.to_value();
+        super::config::merge(&mut merged, patch);
+        // An agent spec is replaced whole: fields of the old agent do not carry over.
+        if let (Some(source), Value::Object(map)) = (patch.get("source"), &mut merged) {
+            map.insert("source".into(), source.clone());
+        }
+        LearningConfig::from_value(merged)
+    }
+
+    /// `td`, `td-leaf` or `texel`.
+    pub fn tuner(&self) -> &'static str {
+        self.learner.tuner()
+    }
+
+    /// TD's self-play games between checkpoints.
+    pub fn checkpoint_every(&self) -> u32 {
+        match &self.learner {
+            LearnerConfig::Td(c) => self.checkpoint_games.unwrap_or((c.games / 16).max(1)),
+            LearnerConfig::Texel(_) => 1,
+        }
+    }
+
+    /// How many records a whole run writes: the starting weights' and one per checkpoint.
+    pub fn checkpoints(&self) -> u32 {
+        match &self.learner {
+            LearnerConfig::Td(c) => {
+                let batch = c.batch.max(1);
+                // A checkpoint comes after the batch that reaches `every` games since the last.
+                let per_step = self.checkpoint_every().div_ceil(batch) * batch;
+                1 + c.games.div_ceil(per_step.max(1))
+            }
+            LearnerConfig::Texel(c) => 1 + c.rounds,
+        }
+    }
+
+    /// A rough upper estimate of a run's cost in core-hours, on the same scale as
+    /// [`super::GaConfig::estimated_core_hours`]: a game of two depth-d searches takes about
+    /// 3.5 ms at depth 4 and three times more a ply, scaled by the board's seeds.
+    pub fn estimated_core_hours(&self) -> f64 {
+        let (pits, seeds) = self.learner.board();
+        let board = (pits as f64 * seeds as f64 / 24.0).max(1.0);
+        let ms_per_game = |depth: u32| 3.5 * 3f64.powi(depth as i32 - 4) * board;
+        let learning_ms = match &self.learner {
+            // TD-Leaf walks each principal variation again; count it as a second search.
+            LearnerConfig::Td(c) => {
+                let searches = if c.method == TdMethod::TdLeaf {
+                    2.0
+                } else {
+                    1.0
+                };
+                c.games as f64 * ms_per_game(c.depth) * searches
+            }
+            // The source's games at a depth-4 player's cost, then one search a position and
+            // round (a game has about 40 positions).
+            LearnerConfig::Texel(c) => {
+                let positions = c.games as f64 * c.positions_per_game as f64;
+                c.games as f64 * ms_per_game(4)
+                    + positions * c.rounds as f64 * ms_per_game(c.depth) / 40.0
+            }
+        };
+        let panel_ms = self.checkpoints() as f64
+            * self.benchmark.games_per_measure() as f64
+            * ms_per_game(self.play_depth);
+        (learning_ms + panel_ms) / 3_600_000.0
+    }
+
+    /// Checks every setting and returns the start position.
+    pub fn validate(&self) -> Result<Position, ConfigError> {
+        let start = self.learner.validate()?;
+        if let LearnerConfig::Texel(c) = &self.learner {
+            check_agent("source", &c.source)?;
+        }
+        if !(1..=MAX_DEPTH).contains(&self.play_depth) {
+            return Err(ConfigError::invalid(
+                "play_depth",
+                format!("must be 1 to {MAX_DEPTH}, got {}", self.play_depth),
+            ));
+        }
+        match (&self.learner, self.checkpoint_games) {
+            (LearnerConfig::Texel(_), Some(_)) => {
+                return Err(ConfigError::invalid(
+                    "checkpoint_games",
+                    "is TD's: texel measures after every round",
+                ))
+            }
+            (LearnerConfig::Td(c), Some(n)) if n == 0 || n > c.games => {
+                return Err(ConfigError::invalid(
+                    "checkpoint_games",
+                    format!("must be 1 to games ({}), got {n}", c.games),
+                ))
+            }
+            _ => {}
+        }
+        let b = &self.benchmark;
+        if b.panel.is_empty() {
+            return Err(ConfigError::invalid(
+                "benchmark.panel",
+                "a learning run measures its weights against the panel and chooses its champion there: give at least one agent",
+            ));
+        }
+        if b.every != 1 {
+            return Err(ConfigError::invalid(
+                "benchmark.every",
+                "a learning run measures every checkpoint: leave it at 1 (checkpoint_games spaces TD's checkpoints)",
+            ));
+        }
+        if b.leaders != 1 {
+            return Err(ConfigError::invalid(
+                "benchmark.leaders",
+                "a learner has one set of weights to measure: leave it at 1",
+            ));
+        }
+        check_benchmark(b, 1)?;
+        let hours = self.estimated_core_hours();
+        if hours > MAX_CORE_HOURS {
+            let field = match self.learner {
+                LearnerConfig::Td(_) => "games",
+                LearnerConfig::Texel(_) => "rounds",
+            };
+            return Err(ConfigError::invalid(
+                field,
+                format!(
+                    "this run would take about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower games, rounds, depth, play_depth or benchmark.pairs"
+                ),
+            ));
+        }
+        Ok(start)
+    }
+
+    /// This config with its agents' model names replaced by the files `files` resolves them
+    /// to: what a server runs, while it stores and shows the names.
+    pub fn locate_agents(&self, files: &FileAccess) -> Result<LearningConfig, ConfigError> {
+        let mut config = self.clone();
+        for (i, spec) in config.benchmark.panel.iter_mut().enumerate() {
+            *spec = spec
+                .locate(files)
+                .map_err(|e| super::config::agent_error(&format!("benchmark.panel[{i}]"), &e))?;
+        }
+        if let LearnerConfig::Texel(c) = &mut config.learner {
+            c.source = c
+                .source
+                .locate(files)
+                .map_err(|e| super::config::agent_error("source", &e))?;
+        }
+        Ok(config)
+    }
+
+    /// The export document of a run whose last record is `last`: its champion, searched to
+    /// `play_depth`.
+    pub fn export(&self, last: &GenerationRecord) -> Result<ExportDocument, ExportError> {
+        ExportDocument::from_learner(self, &champion_of(last))
+    }
+}
+
+impl Serialize for LearningConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for LearningConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        LearningConfig::from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads `value` as a `T`, naming the path of the field at fault.
+fn parse<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut field = e.path().to_string();
+        if field == "." {
+            field.clear();
+        }
+        ConfigError::Parse {
+            field,
+            reason: e.into_inner().to_string(),
+        }
+    })
+}
+
+fn parse_field<T: serde::de::DeserializeOwned>(name: &str, value: Value) -> Result<T, ConfigError> {
+    parse(value).map_err(|e| prefixed(name, e))
+}
+
+/// `e` with its field under `prefix`.
+fn prefixed(prefix: &str, e: ConfigError) -> ConfigError {
+    match e {
+        ConfigError::Invalid { field, reason } | ConfigError::Parse { field, reason } => {
+            ConfigError::Parse {
+                field: if field.is_empty() {
+                    prefix.to_string()
+                } else {
+                    format!("{prefix}.{field}")
+                },
+                reason,
+            }
+        }
+        other => other,
+    }
+}
+
+/// Where a learner was when a record was made: what resuming needs besides the weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LearnerProgress {
+    Td(TdProgress),
+    Texel(TexelProgress),
+}
+
+impl LearnerProgress {
+    /// Self-play games learnt from (TD) or rounds fitted (Texel).
+    pub fn position(&self) -> u64 {
+        match self {
+            LearnerProgress::Td(p) => p.games,
+            LearnerProgress::Texel(p) => p.rounds as u64,
+        }
+    }
+}
+
+/// The champion a learning run's record names, as the store and exports keep it.
+pub fn champion_of(record: &GenerationRecord) -> HallOfFame {
+    match &record.champion {
+        Some(c) => HallOfFame {
+            weights: c.weights.clone(),
+            fitness: c.fitness,
+            generation: c.generation,
+        },
+        None => record.hall_of_fame.clone(),
+    }
+}
+
+enum Learner {
+    Td(Box<TdLearner>),
+    Texel(Box<TexelFitter>),
+}
+
+impl Learner {
+    fn weights(&self) -> &[f64] {
+        match self {
+            Learner::Td(l) => l.weights(),
+            Learner::Texel(f) => f.weights(),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        match self {
+            Learner::Td(l) => l.is_done(),
+            Learner::Texel(f) => f.is_done(),
+        }
+    }
+
+    fn progress(&self) -> LearnerProgress {
+        match self {
+            Learner::Td(l) => LearnerProgress::Td(l.progress().clone()),
+            Learner::Texel(f) => LearnerProgress::Texel(f.progress().clone()),
+        }
+    }
+}
+
+/// A learning run, advanced one checkpoint at a time; see the module docs.
+pub struct LearningRun {
+    config: LearningConfig,
+    learner: Learner,
+    benchmark: Benchmark,
+    /// The record the next step makes.
+    generation: u32,
+    champion: Option<Champion>,
+    finished: bool,
+}
+
+impl LearningRun {
+    /// Validates `config` and prepares the learner (Texel plays and labels its positions
+    /// here, on the current rayon pool).
+    pub fn new(config: LearningConfig) -> Result<LearningRun, ConfigError> {
+        let start = config.validate()?;
+        let learner = match &config.learner {
+            LearnerConfig::Td(c) => {
+                Learner::Td(Box::new(TdLearner::new(c.clone()).map_err(learn_error)?))
+            }
+            LearnerConfig::Texel(c) => {
+                Learner::Texel(Box::new(TexelFitter::new(c.clone()).map_err(learn_error)?))
+            }
+        };
+        let benchmark = Benchmark::new(
+            &config.benchmark,
+            config.learner.features(),
+            config.play_depth,
+            config.learner.rules(),
+            start,
+            config.learner.seed(),
+        )?;
+        Ok(LearningRun {
+            config,
+            learner,
+            benchmark,
+            generation: 0,
+            champion: None,
+            finished: false,
+        })
+    }
+
+    /// Carries on after `last`, the record of the last checkpoint written: every later record
+    /// is the one the uninterrupted run makes (wall times aside).
+    pub fn resume(
+        config: LearningConfig,
+        last: &GenerationRecord,
+    ) -> Result<LearningRun, ConfigError> {
+        let bad = |why: &str| ConfigError::Resume(why.to_string());
+        let weights = match last.individuals.as_slice() {
+            [one] if one.weights.len() == config.learner.features().len() => one.weights.clone(),
+            _ => {
+                return Err(bad(
+                    "a learning run's record holds one set of weights, one per feature",
+                ))
+            }
+        };
+        let mut run = LearningRun::new(config)?;
+        run.learner = match (run.learner, &last.learner) {
+            (Learner::Td(l), Some(LearnerProgress::Td(p))) => Learner::Td(Box::new(
+                TdLearner::resume(l.config().clone(), weights, p.clone()).map_err(learn_error)?,
+            )),
+            (Learner::Texel(mut f), Some(LearnerProgress::Texel(p))) => {
+                f.resume(weights, p.clone()).map_err(learn_error)?;
+                Learner::Texel(f)
+            }
+            _ => return Err(bad("the record is not of this config's learner")),
+        };
+        run.champion = last.champion.clone();
+        run.generation = last.generation + 1;
+        run.finished = last.stop.is_some();
+        Ok(run)
+    }
+
+    pub fn config(&self) -> &LearningConfig {
+        &self.config
+    }
+
+    pub fn weights(&self) -> &[f64] {
+        self.learner.weights()
+    }
+
+    pub fn progress(&self) -> LearnerProgress {
+        self.learner.progress()
+    }
+
+    pub fn champion(&self) -> Option<&Champion> {
+        self.champion.as_ref()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Why the run finished, once it has.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.finished.then_some(StopReason::Generations)
+    }
+
+    /// Games (TD) or rounds (Texel) the whole run learns: what a progress bar counts to.
+    pub fn length(&self) -> u64 {
+        match &self.learner {
+            Learner::Td(l) => l.config().games as u64,
+            Learner::Texel(f) => f.config().rounds as u64,
+        }
+    }
+
+    /// The next checkpoint's record; `None` once finished.
+    pub fn step(&mut self) -> Option<GenerationRecord> {
+        self.step_while(|_| true)
+    }
+
+    /// The next checkpoint's record, asking `go_on` after each TD batch (with the games
+    /// learnt so far) whether to carry on to the checkpoint or measure at once: the way to
+    /// end a run early (Ctrl-C, a budget) with its last weights measured. A record cut short
+    /// this way is not one the uninterrupted run makes.
+    pub fn step_while(&mut self, mut go_on: impl FnMut(u64) -> bool) -> Option<GenerationRecord> {
+        if self.finished {
+            return None;
+        }
+        let started = Instant::now();
+        let games_played = if self.generation == 0 {
+            match &self.learner {
+                Learner::Texel(f) => f.config().games as u64,
+                Learner::Td(_) => 0,
+            }
+        } else {
+            self.learn(&mut go_on)
+        };
+        let result = self
+            .benchmark
+            .measure(&[(0, self.learner.weights().to_vec())])
+            .remove(0);
+        let score = result.overall.score;
+        let new_champion = self
+            .champion
+            .as_ref()
+            .is_none_or(|c| beats(&result, &c.panel));
+        if new_champion {
+            self.champion = Some(Champion {
+                weights: result.weights.clone(),
+                generation: self.generation,
+                fitness: score,
+                panel: result.clone(),
+            });
+        }
+        let champion = self.champion.clone().expect("set on the first checkpoint");
+        self.finished = self.learner.is_done();
+        let record = GenerationRecord {
+            generation: self.generation,
+            individuals: vec![Individual {
+                weights: self.learner.weights().to_vec(),
+                fitness: score,
+                raced_games: None,
+            }],
+            fitness: FitnessStats::of(&[score]),
+            best_index: 0,
+            diversity: 0.0,
+            hall_of_fame: HallOfFame {
+                weights: champion.weights.clone(),
+                fitness: champion.fitness,
+                generation: champion.generation,
+            },
+            games_played,
+            stop: self.finished.then_some(StopReason::Generations),
+            benchmark: Some(BenchmarkRecord {
+                panel: self
+                    .benchmark
+                    .config()
+                    .panel
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+                leaders: vec![result],
+                new_champion,
+            }),
+            champion: Some(champion),
+            learner: Some(self.learner.progress()),
+            timing: Timing {
+                wall_ms: started.elapsed().as_millis() as u64,
+            },
+        };
+        self.generation += 1;
+        Some(record)
+    }
+
+    /// Learns up to the next checkpoint; returns the self-play games played (TD) or 0.
+    fn learn(&mut self, go_on: &mut impl FnMut(u64) -> bool) -> u64 {
+        let every = self.config.checkpoint_every() as u64;
+        match &mut self.learner {
+            Learner::Td(l) => {
+                let mut played = 0;
+                loop {
+                    played += l.step() as u64;
+                    if l.is_done() || played >= every || !go_on(l.progress().games) {
+                        return played;
+                    }
+                }
+            }
+            Learner::Texel(f) => {
+                f.step();
+                go_on(f.progress().rounds as u64);
+                0
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Learning runs (TD-Leaf and Texel stepped checkpoint by checkpoint): configs of all tuners
+//! read back as what they are, a run resumed from any checkpoint is the uninterrupted run,
+//! the number of checkpoints is known in advance, and the loader refuses what it should.
+
+use kalah_tuner::agents::FileAccess;
+use kalah_tuner::ga::loader::{load_learning, load_tuner};
+use kalah_tuner::ga::{GaConfig, GenerationRecord, LearningConfig, LearningRun, TunerConfig};
+use serde_json::{json, Value};
+
+fn learning(tuner: &str, overrides: Value) -> LearningConfig {
+    load_learning(tuner, None, &[&overrides], &FileAccess::Any)
+        .unwrap_or_else(|e| panic!("{tuner} {overrides}: {e}"))
+}
+
+fn small_td() -> LearningConfig {
+    learning(
+        "td-leaf",
+        json!({"games": 96, "batch": 8, "checkpoint_games": 20, "depth": 2, "seed": 3,
+               "play_depth": 2, "benchmark": {"pairs": 4, "panel": ["minimax:2", "greedy"]}}),
+    )
+}
+
+fn small_texel() -> LearningConfig {
+    learning(
+        "texel",
+        json!({"games": 24, "rounds": 3, "depth": 1, "exact_seeds": 8, "seed": 3,
+               "source": "minimax:2", "play_depth": 2,
+               "benchmark": {"pairs": 4, "panel": ["minimax:2"]}}),
+    )
+}
+
+fn all_records(config: &LearningConfig) -> Vec<GenerationRecord> {
+    let mut run = LearningRun::new(config.clone()).expect("valid");
+    std::iter::from_fn(|| run.step()).collect()
+}
+
+#[test]
+fn a_run_resumed_from_any_checkpoint_is_the_uninterrupted_run() {
+    for config in [small_td(), small_texel()] {
+        let records = all_records(&config);
+        assert_eq!(
+            records.len() as u32,
+            config.checkpoints(),
+            "{}",
+            config.tuner()
+        );
+        assert!(records.last().unwrap().stop.is_some());
+        assert!(records[..records.len() - 1]
+            .iter()
+            .all(|r| r.stop.is_none()));
+        for (i, r) in records.iter().enumerate() {
+            assert_eq!(r.generation, i as u32);
+            assert_eq!(r.individuals.len(), 1);
+            let panel = r.benchmark.as_ref().expect("every checkpoint is measured");
+            assert_eq!(r.individuals[0].fitness, panel.leaders[0].overall.score);
+            assert!(r.learner.is_some() && r.champion.is_some());
+        }
+        for k in 0..records.len() {
+            let mut resumed = LearningRun::resume(config.clone(), &records[k]).expect("resumes");
+            let rest: Vec<GenerationRecord> = std::iter::from_fn(|| resumed.step()).collect();
+            assert_eq!(rest.len(), records.len() - k - 1);
+            for (a, b) in rest.iter().zip(&records[k + 1..]) {
+                assert_eq!(
+                    a.without_timing(),
+                    b.without_timing(),
+                    "{} resumed after {k}",
+                    config.tuner()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_checkpoint_count_is_known_before_the_run() {
+    for (games, batch, every) in [(100, 16, 20), (100, 16, 10), (64, 16, 64), (50, 7, 1)] {
+        let config = learning(
+            "td",
+            json!({"games": games, "batch": batch, "checkpoint_games": every, "depth": 1,
+                   "play_depth": 1, "benchmark": {"pairs": 1, "panel": ["random"]}}),
+        );
+        assert_eq!(
+            all_records(&config).len() as u32,
+            config.checkpoints(),
+            "games {games}, batch {batch}, every {every}"
+        );
+    }
+}
+
+#[test]
+fn configs_of_every_tuner_read_back_as_what_they_are() {
+    for config in [small_td(), small_texel()] {
+        let text = serde_json::to_string(&TunerConfig::Learning(Box::new(config.clone())))
+            .expect("serialises");
+        let back: TunerConfig = serde_json::from_str(&text).expect("reads");
+        assert_eq!(back.learning(), Some(&config));
+        assert_eq!(back.tuner(), config.tuner());
+    }
+    let ga = GaConfig::preset("abrams").unwrap();
+    let back: TunerConfig = serde_json::from_value(serde_json::to_value(&ga).unwrap()).unwrap();
+    assert_eq!(back.ga(), Some(&ga));
+    // An export of an earlier version kept the learner's config alone: it still reads, with
+    // the run's defaults.
+    let mut learner = serde_json::to_value(&small_td().learner).unwrap();
+    let back: TunerConfig = serde_json::from_value(learner.clone()).expect("learner alone");
+    assert_eq!(back.learning().unwrap().play_depth, 4);
+    learner["colour"] = json!("blue");
+    assert!(serde_json::from_value::<TunerConfig>(learner).is_err());
+}
+
+#[test]
+fn the_export_is_the_champion_at_the_play_depth() {
+    let config = small_td();
+    let records = all_records(&config);
+    let doc = TunerConfig::Learning(Box::new(config.clone()))
+        .export(&records)
+        .expect("exports");
+    let champion = records.last().unwrap().champion.as_ref().unwrap();
+    assert_eq!(doc.weights, champion.weights);
+    assert_eq!(doc.generation, champion.generation);
+    assert_eq!(doc.depth, config.play_depth);
+    assert_eq!(doc.config.learning(), Some(&config));
+}
+
+#[test]
+fn bad_learning_configs_name_their_field() {
+    let field = |tuner: &str, preset: Option<&str>, layer: Value, files: &FileAccess| {
+        load_tuner(Some(tuner), preset, &[&layer], files)
+            .expect_err(&format!("{tuner} {layer}"))
+            .field()
+            .to_string()
+    };
+    let any = &FileAccess::Any;
+    assert_eq!(field("sarsa", None, json!({}), any), "tuner");
+    assert_eq!(field("texel", Some("ahmed"), json!({}), any), "preset");
+    assert_eq!(field("td", Some("nosuch"), json!({}), any), "preset");
+    assert_eq!(field("td", None, json!({"alpha": -1}), any), "alpha");
+    assert_eq!(field("td", None, json!({"method": "texel"}), any), "method");
+    assert_eq!(field("td", None, json!({"games": "many"}), any), "games");
+    assert_eq!(field("td", None, json!({"colour": 1}), any), "colour");
+    assert_eq!(
+        field("texel", None, json!({"checkpoint_games": 5}), any),
+        "checkpoint_games"
+    );
+    assert_eq!(
+        field("td", None, json!({"checkpoint_games": 0}), any),
+        "checkpoint_games"
+    );
+    assert_eq!(
+        field("td", None, json!({"play_depth": 99}), any),
+        "play_depth"
+    );
+    assert_eq!(
+        field("td", None, json!({"benchmark": {"panel": []}}), any),
+        "benchmark.panel"
+    );
+    assert_eq!(
+        field("td", None, json!({"benchmark": {"leaders": 2}}), any),
+        "benchmark.leaders"
+    );
+    assert_eq!(
+        field("td", None, json!({"benchmark": {"pairs": 0}}), any),
+        "benchmark.pairs"
+    );
+    assert_eq!(
+        field("td", None, json!({"games": 10000000, "depth": 8}), any),
+        "games"
+    );
+    // The server's policy: files named by agents are refused before they are opened.
+    let none = &FileAccess::None;
+    assert!(field(
+        "td",
+        None,
+        json!({"benchmark": {"panel": ["export:/etc/passwd"]}}),
+        none
+    )
+    .starts_with("benchmark.panel[0]"));
+    assert!(field("texel", None, json!({"source": "a3c:/dev/zero"}), none).starts_with("source"));
+}
