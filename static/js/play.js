@@ -152,10 +152,13 @@ export async function mount(view, { query }) {
     over = !!res.game_over;
     last = { side, move };
     const text = describe(side, move, res, who, extra);
+    // replaceChildren writes a null argument as the text "null": leave absent tags out.
     lastMove.replaceChildren(
-      h("span", text),
-      res.capture ? h("span.tag.capture", "capture") : null,
-      res.extra_turn && !res.game_over ? h("span.tag.extra", "extra turn") : null,
+      ...[
+        h("span", text),
+        res.capture ? h("span.tag.capture", "capture") : null,
+        res.extra_turn && !res.game_over ? h("span.tag.extra", "extra turn") : null,
+      ].filter(Boolean),
     );
     log.append(h("li", { class: side }, text));
     log.scrollTop = log.scrollHeight;

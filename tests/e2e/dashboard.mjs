@@ -194,6 +194,30 @@ try {
     check((await row.textContent()).includes("30 / 30"), "progress is not 30 / 30");
   });
 
+  await step("a TD-Leaf run started over the API shows its panel curve on the same run page", async () => {
+    const created = await page.evaluate(async () => {
+      const resp = await fetch("/api/runs", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          tuner: "td-leaf", preset: "ahmed", name: "e2e td-leaf run",
+          config: { games: 96, checkpoint_games: 32, depth: 2, play_depth: 2, benchmark: { pairs: 2 } },
+        }),
+      });
+      return { status: resp.status, body: await resp.json() };
+    });
+    check(created.status === 201, `creating the TD-Leaf run answered ${created.status}: ${JSON.stringify(created.body)}`);
+    await page.goto(`${base}/#/runs/${created.body.id}`);
+    await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
+    await page.locator("#chart-panel .uplot").waitFor();
+    const stats = (await page.textContent("dl.stats")) || "";
+    const text = await page.evaluate(() => document.body.innerText);
+    check(/TD-Leaf/.test(text), "the page does not name the tuner");
+    check(/Checkpoints\s*4 \/ 4/.test(stats), `the page does not count 4 checkpoints: ${stats}`);
+    await page.click('#nav a[data-route="runs"]');
+    await page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" }).waitFor();
+  });
+
   await step("play a move and see the agent answer", async () => {
     await page.click('#nav a[data-route="play"]');
     await page.locator("#board .pit").first().waitFor();
@@ -223,6 +247,53 @@ try {
     await page.locator("#game-result").waitFor();
     const result = await page.textContent("#game-result");
     check(/wins|Draw/.test(result), `result: ${result}`);
+    const lastMove = (await page.textContent("#last-move")) || "";
+    check(!/null|undefined/.test(lastMove), `the line under the board reads "${lastMove}"`);
+    check(/game over/.test(lastMove), `the last move does not say the game is over: "${lastMove}"`);
+  });
+
+  await step("the whole move log can be read at 1440 px wide", async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    // Two even searchers on the full board play long games (greedy against minimax, or any
+    // game on the 4-pit board of an earlier step, can end in 15 moves).
+    await page.fill("#play-pits", "6");
+    await page.fill("#play-seeds", "4");
+    await page.locator("#play-seeds").dispatchEvent("change");
+    for (const side of ["south", "north"]) {
+      await page.selectOption(`#watch-${side}`, "custom");
+      await page.fill(`#watch-${side}-custom`, "minimax:3");
+    }
+    // Games until one is long enough (each seed gives another game), each to its end.
+    let moves = 0;
+    for (let seed = 1; seed <= 8 && moves <= 30; seed++) {
+      await page.fill("#play-seed", String(seed));
+      await page.click("#new-game");
+      // The game's end: a result, and a log that stops growing.
+      let still = 0;
+      for (const deadline = Date.now() + 30000; still < 5 && Date.now() < deadline; ) {
+        await page.waitForTimeout(200);
+        const now = await page.locator("#move-log li").count();
+        const ended = (await page.locator("#game-result").count()) > 0;
+        still = ended && now === moves ? still + 1 : 0;
+        moves = now;
+      }
+    }
+    console.log(`     a game of ${moves} moves`);
+    check(moves > 30, `only ${moves} moves in the log: the games were too short to test this`);
+    // Every entry lies inside the log's box horizontally (none in a clipped column), and the
+    // last one can be scrolled into view.
+    const outside = await page.evaluate(() => {
+      const log = document.querySelector("#move-log");
+      const box = log.getBoundingClientRect();
+      return [...log.querySelectorAll("li")].filter((li) => {
+        const r = li.getBoundingClientRect();
+        return r.left < box.left - 1 || r.right > box.right + 1;
+      }).length;
+    });
+    check(outside === 0, `${outside} of ${moves} moves lie outside the log's box`);
+    await page.locator("#move-log li").last().scrollIntoViewIfNeeded();
+    check(await page.locator("#move-log li").last().isVisible(), "the last move cannot be shown");
+    await page.setViewportSize({ width: 1280, height: 860 });
   });
 
   await step("a tournament fills its cross-table", async () => {
