@@ -713,6 +713,12 @@ async fn bad_input_names_the_field() {
             json!({"agents": ["random", "greedy"], "games": 0}),
             "games",
         ),
+        // Colour-swapped pairs: an odd number is refused, not rounded up.
+        (
+            "/api/tournaments",
+            json!({"agents": ["random", "greedy"], "games": 5}),
+            "games",
+        ),
     ];
     for (path, body, want) in cases {
         let (c, b) = api.post(path, body.clone()).await;

@@ -290,6 +290,16 @@ fn check_tournament(config: &TournamentConfig) -> Result<(), MatchError> {
         });
     }
     check_games(config.games)?;
+    if config.games % 2 == 1 {
+        // Rounding up would play games nobody asked for; rounding down, fewer.
+        return Err(MatchError::Invalid {
+            field: "games",
+            reason: format!(
+                "must be even: each pairing plays colour-swapped pairs, got {}",
+                config.games
+            ),
+        });
+    }
     if let Some(sprt) = &config.sprt {
         sprt.validate().map_err(|e| MatchError::Invalid {
             field: "sprt",

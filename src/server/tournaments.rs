@@ -118,10 +118,13 @@ async fn tournament_config(
             format!("must list 2 to {MAX_TOURNAMENT_AGENTS} agents, got {n}"),
         ));
     }
-    if req.games == 0 || req.games > MAX_TOURNAMENT_GAMES {
+    if req.games < 2 || req.games > MAX_TOURNAMENT_GAMES || req.games % 2 == 1 {
         return Err(ApiError::invalid(
             "games",
-            format!("must be 1 to {MAX_TOURNAMENT_GAMES}, got {}", req.games),
+            format!(
+                "must be an even number from 2 to {MAX_TOURNAMENT_GAMES} (each pairing plays colour-swapped pairs), got {}",
+                req.games
+            ),
         ));
     }
     let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;

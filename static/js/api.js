@@ -89,6 +89,7 @@ export const api = {
   generation: (id, g) => request("GET", `runs/${encodeURIComponent(id)}/generations/${g}`),
   exportUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/export`),
   eventsUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/events`),
+  health: () => request("GET", "healthz"),
   agents: () => request("GET", "agents"),
   configSchema: () => request("GET", "config-schema"),
   move: (agent, position, seed) => request("POST", "move", { agent, position, seed }),

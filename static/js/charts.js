@@ -15,10 +15,20 @@ function axes(yLabel) {
   const c = themeColors();
   const axis = { stroke: c.fg, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
   return [
-    { ...axis, label: "generation", labelSize: 20, size: 36 },
+    // Generations are whole numbers: ticks step by whole amounts only.
+    { ...axis, label: "generation", labelSize: 20, size: 36, incrs: GENERATION_STEPS, values: (u, splits) => splits.map((v) => String(Math.round(v))) },
     { ...axis, label: yLabel, labelSize: 20, size: 50, values: (u, splits) => splits.map((v) => fmtTick(v)) },
   ];
 }
+
+const GENERATION_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000];
+
+/**
+ * The generation axis's range: the generations shown, and one generation on from a lone
+ * first one (uPlot would stretch a single point over 0 to 100).
+ */
+const generationRange = (u, lo, hi) => (lo == null ? [0, 1] : lo === hi ? [lo, lo + 1] : [lo, hi]);
+const generationScale = { time: false, range: generationRange };
 
 function fmtTick(v) {
   if (v == null) return "";
@@ -42,7 +52,13 @@ class LiveChart {
     this.height = height;
     const width = Math.max(200, el.clientWidth || 600);
     this.plot = new uPlot({ ...opts, width, height: this.heightFor(width) }, columns, el);
-    this.redraw = rafThrottle(() => this.plot.setData(this.columns));
+    // For the browser test, which reads scales and tick labels that live only on the canvas.
+    el.uplot = this.plot;
+    this.redraw = rafThrottle(() => {
+      this.plot.setData(this.columns);
+      this.fitLonePoint();
+    });
+    this.fitLonePoint();
     this.resizer = new ResizeObserver(
       rafThrottle(() => {
         const w = Math.max(200, this.el.clientWidth);
@@ -50,6 +66,15 @@ class LiveChart {
       }),
     );
     this.resizer.observe(el);
+  }
+
+  /**
+   * uPlot ranges a lone point by its own rule (a first generation 0 would span 0 to 100) and
+   * not by the scale's range function: one generation spans one.
+   */
+  fitLonePoint() {
+    const xs = this.columns[0];
+    if (xs && xs.length === 1) this.plot.setScale("x", { min: xs[0], max: xs[0] + 1 });
   }
 
   heightFor(width) {
@@ -79,7 +104,7 @@ export function fitnessChart(el, onPick) {
       { label: "hall of fame", stroke: PALETTE[3], width: 1.5, dash: [6, 4], value: val(3) },
     ],
     bands: [{ series: [4, 5], fill: band }],
-    scales: { x: { time: false }, y: { range: (u, lo, hi) => padRange(lo, hi, 0, 1) } },
+    scales: { x: generationScale, y: { range: (u, lo, hi) => padRange(lo, hi, 0, 1) } },
     axes: axes("fitness"),
     cursor: { drag: { x: true, y: false } },
   };
@@ -122,7 +147,7 @@ export function panelChart(el, agents) {
       ...agents.map((a, i) => ({ label: `vs ${a}`, stroke: PALETTE[(i + 4) % PALETTE.length], width: 1, value: val(0), spanGaps: true, show: false })),
     ],
     bands: [{ series: [3, 2], fill: "rgba(255,127,14,0.15)" }],
-    scales: { x: { time: false } },
+    scales: { x: generationScale },
     axes: axes("Elo vs panel"),
   };
   const chart = new LiveChart(el, opts, cols, 260);
@@ -149,7 +174,7 @@ export function diversityChart(el) {
   const cols = [[], []];
   const opts = {
     series: [xSeries, { label: "diversity", stroke: PALETTE[4], width: 2, fill: "rgba(148,103,189,0.12)", value: val(4) }],
-    scales: { x: { time: false }, y: { range: (u, lo, hi) => padRange(lo, hi, 0, null) } },
+    scales: { x: generationScale, y: { range: (u, lo, hi) => padRange(lo, hi, 0, null) } },
     axes: axes("diversity"),
   };
   const chart = new LiveChart(el, opts, cols, 180);
@@ -171,7 +196,7 @@ export function weightsChart(el, features, onPick) {
       xSeries,
       ...features.map((f, i) => ({ label: f, stroke: PALETTE[i % PALETTE.length], width: 1.5, value: val(3) })),
     ],
-    scales: { x: { time: false } },
+    scales: { x: generationScale },
     axes: axes("weight"),
   };
   const chart = new LiveChart(el, opts, cols, 260);

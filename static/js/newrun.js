@@ -219,10 +219,12 @@ export async function mount(view, { query }) {
     for (const [, c] of controls) {
       if (c.def?.showIf) c.wrap.hidden = !c.def.showIf(v);
     }
+    // An estimate of a config that does not check out would be nonsense ("-0 games").
     const { games, hours } = estimate(v);
-    estimateBox.textContent = Number.isFinite(games)
-      ? `About ${Math.round(games).toLocaleString()} games a generation; rough cost ${hours < 0.1 ? "under 0.1" : hours.toFixed(1)} core-hours (the server refuses more than ${schema.max_core_hours}).`
-      : "";
+    estimateBox.textContent =
+      Number.isFinite(games) && games >= 0 && checkFields(v).length === 0
+        ? `About ${Math.round(games).toLocaleString()} games a generation; rough cost ${hours < 0.1 ? "under 0.1" : hours.toFixed(1)} core-hours (the server refuses more than ${schema.max_core_hours}).`
+        : "";
   }
 
   function clearErrors() {
@@ -235,7 +237,36 @@ export async function mount(view, { query }) {
     }
   }
 
-  function showError(err) {
+  /**
+   * Every field the schema can check on its own (numbers: whole, within range; required
+   * fields), all at once: the server stops at the first bad field it meets.
+   */
+  function checkFields(v) {
+    const errors = [];
+    for (const [key, c] of controls) {
+      const f = c.def;
+      if (!c.get || !f || c.wrap.hidden) continue;
+      const x = v[key];
+      if (x === undefined) {
+        errors.push({ field: key, message: `${key}: required` });
+        continue;
+      }
+      if ((f.kind !== "int" && f.kind !== "real") || x === null) continue;
+      if (typeof x !== "number") errors.push({ field: key, message: `${key}: must be a number, got ${JSON.stringify(x)}` });
+      else if (f.kind === "int" && !Number.isInteger(x)) errors.push({ field: key, message: `${key}: must be a whole number, got ${x}` });
+      else if ((f.min != null && x < f.min) || (f.max != null && x > f.max)) {
+        const range = f.max != null ? `${f.min} to ${f.max}` : `at least ${f.min}`;
+        errors.push({ field: key, message: `${key}: must be ${range}, got ${x}` });
+      }
+    }
+    return errors;
+  }
+
+  function showErrors(errors) {
+    errors.forEach((err, i) => showError(err, i === 0));
+  }
+
+  function showError(err, first = true) {
     const key = fieldKey(err.field);
     const c = key && controls.get(key);
     if (c) {
@@ -243,10 +274,13 @@ export async function mount(view, { query }) {
       c.wrap.classList.add("invalid");
       c.wrap.hidden = false;
       c.input?.setAttribute("aria-invalid", "true");
-      c.input?.focus({ preventScroll: true });
-      c.wrap.scrollIntoView({ block: "center", behavior: "smooth" });
+      if (first) {
+        c.input?.focus({ preventScroll: true });
+        c.wrap.scrollIntoView({ block: "center", behavior: "smooth" });
+      }
     } else {
-      formError.textContent = err.field ? `${err.field}: ${err.message}` : err.message;
+      // The server's message already starts with its field.
+      formError.textContent = err.message;
       formError.hidden = false;
     }
   }
@@ -274,14 +308,16 @@ export async function mount(view, { query }) {
     e.preventDefault();
     clearErrors();
     const v = values();
+    const errors = checkFields(v);
+    if (errors.length) {
+      showErrors(errors);
+      flash(`${errors.length} field${errors.length === 1 ? "" : "s"} to correct.`, "error");
+      return;
+    }
     const config = {};
     for (const [key, c] of controls) {
       if (!c.get) continue;
       const val = v[key];
-      if (val === undefined) {
-        showError({ field: key, message: "required" });
-        return;
-      }
       if (JSON.stringify(val) !== JSON.stringify(defaults[key] ?? null)) setPath(config, key, val);
     }
     const body = { config };

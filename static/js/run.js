@@ -7,9 +7,27 @@ import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAM
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
 const POLL_MS = 2000;
+/** How often a run page checks that its server still answers. */
+const HEALTH_MS = 3000;
 
 export async function mount(view, { id }) {
-  let run = await api.run(id);
+  let run;
+  try {
+    run = await api.run(id);
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    // A page of its own rather than an empty one under a red banner.
+    view.append(
+      h(
+        "section.card",
+        { id: "run-not-found" },
+        h("h1", "No such run"),
+        h("p", "There is no run ", h("code", id), " on this server: it may have been deleted, or the link is wrong."),
+        h("a.button", { href: "#/runs" }, "Back to the runs"),
+      ),
+    );
+    return null;
+  }
   const features = run.features || [];
   let lastGen = -1;
   let lastWallMs = [];
@@ -27,6 +45,7 @@ export async function mount(view, { id }) {
   const barWrap = h("div.bar.big", bar);
   const stats = h("dl.stats");
   const errBox = h("p.error-text", { hidden: true });
+  const queueNote = h("p.notice", { id: "queue-note", hidden: true });
   const cancelBtn = h("button", { onclick: () => act("Run cancelled.", () => api.cancelRun(id)) }, "Cancel");
   const resumeBtn = h("button", { onclick: () => act("Run queued again.", () => api.resumeRun(id)) }, "Resume");
   const deleteBtn = h("button.danger", {
@@ -45,6 +64,7 @@ export async function mount(view, { id }) {
   const viewExportBtn = h("button", { id: "export-view", onclick: showExport }, "View export");
   const playLink = h("a.button", { href: `#/play?run=${encodeURIComponent(id)}` }, "Play against it");
   const liveDot = h("span.live-dot", { title: "live updates", hidden: true });
+  const connLost = h("span.conn-lost.small", { id: "conn-lost", hidden: true, role: "status" }, "connection lost, reconnecting…");
 
   // ---- charts and tables -------------------------------------------------------------------
   const panelAgents = (run.config?.benchmark?.panel || []).map(specLabel);
@@ -56,7 +76,7 @@ export async function mount(view, { id }) {
   const bestTable = h("table.compact");
   const genInput = h("input", { id: "pop-gen", type: "number", min: 0, step: 1, inputmode: "numeric" });
   const followBox = h("input", { type: "checkbox", id: "pop-follow", checked: true });
-  const popInfo = h("p.muted.small");
+  const popInfo = h("p.muted.small", { id: "population-info" });
   const popTable = h("table.population.sortable");
   const popWrap = h("div.table-scroll", popTable);
   const exportBox = h("pre.export", { id: "export-json", hidden: true });
@@ -65,8 +85,9 @@ export async function mount(view, { id }) {
   view.append(
     h(
       "section.card",
-      h("div.card-head", h("div", h("div.title-line", title, badge, liveDot), sub), h("div.actions", exportLink, viewExportBtn, playLink, cancelBtn, resumeBtn, deleteBtn)),
+      h("div.card-head", h("div", h("div.title-line", title, badge, liveDot, connLost), sub), h("div.actions", exportLink, viewExportBtn, playLink, cancelBtn, resumeBtn, deleteBtn)),
       barWrap,
+      queueNote,
       stats,
       errBox,
       exportBox,
@@ -192,7 +213,7 @@ export async function mount(view, { id }) {
     if (!("EventSource" in window)) return startPolling();
     es = new EventSource(api.eventsUrl(id));
     es.addEventListener("open", () => {
-      liveDot.hidden = false;
+      liveDot.hidden = lost;
       // Anything written while we were not connected.
       catchUp();
     });
@@ -236,6 +257,38 @@ export async function mount(view, { id }) {
         if (!TERMINAL.has(run.status)) startPolling();
       }
     });
+  }
+
+  // An event stream whose server has gone (stopped, or the network dropped) can sit open
+  // without an error for a long time, so the page asks the server itself every few seconds;
+  // when it answers again, the stream starts afresh and catches up.
+  let healthTimer = null;
+  let lost = false;
+  function watchConnection() {
+    healthTimer = setTimeout(async () => {
+      if (stopped) return;
+      let ok = false;
+      try {
+        await api.health();
+        ok = true;
+      } catch {
+        ok = false;
+      }
+      if (stopped) return;
+      if (!ok && !lost) {
+        lost = true;
+        liveDot.hidden = true;
+        connLost.hidden = false;
+        closeStream();
+      } else if (ok && lost) {
+        lost = false;
+        connLost.hidden = true;
+        refreshRun();
+        if (!TERMINAL.has(run.status)) connect();
+        else catchUp();
+      }
+      watchConnection();
+    }, HEALTH_MS);
   }
 
   const refreshRun = throttle(async () => {
@@ -284,6 +337,7 @@ export async function mount(view, { id }) {
     bar.classList.toggle("live", r.status === "running");
     errBox.hidden = !r.error;
     errBox.textContent = r.error || "";
+    renderQueue(r);
     cancelBtn.hidden = !(r.status === "queued" || r.status === "running");
     resumeBtn.hidden = !(r.status === "cancelled" || r.status === "failed");
     const hasGen = (r.generations_done ?? 0) > 0 || lastGen >= 0;
@@ -292,6 +346,27 @@ export async function mount(view, { id }) {
     playLink.hidden = !hasGen;
     renderStats();
     renderBest(r);
+  }
+
+  // A queued run has no curves yet: say why, and how many runs go first.
+  let queueRequest = 0;
+  async function renderQueue(r) {
+    const mine = ++queueRequest;
+    if (r.status !== "queued") {
+      queueNote.hidden = true;
+      return;
+    }
+    queueNote.hidden = false;
+    queueNote.textContent = "Queued: this run starts when a worker is free; its charts fill in from its first generation.";
+    try {
+      const { runs } = await api.runs();
+      if (mine !== queueRequest) return;
+      const ahead = runs.filter((o) => o.status === "queued" && o.created_at < r.created_at).length;
+      const busy = runs.filter((o) => o.status === "running").length;
+      queueNote.textContent = `Queued: ${ahead === 0 ? "next in line" : `${ahead} queued run${ahead === 1 ? "" : "s"} ahead of it`}, ${busy} running. Its charts fill in from its first generation.`;
+    } catch {
+      // The plain note stands.
+    }
   }
 
   function renderStats() {
@@ -450,8 +525,11 @@ export async function mount(view, { id }) {
   // The elapsed time and ETA move on between generations.
   tickTimer = setInterval(() => run.status === "running" && renderStats(), 1000);
 
+  watchConnection();
+
   return () => {
     stopped = true;
+    clearTimeout(healthTimer);
     closeStream();
     clearTimeout(pollTimer);
     clearInterval(tickTimer);

@@ -6,6 +6,32 @@ import { agentHelp, catalogue, choices, parseSpec } from "./agents.js";
 import { flash, fmtPct, h } from "./util.js";
 
 const POLL_MS = 1000;
+/** Longest display name a spec gets before it is cut short. */
+const NAME_CHARS = 28;
+
+/** A spec as a short display name: its text, cut short. */
+function shorten(spec) {
+  const text = typeof spec === "string" ? spec : JSON.stringify(spec);
+  return text.length > NAME_CHARS ? `${text.slice(0, NAME_CHARS - 1)}…` : text;
+}
+
+/** The name a catalogue choice shows: a run's name (not its status line), else its label. */
+function displayName(choice) {
+  if (choice.group === "Exported runs") return shorten(choice.label.replace(/ \(.*\)$/, ""));
+  return shorten(choice.label);
+}
+
+/**
+ * An API error as one message that names the agent at fault by its display name instead of
+ * its index in the request (which counts the ticked boxes too). The server's message already
+ * starts with its field, so the field is not repeated.
+ */
+function agentError(err, names) {
+  const message = err.message || String(err);
+  const m = /^agents\[(\d+)\](\.[\w.]+)?: (.*)$/s.exec(message);
+  if (!m || names[Number(m[1])] == null) return message;
+  return `${names[Number(m[1])]}${m[2] || ""}: ${m[3]}`;
+}
 
 export async function mount(view, { query }) {
   const cat = await catalogue();
@@ -24,7 +50,7 @@ export async function mount(view, { query }) {
       c.group === "Exported runs" ? h("span.muted.small", " (export)") : null,
     ),
   );
-  const custom = h("textarea", { id: "tour-custom", rows: 2, placeholder: "more agents, one spec a line: minimax:6, heuristic:abrams3:0.5,0.4,0.3:4, {\"kind\":\"greedy\"}" });
+  const custom = h("textarea", { id: "tour-custom", rows: 2, placeholder: "more agents, one spec a line, a name first if you like: minimax:6, deep = minimax:8, {\"kind\":\"greedy\"}" });
   const games = h("input", { id: "tour-games", type: "number", min: 2, step: 2, value: query.get("games") || 20 });
   const seed = h("input", { id: "tour-seed", type: "number", min: 0, value: 1 });
   const startBtn = h("button.primary", { type: "submit", id: "tour-start" }, "Start tournament");
@@ -53,35 +79,57 @@ export async function mount(view, { query }) {
     h("section.card", h("h2", "Results"), progress, statusLine, result),
   );
 
+  // The display names of the agents of the tournament under way, in the request's order.
+  let names = [];
+
   async function start(e) {
     e.preventDefault();
     const agents = [];
+    const wanted = [];
     for (const b of boxes) {
       const cb = b.querySelector("input");
-      if (cb.checked) agents.push(list[Number(cb.value)].spec);
+      if (cb.checked) {
+        const choice = list[Number(cb.value)];
+        agents.push(choice.spec);
+        wanted.push(displayName(choice));
+      }
     }
-    try {
-      for (const line of custom.value.split("\n")) if (line.trim()) agents.push(parseSpec(line));
-    } catch (err) {
-      flash(`Other agents: ${err.message}`, "error");
-      return;
+    const lines = custom.value.split("\n").map((l) => l.trim()).filter(Boolean);
+    for (const [k, line] of lines.entries()) {
+      // "name = spec" names an agent; a spec alone is named by its text.
+      const named = line.match(/^([^={}"]+?)\s*=\s*(\S.*)$/);
+      try {
+        agents.push(parseSpec(named ? named[2] : line));
+      } catch (err) {
+        flash(`Other agents, line ${k + 1}: ${err.message}`, "error");
+        return;
+      }
+      wanted.push(named ? named[1].trim() : shorten(line));
     }
     if (agents.length < 2) {
       flash("Pick at least two agents.", "error");
       return;
     }
+    const n = Number(games.value);
+    if (!Number.isInteger(n) || n < 2 || n % 2 === 1) {
+      flash(`Games a pair: give an even number (games come in colour-swapped pairs), got ${games.value || "nothing"}.`, "error");
+      return;
+    }
     clearTimeout(timer);
     startBtn.disabled = true;
-    result.replaceChildren();
     try {
-      const t = await api.tournament({ agents, games: Number(games.value), seed: Number(seed.value) });
+      const t = await api.tournament({ agents, games: n, seed: Number(seed.value) });
+      // The previous table stays until this start has succeeded.
+      names = wanted;
+      result.replaceChildren();
       statusLine.textContent = "Running…";
       progress.hidden = false;
       bar.style.width = "0%";
       poll(t.id);
     } catch (err) {
       startBtn.disabled = false;
-      flash(err.field ? `${err.field}: ${err.message}` : err.message, "error");
+      statusLine.textContent = "Not started: see the message above. The table below is the last tournament's.";
+      flash(agentError(err, wanted), "error");
     }
   }
 
@@ -113,7 +161,8 @@ export async function mount(view, { query }) {
   }
 
   function renderTable(t) {
-    const labels = t.agents || [];
+    const specs = t.agents || [];
+    const labels = specs.map((spec, i) => names[i] || shorten(spec));
     const table = t.table || [];
     const n = labels.length;
     // Row i, column j: i moving first against j (table[i][j]), and i moving second against j
@@ -147,11 +196,11 @@ export async function mount(view, { query }) {
         h(
           "table.cross",
           { id: "cross-table" },
-          h("thead", h("tr", h("th", "row vs column"), labels.map((l) => h("th", l)), h("th.num", "score [95%]"), h("th.num", "Elo"))),
+          h("thead", h("tr", h("th", "row vs column"), labels.map((l, i) => h("th", { title: specs[i] }, l)), h("th.num", "score [95%]"), h("th.num", "Elo"))),
           h(
             "tbody",
             labels.map((l, i) =>
-              h("tr", h("th", l), Array.from({ length: n }, (_, j) => cell(i, j)), h("td.num", scoreText(scores[i])), h("td.num", eloText(scores[i]))),
+              h("tr", h("th", { title: specs[i] }, l), Array.from({ length: n }, (_, j) => cell(i, j)), h("td.num", scoreText(scores[i])), h("td.num", eloText(scores[i]))),
             ),
           ),
         ),

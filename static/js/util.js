@@ -71,6 +71,9 @@ export function fmtTime(iso) {
 
 export function fmtDuration(ms) {
   if (ms == null || ms < 0) return "–";
+  // Under a second in milliseconds: "132 games in 0 s" says nothing.
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10000) return `${(ms / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

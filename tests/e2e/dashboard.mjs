@@ -83,6 +83,23 @@ try {
     check(await page.locator('.field[data-key="population"].invalid').isVisible(), "population field is not marked invalid");
   });
 
+  await step("the new run form reports every bad field at once, in words", async () => {
+    await page.fill("#f-population", "0");
+    await page.fill("#f-depth", "99");
+    await page.fill("#f-generations", "12.5");
+    await page.click("#start-run");
+    await page.locator("#err-depth", { hasText: "depth" }).waitFor();
+    for (const key of ["population", "depth", "generations"]) {
+      check(await page.locator(`.field[data-key="${key}"].invalid`).isVisible(), `${key} is not marked invalid`);
+    }
+    const generations = (await page.textContent("#err-generations")) || "";
+    check(/whole number/.test(generations), `12.5 generations: ${generations}`);
+    check(!/invalid type|expected/.test(generations), `a parser's message: ${generations}`);
+    const estimate = (await page.textContent(".estimate")) || "";
+    check(!/-0|NaN/.test(estimate), `estimate of a bad config: ${estimate}`);
+    await page.fill("#f-generations", "30");
+  });
+
   let runUrl = "";
   await step("create a run through the form", async () => {
     await page.fill("#f-name", "e2e tiny run");
@@ -192,6 +209,47 @@ try {
     await row.waitFor();
     await row.locator(".badge", { hasText: "finished" }).waitFor();
     check((await row.textContent()).includes("30 / 30"), "progress is not 30 / 30");
+  });
+
+  await step("an unknown run id gets a page that says so", async () => {
+    await page.goto(`${base}/#/runs/00000000-0000-0000-0000-000000000000`);
+    await page.locator("#run-not-found", { hasText: "No such run" }).waitFor();
+    check(!(await page.locator("#flash.show.error").count()), "a red banner instead of a page");
+  });
+
+  await step("a queued run says it waits, and a one-generation run has whole-number axes", async () => {
+    const post = (body) =>
+      page.evaluate(async (body) => {
+        const resp = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+        return resp.json();
+      }, body);
+    const blocker = await post({ name: "e2e blocker", config: { population: 8, depth: 3, generations: 10000, fitness: { games_per_pair: 20 } } });
+    const single = await post({ name: "e2e one generation", config: { population: 4, depth: 1, generations: 1 } });
+    await page.goto(`${base}/#/runs/${single.id}`);
+    await page.locator("#queue-note", { hasText: "Queued" }).waitFor();
+    await page.evaluate((id) => fetch(`/api/runs/${id}/cancel`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }), blocker.id);
+    await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
+    check(await page.locator("#queue-note").isHidden(), "the queue note stays after the run started");
+    await page.waitForFunction(() => (document.querySelector("#chart-fitness")?.uplot?.data?.[0]?.length || 0) >= 1);
+    const axis = await page.evaluate(() => {
+      const u = document.querySelector("#chart-fitness").uplot;
+      return { min: u.scales.x.min, max: u.scales.x.max, ticks: (u.axes[0]._values || []).map(String) };
+    });
+    check(axis.min === 0 && axis.max === 1, `one generation spans ${axis.min} to ${axis.max}`);
+    check(axis.ticks.every((t) => /^-?\d*$/.test(t)), `fractional generation ticks: ${axis.ticks.join(", ")}`);
+    await page.locator("#pop-gen").fill("0");
+    await page.locator("#pop-gen").dispatchEvent("change");
+    const info = page.locator("#population-info", { hasText: "games" });
+    await info.waitFor();
+    check(!/ in 0 s/.test((await info.textContent()) || ""), `duration: ${await info.textContent()}`);
+  });
+
+  await step("a run page says when the server cannot be reached, and reconnects", async () => {
+    await page.context().setOffline(true);
+    await page.locator("#conn-lost").waitFor({ state: "visible" });
+    check(await page.locator(".live-dot").isHidden(), "the live dot stays on without a connection");
+    await page.context().setOffline(false);
+    await page.locator("#conn-lost").waitFor({ state: "hidden" });
   });
 
   await step("a TD-Leaf run started over the API shows its panel curve on the same run page", async () => {
@@ -308,6 +366,35 @@ try {
     await page.locator("#cross-table tbody tr").nth(1).waitFor();
     const cells = await page.locator("#cross-table td.score").count();
     check(cells === 2, `cross-table has ${cells} score cells, expected 2`);
+  });
+
+  await step("tournament players have short names, and a failed start names the agent and keeps the table", async () => {
+    // An exported run is named by its run's name, not its 300-character spec; a custom line
+    // may name its agent.
+    await page.locator("label.check", { hasText: "e2e tiny run" }).first().locator("input").check();
+    await page.fill("#tour-custom", "deep = minimax:3");
+    await page.fill("#tour-games", "2");
+    await page.click("#tour-start");
+    await page.locator("#cross-table tbody tr").nth(3).waitFor();
+    await page.locator("#tour-status", { hasText: "Done" }).waitFor();
+    const headers = await page.locator("#cross-table thead th").allTextContents();
+    check(headers.includes("e2e tiny run") && headers.includes("deep"), `headers: ${headers.join(" | ")}`);
+    check(headers.every((t) => t.length <= 30), `a header is too long: ${headers.join(" | ")}`);
+    // A bad agent: the message names it once, by name, and the last table stays.
+    await page.fill("#tour-custom", "deep = minimax:3\nbroken = minimax:99");
+    await page.click("#tour-start");
+    const flash = page.locator("#flash", { hasText: "broken" });
+    await flash.waitFor();
+    const message = (await flash.textContent()) || "";
+    check(!/agents\[\d+\]/.test(message), `the message names the agent by index: ${message}`);
+    check((message.match(/depth/g) || []).length <= 2 && !/(\S+: )\1/.test(message), `the message repeats itself: ${message}`);
+    check((await page.locator("#cross-table tbody tr").count()) === 4, "the last table was wiped");
+    check(!/Done/.test((await page.textContent("#tour-status")) || ""), "the status still says Done after a failed start");
+    // An odd number of games is refused, not rounded.
+    await page.fill("#tour-custom", "");
+    await page.fill("#tour-games", "5");
+    await page.click("#tour-start");
+    await page.locator("#flash", { hasText: "even" }).waitFor();
   });
 
   await step("the pages fit a phone screen", async () => {
