@@ -506,6 +506,42 @@ async fn sqlite_restart_keeps_runs() {
     let run = api.create_run(json!({"config": tiny(2, 2)})).await;
     let id = run["id"].as_str().unwrap().to_string();
     api.wait_status(&id, &["finished"]).await;
+    // Renamed, noted and tagged after it finished: kept across the restart too.
+    let patch = |body: Value| {
+        let api = &api;
+        let path = format!("/api/runs/{id}");
+        async move {
+            let (code, _, run) = api
+                .send(
+                    reqwest::Method::PATCH,
+                    &path,
+                    &[("content-type", "application/json")],
+                    Some(body.to_string()),
+                )
+                .await;
+            (code, run)
+        }
+    };
+    let (code, described) = patch(json!({"name": " tuned ", "notes": "depth 2 only",
+                                         "tags": ["baseline", "d2 ", "baseline"]}))
+    .await;
+    assert_eq!(code, 200, "{described}");
+    assert_eq!(described["name"], "tuned");
+    assert_eq!(described["tags"], json!(["baseline", "d2"]));
+    let (code, kept) = patch(json!({"tags": ["baseline"]})).await;
+    assert_eq!(code, 200, "{kept}");
+    assert_eq!(kept["name"], "tuned", "parts not given are kept");
+    assert_eq!(kept["notes"], "depth 2 only");
+    for (body, field) in [
+        (json!({"tags": ["ok", "<script>"]}), "tags[1]"),
+        (json!({"tags": [""]}), "tags[0]"),
+        (json!({"status": "finished"}), "status"),
+        (json!({"notes": "x".repeat(10_001)}), "notes"),
+    ] {
+        let (code, err) = patch(body.clone()).await;
+        assert_eq!(code, 422, "{body}: {err}");
+        assert_eq!(err["error"]["field"].as_str().unwrap_or(""), field, "{err}");
+    }
     srv.shutdown().await;
 
     let srv = server(&db, None).await;
@@ -513,6 +549,9 @@ async fn sqlite_restart_keeps_runs() {
     let again = api.get(&format!("/api/runs/{id}")).await.1;
     assert_eq!(again["status"], "finished");
     assert_eq!(again["generations_done"], 2);
+    assert_eq!(again["name"], "tuned");
+    assert_eq!(again["notes"], "depth 2 only");
+    assert_eq!(again["tags"], json!(["baseline"]));
     srv.shutdown().await;
     db.drop_db().await;
 }
@@ -776,6 +815,7 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/runs", "post"),
         ("/api/runs/{id}", "get"),
         ("/api/runs/{id}", "delete"),
+        ("/api/runs/{id}", "patch"),
         ("/api/runs/{id}/cancel", "post"),
         ("/api/runs/{id}/resume", "post"),
         ("/api/runs/{id}/generations", "get"),

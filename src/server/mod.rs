@@ -292,7 +292,10 @@ pub fn router(state: SharedState) -> Router {
     let cors = guard::cors(&state.allowed_origins);
     let api = Router::new()
         .route("/runs", get(runs::list).post(runs::create))
-        .route("/runs/{id}", get(runs::show).delete(runs::delete))
+        .route(
+            "/runs/{id}",
+            get(runs::show).patch(runs::describe).delete(runs::delete),
+        )
         .route("/runs/{id}/cancel", post(runs::cancel))
         .route("/runs/{id}/resume", post(runs::resume))
         .route("/runs/{id}/generations", get(runs::generations))

@@ -108,6 +108,13 @@ pub fn spec() -> Value {
         },
         "/api/runs/{id}": {
             "get": with_params(op("Show a run", vec![("200", ok("the run", run.clone()))], &[404]), json!([path_id()])),
+            "patch": secured(with_params(with_body(
+                op("Rename a run or set its notes and tags (any status; each part only when given)", vec![("200", ok("the run", run.clone()))], &[400, 401, 403, 404, 415, 422]),
+                json!({"type": "object", "properties": {
+                    "name": {"type": "string", "maxLength": 200, "description": "empty clears the name"},
+                    "notes": {"type": "string", "maxLength": 10000},
+                    "tags": {"type": "array", "maxItems": 20, "items": {"type": "string", "maxLength": 40}}
+                }, "additionalProperties": false})), json!([path_id()]))),
             "delete": secured(with_params(json!({"summary": "Delete a run and its generations (cancels it first)", "responses": {"204": {"description": "deleted"}, "401": ok("token", schema_ref("Error")), "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()])))
         },
         "/api/runs/{id}/cancel": {
@@ -204,6 +211,7 @@ pub fn spec() -> Value {
             "features": {"type": "array", "items": {"type": "string"}},
             "created_at": {"type": "string", "format": "date-time"},
             "started_at": nullable_string, "finished_at": nullable_string,
+            "notes": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
             "error": nullable_string, "stop_reason": {"type": "string", "nullable": true, "enum": ["generations", "stagnation", "target-fitness", null]}}},
         "GenerationPoint": {"type": "object", "properties": {
             "generation": {"type": "integer"}, "best": {"type": "number"}, "mean": {"type": "number"},

@@ -17,12 +17,17 @@ use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::ga::{loader, ExportDocument, TunerConfig};
-use crate::store::{NewRun, RunRow, RunStatus};
+use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
 
 /// Most runs waiting in the queue at once.
 pub const MAX_QUEUED: u64 = 100;
 /// Longest run name.
 pub const MAX_NAME_CHARS: usize = 200;
+/// Longest notes of a run.
+pub const MAX_NOTES_CHARS: usize = 10_000;
+/// Most tags on a run, and the longest tag.
+pub const MAX_TAGS: usize = 20;
+pub const MAX_TAG_CHARS: usize = 40;
 
 /// The run object of the API. A run whose stored config no longer reads shows the stored JSON
 /// and says so in `error`.
@@ -68,6 +73,8 @@ pub fn run_json(run: &RunRow) -> Value {
         "finished_at": run.finished_at,
         "error": error,
         "stop_reason": run.stop_reason,
+        "notes": run.notes,
+        "tags": run.tags,
     })
 }
 
@@ -255,6 +262,91 @@ pub async fn cancel(
     tracing::info!(run = %id, "run cancelled");
     publish_status(&state, &id).await;
     Ok(Json(run_json(&find(&state, &id).await?)))
+}
+
+/// What `PATCH /api/runs/{id}` may change: what the user says about a run, never what it
+/// computes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DescribeRun {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    notes: Option<String>,
+    #[serde(default)]
+    tags: Option<Vec<String>>,
+}
+
+/// Tags as stored: trimmed, each once, in the order given; letters, digits, spaces and
+/// `-_.:` only, so that they read the same in a URL, a CSV and a chip.
+fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
+    if tags.len() > MAX_TAGS {
+        return Err(ApiError::invalid(
+            "tags",
+            format!("at most {MAX_TAGS} tags, got {}", tags.len()),
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (i, tag) in tags.iter().enumerate() {
+        let tag = tag.trim();
+        let field = format!("tags[{i}]");
+        if tag.is_empty() || tag.chars().count() > MAX_TAG_CHARS {
+            return Err(ApiError::invalid(
+                &field,
+                format!("a tag has 1 to {MAX_TAG_CHARS} characters"),
+            ));
+        }
+        if let Some(c) = tag
+            .chars()
+            .find(|c| !(c.is_alphanumeric() || " -_.:".contains(*c)))
+        {
+            return Err(ApiError::invalid(
+                &field,
+                format!("{c:?} is not allowed: letters, digits, spaces and -_.: only"),
+            ));
+        }
+        if !out.iter().any(|t| t == tag) {
+            out.push(tag.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// Renames a run, or sets its notes or tags; any status.
+pub async fn describe(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<DescribeRun>,
+) -> ApiResult<Json<Value>> {
+    find(&state, &id).await?;
+    if let Some(name) = &body.name {
+        if name.chars().count() > MAX_NAME_CHARS {
+            return Err(ApiError::invalid(
+                "name",
+                format!("at most {MAX_NAME_CHARS} characters"),
+            ));
+        }
+    }
+    if let Some(notes) = &body.notes {
+        if notes.chars().count() > MAX_NOTES_CHARS {
+            return Err(ApiError::invalid(
+                "notes",
+                format!("at most {MAX_NOTES_CHARS} characters"),
+            ));
+        }
+    }
+    let change = RunDescription {
+        name: body.name.map(|n| n.trim().to_string()),
+        notes: body.notes,
+        tags: body.tags.as_deref().map(clean_tags).transpose()?,
+    };
+    let run = state
+        .store
+        .describe_run(&id, &change)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+    publish_status(&state, &id).await;
+    Ok(Json(run_json(&run)))
 }
 
 pub async fn resume(

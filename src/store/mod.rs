@@ -127,6 +127,9 @@ pub struct RunRow {
     pub finished_at: Option<String>,
     pub error: Option<String>,
     pub stop_reason: Option<String>,
+    /// The user's notes and tags.
+    pub notes: String,
+    pub tags: Vec<String>,
 }
 
 impl RunRow {
@@ -138,6 +141,15 @@ impl RunRow {
                 .unwrap_or_else(|| "the stored config cannot be read".into())
         })
     }
+}
+
+/// A change to what the user says about a run: each part is set only when given.
+#[derive(Clone, Debug, Default)]
+pub struct RunDescription {
+    /// The new name; empty clears it.
+    pub name: Option<String>,
+    pub notes: Option<String>,
+    pub tags: Option<Vec<String>>,
 }
 
 /// A run to create.
@@ -230,7 +242,7 @@ pub fn now_rfc3339() -> String {
 
 const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
-     stop_reason";
+     stop_reason, notes, tags";
 
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -413,6 +425,38 @@ impl Store {
             }
             None => Ok(None),
         }
+    }
+
+    /// Sets what the user says about a run (each part only when given); the run as it is
+    /// afterwards, `None` when there is no such run. Whatever its status: notes are not
+    /// part of the run's computation.
+    pub async fn describe_run(
+        &self,
+        id: &str,
+        change: &RunDescription,
+    ) -> Result<Option<RunRow>, StoreError> {
+        let tags = match &change.tags {
+            Some(tags) => Some(serde_json::to_string(tags).map_err(|e| corrupt("tags", e))?),
+            None => None,
+        };
+        // An absent part keeps its column: COALESCE with the bound NULL. The name is
+        // nullable itself, so "clear the name" is an empty string, stored as NULL.
+        let sql = format!(
+            "UPDATE runs SET \
+             name = CASE WHEN $2 = 1 THEN NULLIF($3, '') ELSE name END, \
+             notes = COALESCE($4, notes), tags = COALESCE($5, tags) \
+             WHERE id = $1 RETURNING {RUN_COLUMNS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(change.name.is_some() as i64)
+            .bind(change.name.clone().unwrap_or_default())
+            .bind(change.notes.clone())
+            .bind(tags)
+            .fetch_optional(&self.pool)
+            .await?;
+        self.changed();
+        row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Cancels a queued or running run. `Ok(false)` when it is in another state.
@@ -694,7 +738,12 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
     let features: String = r.try_get("features")?;
     let weights: Option<String> = r.try_get("best_weights")?;
     let status: String = r.try_get("status")?;
+    let tags: String = r.try_get("tags")?;
     let mut problems = Vec::new();
+    let tags = serde_json::from_str(&tags).unwrap_or_else(|e| {
+        problems.push(format!("the stored tags cannot be read: {e}"));
+        Vec::new()
+    });
     let (config, config_raw) = match serde_json::from_str::<TunerConfig>(&config) {
         Ok(c) => (Some(c), None),
         Err(e) => {
@@ -736,5 +785,7 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
         finished_at: r.try_get("finished_at")?,
         error: r.try_get("error")?,
         stop_reason: r.try_get("stop_reason")?,
+        notes: r.try_get("notes")?,
+        tags,
     })
 }

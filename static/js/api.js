@@ -81,6 +81,7 @@ export const api = {
   cancelRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/cancel`, {}),
   resumeRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/resume`, {}),
   deleteRun: (id) => request("DELETE", `runs/${encodeURIComponent(id)}`),
+  describeRun: (id, body) => request("PATCH", `runs/${encodeURIComponent(id)}`, body),
   generations: (id, since) =>
     request(
       "GET",

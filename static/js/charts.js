@@ -1,7 +1,7 @@
 // uPlot wrappers for the run page: the charts keep their own column arrays, take new
 // generations by appending to them, and redraw at most once per animation frame.
 
-import { PALETTE, rafThrottle } from "./util.js";
+import { h, PALETTE, rafThrottle } from "./util.js";
 
 function themeColors() {
   const css = getComputedStyle(document.documentElement);
@@ -86,6 +86,60 @@ class LiveChart {
     this.resizer.disconnect();
     this.plot.destroy();
   }
+
+  /** The series' labels, x first, as the chart's legend names them. */
+  labels() {
+    return this.plot.series.map((s, i) => (i === 0 ? "generation" : String(s.label ?? `series ${i}`)));
+  }
+
+  /** The chart's data as CSV: a header of series labels, then one row per generation. */
+  toCsv() {
+    const quote = (t) => (/[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t);
+    const rows = [this.labels().map(quote).join(",")];
+    const xs = this.columns[0] || [];
+    for (let i = 0; i < xs.length; i++) rows.push(this.columns.map((c) => (c[i] == null ? "" : String(c[i]))).join(","));
+    return rows.join("\n") + "\n";
+  }
+
+  /** The chart's data as JSON: one object per generation, keyed by series label. */
+  toJson() {
+    const labels = this.labels();
+    const xs = this.columns[0] || [];
+    const rows = xs.map((_, i) => Object.fromEntries(labels.map((l, k) => [l, this.columns[k][i] ?? null])));
+    return JSON.stringify(rows, null, 1);
+  }
+
+  /** The chart as drawn (plot and axes; the legend is HTML), as a PNG data URL. */
+  toPng() {
+    return this.plot.ctx.canvas.toDataURL("image/png");
+  }
+}
+
+/** Saves `content` (a string or a data URL) as the file `name`. */
+function download(name, content, type) {
+  const url = content.startsWith("data:") ? content : URL.createObjectURL(new Blob([content], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  if (!content.startsWith("data:")) setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+/**
+ * Buttons that download a chart's data as CSV or JSON, or the chart as PNG. `name` is the
+ * files' stem (run id and chart); `id` prefixes the buttons' ids.
+ */
+export function dataButtons(chart, name, id) {
+  const button = (kind, label, make, type) =>
+    h("button.small", { type: "button", id: `${id}-${kind}`, title: `Download this chart ${kind === "png" ? "as an image" : `'s data as ${label}`}`, onclick: () => download(`${name}.${kind}`, make(), type) }, label);
+  return h(
+    "span.data-buttons",
+    button("csv", "CSV", () => chart.toCsv(), "text/csv"),
+    button("json", "JSON", () => chart.toJson(), "application/json"),
+    button("png", "PNG", () => chart.toPng(), "image/png"),
+  );
 }
 
 /** best, mean, min, mean ± std (as a band) and the hall of fame, per generation. */
@@ -153,6 +207,7 @@ export function panelChart(el, agents) {
   const chart = new LiveChart(el, opts, cols, 260);
   let measured = 0;
   return {
+    chart,
     push(g) {
       const p = g.panel;
       cols[0].push(g.generation);
@@ -179,6 +234,7 @@ export function diversityChart(el) {
   };
   const chart = new LiveChart(el, opts, cols, 180);
   return {
+    chart,
     push(g) {
       cols[0].push(g.generation);
       cols[1].push(g.diversity ?? null);
@@ -202,6 +258,7 @@ export function weightsChart(el, features, onPick) {
   const chart = new LiveChart(el, opts, cols, 260);
   if (onPick) pickOnClick(chart, onPick);
   return {
+    chart,
     push(g) {
       cols[0].push(g.generation);
       const w = g.best_weights || [];

@@ -67,6 +67,43 @@ export async function mount(view, { query }) {
     resetAll(false);
   });
   resetAll(true);
+  const from = query.get("from");
+  if (from) await copyRun(from);
+
+  /**
+   * Fills the form with a finished or running run's config ("New run from this config"):
+   * every field it sets, as if typed, over the defaults.
+   */
+  async function copyRun(runId) {
+    let source;
+    try {
+      source = await api.run(runId);
+    } catch (e) {
+      flash(`Cannot copy run ${runId}: ${e.message}`, "error");
+      return;
+    }
+    if (source.tuner && source.tuner !== "ga") {
+      flash(`Run ${source.name || runId} is a ${source.tuner} run: this form builds GA runs.`, "error");
+      return;
+    }
+    const flat = {};
+    const walk = (prefix, value) => {
+      if (value && typeof value === "object" && !Array.isArray(value)) {
+        for (const [k, v] of Object.entries(value)) walk(prefix ? `${prefix}.${k}` : k, v);
+      } else flat[prefix] = value;
+    };
+    walk("", source.config || {});
+    for (const [key, c] of controls) {
+      if (!c.set || !(key in flat)) continue;
+      // A feature list is written as the form takes it: names joined by +.
+      const value = c.def?.kind === "features" && Array.isArray(flat[key]) ? flat[key].join("+") : flat[key];
+      c.set(value);
+      c.touched = true;
+    }
+    nameInput.value = `${source.name || `run ${String(runId).slice(0, 8)}`} (copy)`;
+    changed();
+    flash(`The form holds the config of ${source.name || runId}; change what you like and start.`, "ok");
+  }
 
   function fieldWrap(key, label, input, range, help) {
     const error = h("div.field-error", { id: `err-${key}`, dataset: { field: key } });

@@ -2,7 +2,7 @@
 // the population of any generation as a sortable table, and the export.
 
 import { api } from "./api.js";
-import { diversityChart, fitnessChart, panelChart, weightsChart } from "./charts.js";
+import { dataButtons, diversityChart, fitnessChart, panelChart, weightsChart } from "./charts.js";
 import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
@@ -81,6 +81,46 @@ export async function mount(view, { id }) {
   const popWrap = h("div.table-scroll", popTable);
   const exportBox = h("pre.export", { id: "export-json", hidden: true });
   const genCount = h("span.muted", { id: "gen-count" });
+  const [panelTools, fitTools, divTools, wTools] = [0, 1, 2, 3].map(() => h("span.chart-tools"));
+
+  // ---- what the user says about the run, and its config ---------------------------------------
+  const tagList = h("span.tags", { id: "run-tags" });
+  const notesText = h("p.notes", { id: "run-notes" });
+  const editBtn = h("button", { id: "run-edit", type: "button", onclick: () => openEditor() }, "Edit name, notes and tags");
+  const nameField = h("input", { id: "edit-name", type: "text", maxlength: 200 });
+  const tagsField = h("input", { id: "edit-tags", type: "text", placeholder: "baseline, depth 4" });
+  const notesField = h("textarea", { id: "edit-notes", rows: 3, maxlength: 10000 });
+  const editor = h(
+    "form.editor",
+    { id: "run-editor", hidden: true, onsubmit: (e) => (e.preventDefault(), saveDescription()) },
+    h("label", "Name ", nameField),
+    h("label", "Tags (comma-separated) ", tagsField),
+    h("label", "Notes ", notesField),
+    h("div.actions", h("button.primary", { type: "submit", id: "edit-save" }, "Save"), h("button", { type: "button", onclick: () => (editor.hidden = true) }, "Close")),
+  );
+  const configJson = h("pre.export", { id: "run-config" });
+  const fromConfig = h("a.button", { id: "run-copy", href: `#/new?from=${encodeURIComponent(id)}` }, "New run from this config");
+  const configBox = h("details.config", { id: "run-config-box" }, h("summary", "Config"), configJson, fromConfig);
+
+  function openEditor() {
+    nameField.value = run.name || "";
+    tagsField.value = (run.tags || []).join(", ");
+    notesField.value = run.notes || "";
+    editor.hidden = false;
+    nameField.focus();
+  }
+
+  async function saveDescription() {
+    const tags = tagsField.value.split(",").map((t) => t.trim()).filter(Boolean);
+    try {
+      run = await api.describeRun(id, { name: nameField.value, notes: notesField.value, tags });
+      renderRun(run);
+      editor.hidden = true;
+      flash("Saved.", "ok");
+    } catch (e) {
+      flash(e.message, "error");
+    }
+  }
 
   view.append(
     h(
@@ -89,31 +129,34 @@ export async function mount(view, { id }) {
       barWrap,
       queueNote,
       stats,
+      h("div.describe", tagList, notesText, editBtn),
+      editor,
+      configBox,
       errBox,
       exportBox,
     ),
     panelAgents.length
       ? h(
           "section.card",
-          h("div.card-head", h("h2", "Benchmark panel"), panelInfo),
+          h("div.card-head", h("h2", "Benchmark panel"), panelInfo, panelTools),
           h("p.hint", `Elo of each measured generation's leader against the fixed panel (${panelAgents.join(", ")}) on openings fitness never uses, with its 95% band; the dashed line is the champion, the player Export and "Play against it" hand out. A rising curve means the run really gets stronger. Per-agent lines can be switched on in the legend.`),
           panelEl,
         )
       : h("section.card", h("h2", "Benchmark panel"), h("p.hint", "This run has no benchmark panel (benchmark.panel is empty), so only relative fitness is shown.")),
     h(
       "section.card",
-      h("div.card-head", h("h2", "Fitness"), genCount),
+      h("div.card-head", h("h2", "Fitness"), genCount, fitTools),
       h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population."),
       fitEl,
     ),
     h(
       "div.grid-2",
-      h("section.card", h("h2", "Diversity"), divEl),
+      h("section.card", h("div.card-head", h("h2", "Diversity"), divTools), divEl),
       h("section.card", h("h2", "Champion's weights"), h("p.hint", "Of the run's champion: the player Export, \"Play against it\" and run:ID hand out."), h("div.table-scroll", bestTable)),
     ),
     h(
       "section.card",
-      h("h2", "Weights of each generation's best"),
+      h("div.card-head", h("h2", "Weights of each generation's best"), wTools),
       wEl,
     ),
     h(
@@ -143,6 +186,11 @@ export async function mount(view, { id }) {
   const div = diversityChart(divEl);
   const wts = weightsChart(wEl, features, pickGeneration);
   const panel = panelAgents.length ? panelChart(panelEl, panelAgents) : null;
+  const stem = `kalah-tuner-${shortId(id)}`;
+  if (panel) panelTools.append(dataButtons(panel.chart, `${stem}-panel`, "panel-data"));
+  fitTools.append(dataButtons(fit.chart, `${stem}-fitness`, "fitness-data"));
+  divTools.append(dataButtons(div.chart, `${stem}-diversity`, "diversity-data"));
+  wTools.append(dataButtons(wts.chart, `${stem}-weights`, "weights-data"));
 
   genInput.addEventListener("change", () => {
     const g = Number(genInput.value);
@@ -338,6 +386,12 @@ export async function mount(view, { id }) {
     errBox.hidden = !r.error;
     errBox.textContent = r.error || "";
     renderQueue(r);
+    tagList.replaceChildren(...(r.tags || []).map((t) => h("span.tag-chip", t)));
+    notesText.textContent = r.notes || "";
+    notesText.hidden = !r.notes;
+    configJson.textContent = JSON.stringify(r.config, null, 2);
+    // The form builds GA configs only.
+    fromConfig.hidden = !!(r.tuner && r.tuner !== "ga");
     cancelBtn.hidden = !(r.status === "queued" || r.status === "running");
     resumeBtn.hidden = !(r.status === "cancelled" || r.status === "failed");
     const hasGen = (r.generations_done ?? 0) > 0 || lastGen >= 0;

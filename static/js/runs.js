@@ -2,13 +2,71 @@
 // Rows are keyed by run id and updated in place, so a refresh does not rebuild the table.
 
 import { api } from "./api.js";
-import { flash, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
+import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["queued", "running"]);
 
-export async function mount(view) {
+/** How long a run has taken (so far, while it runs), in milliseconds; null before it starts. */
+function durationMs(r) {
+  if (!r.started_at) return null;
+  const end = r.finished_at ? new Date(r.finished_at) : new Date();
+  return end - new Date(r.started_at);
+}
+
+/** Sortable columns: the value each sorts by. */
+const SORT_KEYS = {
+  name: (r) => (r.name || `run ${shortId(r.id)}`).toLowerCase(),
+  status: (r) => r.status,
+  best: (r) => r.best_fitness ?? -Infinity,
+  started: (r) => r.started_at || "",
+  duration: (r) => durationMs(r) ?? -Infinity,
+};
+
+/** Whether a run matches every word of a search: name, tags, tuner, preset, status or id. */
+function matches(r, query) {
+  const text = [r.name, ...(r.tags || []), r.tuner, TUNER_NAMES[r.tuner], r.preset, r.status, r.id, r.notes]
+    .filter(Boolean)
+    .join(" ")
+    .toLowerCase();
+  return query
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((word) => text.includes(word));
+}
+
+export async function mount(view, { query: params } = {}) {
   const tbody = h("tbody");
+  const search = h("input", { id: "runs-search", type: "search", placeholder: "search name, tag, tuner, status…", value: params?.get?.("q") || "" });
+  const shown = h("span.muted.small", { id: "runs-shown" });
+  let sortKey = null;
+  let sortDir = 1;
+  let lastRuns = [];
+  const sortHeader = (key, label, cls = "th") =>
+    h(cls, { dataset: { sort: key }, "aria-sort": "none" }, h("button.sort", { type: "button", onclick: () => sortBy(key) }, label));
+  const headers = [
+    sortHeader("name", "Run"),
+    sortHeader("status", "Status"),
+    h("th.progress-col", "Progress"),
+    sortHeader("best", "Best fitness", "th.num"),
+    sortHeader("started", "Started"),
+    h("th", "Finished"),
+    sortHeader("duration", "Duration", "th.num"),
+    h("th", "Actions"),
+  ];
+  function sortBy(key) {
+    if (sortKey === key) sortDir = -sortDir;
+    else {
+      sortKey = key;
+      sortDir = key === "name" || key === "status" ? 1 : -1;
+    }
+    for (const th of headers) {
+      if (th.dataset.sort) th.setAttribute("aria-sort", th.dataset.sort === sortKey ? (sortDir > 0 ? "ascending" : "descending") : "none");
+    }
+    place(lastRuns);
+  }
+  search.addEventListener("input", () => place(lastRuns));
   const empty = h(
     "p.empty",
     { hidden: true },
@@ -24,23 +82,8 @@ export async function mount(view) {
         h("h1", "Runs"),
         h("a.button.primary", { href: "#/new" }, "New run"),
       ),
-      h(
-        "table.runs.responsive",
-        h(
-          "thead",
-          h(
-            "tr",
-            h("th", "Run"),
-            h("th", "Status"),
-            h("th.progress-col", "Progress"),
-            h("th.num", "Best fitness"),
-            h("th", "Started"),
-            h("th", "Finished"),
-            h("th", "Actions"),
-          ),
-        ),
-        tbody,
-      ),
+      h("div.runs-tools", h("label", { for: "runs-search" }, "Search "), search, shown),
+      h("table.runs.responsive", h("thead", h("tr", headers)), tbody),
       empty,
     ),
   );
@@ -54,29 +97,50 @@ export async function mount(view) {
     try {
       const { runs } = await api.runs();
       if (stopped) return;
-      const seen = new Set();
-      runs.forEach((r, i) => {
-        seen.add(r.id);
-        let row = rows.get(r.id);
-        if (!row) {
-          row = makeRow(r, refresh);
-          rows.set(r.id, row);
-        }
-        // Keep the server's order (newest first) without touching rows already in place.
-        if (tbody.children[i] !== row.tr) tbody.insertBefore(row.tr, tbody.children[i] || null);
-        row.update(r);
-      });
-      for (const [id, row] of rows) {
-        if (!seen.has(id)) {
-          row.tr.remove();
-          rows.delete(id);
-        }
-      }
+      lastRuns = runs;
+      place(runs);
       empty.hidden = runs.length > 0;
     } catch (e) {
       flash(`Could not load the runs: ${e.message}`, "error");
     }
     if (!stopped) timer = setTimeout(refresh, document.hidden ? POLL_MS * 5 : POLL_MS);
+  }
+
+  /** Shows the runs that match the search, in the chosen order (else the server's, newest first). */
+  function place(runs) {
+    const seen = new Set(runs.map((r) => r.id));
+    for (const [id, row] of rows) {
+      if (!seen.has(id)) {
+        row.tr.remove();
+        rows.delete(id);
+      }
+    }
+    let visible = runs.filter((r) => matches(r, search.value));
+    if (sortKey) {
+      const key = SORT_KEYS[sortKey];
+      // Stable: equal keys keep the server's order.
+      visible = visible
+        .map((r, i) => [r, i])
+        .sort(([a, i], [b, j]) => {
+          const x = key(a);
+          const y = key(b);
+          return (x < y ? -1 : x > y ? 1 : 0) * sortDir || i - j;
+        })
+        .map(([r]) => r);
+    }
+    const wanted = new Set(visible.map((r) => r.id));
+    for (const [id, row] of rows) if (!wanted.has(id)) row.tr.remove();
+    visible.forEach((r, i) => {
+      let row = rows.get(r.id);
+      if (!row) {
+        row = makeRow(r, refresh);
+        rows.set(r.id, row);
+      }
+      // Rows already in place are not touched.
+      if (tbody.children[i] !== row.tr) tbody.insertBefore(row.tr, tbody.children[i] || null);
+      row.update(r);
+    });
+    shown.textContent = search.value.trim() ? `${visible.length} of ${runs.length} runs` : "";
   }
 
   await refresh();
@@ -95,6 +159,8 @@ function makeRow(run, refresh) {
   const best = h("span");
   const started = h("span");
   const finished = h("span");
+  const duration = h("span");
+  const tags = h("div.tags");
   const err = h("div.error-text.small");
 
   const act = async (label, fn) => {
@@ -123,7 +189,7 @@ function makeRow(run, refresh) {
   const tr = h(
     "tr",
     { dataset: { id: run.id } },
-    h("td", { dataset: { label: "Run" } }, link, sub, err),
+    h("td", { dataset: { label: "Run" } }, link, sub, tags, err),
     h("td", { dataset: { label: "Status" } }, status),
     h(
       "td.progress-col",
@@ -134,16 +200,19 @@ function makeRow(run, refresh) {
     h("td.num", { dataset: { label: "Best fitness" } }, best),
     h("td", { dataset: { label: "Started" } }, started),
     h("td", { dataset: { label: "Finished" } }, finished),
+    h("td.num", { dataset: { label: "Duration" } }, duration),
     h("td.actions", { dataset: { label: "Actions" } }, cancel, resume, exp, del),
   );
 
   let last = "";
   function update(r) {
     // Most polls change nothing: skip the DOM when the run is the same.
-    const key = JSON.stringify([r.status, r.generations_done, r.best_fitness, r.started_at, r.finished_at, r.error, r.name]);
+    duration.textContent = fmtDuration(durationMs(r));
+    const key = JSON.stringify([r.status, r.generations_done, r.best_fitness, r.started_at, r.finished_at, r.error, r.name, r.tags]);
     if (key === last) return;
     last = key;
     link.textContent = r.name || `run ${shortId(r.id)}`;
+    tags.replaceChildren(...(r.tags || []).map((t) => h("span.tag-chip", t)));
     sub.textContent = [TUNER_NAMES[r.tuner] || "GA", r.preset ? `preset ${r.preset}` : "custom", `seed ${r.seed}`, shortId(r.id)].join(" · ");
     status.replaceChildren(statusBadge(r.status));
     const p = Math.max(0, Math.min(1, r.progress ?? (r.generations_total ? r.generations_done / r.generations_total : 0)));

@@ -252,6 +252,60 @@ try {
     await page.locator("#conn-lost").waitFor({ state: "hidden" });
   });
 
+  await step("a chart's data downloads as CSV, JSON and PNG", async () => {
+    const fetchDownload = async (id) => {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.click(id)]);
+      return { name: download.suggestedFilename(), text: readFileSync(await download.path(), "latin1") };
+    };
+    const csv = await fetchDownload("#fitness-data-csv");
+    const lines = csv.text.trim().split("\n");
+    check(/\.csv$/.test(csv.name), `file name ${csv.name}`);
+    check(lines[0].startsWith("generation,best,mean,min"), `CSV header: ${lines[0]}`);
+    check(lines.length === 2 && lines[1].startsWith("0,"), `CSV rows: ${lines.join(" / ")}`);
+    const json = JSON.parse((await fetchDownload("#fitness-data-json")).text);
+    check(Array.isArray(json) && json.length === 1 && json[0].generation === 0, `JSON: ${JSON.stringify(json)}`);
+    const png = await fetchDownload("#fitness-data-png");
+    check(png.text.startsWith("\x89PNG"), "the PNG download is not a PNG");
+  });
+
+  await step("rename, tag and note a run; find it by tag in the runs list, sorted by a header", async () => {
+    await page.click("#run-edit");
+    await page.fill("#edit-name", "e2e renamed");
+    await page.fill("#edit-tags", "baseline, depth one");
+    await page.fill("#edit-notes", "a note from the browser test");
+    await page.click("#edit-save");
+    await page.locator("h1", { hasText: "e2e renamed" }).waitFor();
+    const chips = await page.locator("#run-tags .tag-chip").allTextContents();
+    check(chips.join("|") === "baseline|depth one", `tags: ${chips.join("|")}`);
+    await page.locator("#run-notes", { hasText: "a note from the browser test" }).waitFor();
+    await page.click('#nav a[data-route="runs"]');
+    await page.fill("#runs-search", "baseline");
+    await page.locator("#runs-shown", { hasText: /^1 of \d+ runs$/ }).waitFor();
+    const row = page.locator("table.runs tbody tr");
+    check((await row.count()) === 1, "the search shows other runs");
+    check(/e2e renamed/.test(await row.first().textContent()), "the renamed run is not the one found");
+    check(/\d+ (ms|s)/.test((await row.first().locator('td[data-label="Duration"]').textContent()) || ""), "no duration");
+    await page.fill("#runs-search", "");
+    const header = page.locator('th[data-sort="best"]');
+    await header.locator("button").focus();
+    await page.keyboard.press("Enter");
+    check((await header.getAttribute("aria-sort")) === "descending", "sorting by keyboard does not set aria-sort");
+  });
+
+  await step("the run's config is on its page, and a new run starts from it", async () => {
+    await page.goto(`${base}/#/runs`);
+    await page.click("table.runs tbody tr a >> text=e2e renamed");
+    await page.locator("#run-config-box summary").click();
+    const config = JSON.parse((await page.textContent("#run-config")) || "{}");
+    check(config.population === 4 && config.generations === 1, `config shown: ${JSON.stringify(config).slice(0, 200)}`);
+    await page.click("#run-copy");
+    await page.locator("#f-population").waitFor();
+    await page.waitForFunction(() => document.querySelector("#f-name")?.value.includes("(copy)"));
+    check((await page.inputValue("#f-population")) === "4", "population not copied");
+    check((await page.inputValue("#f-depth")) === "1", "depth not copied");
+    check((await page.inputValue("#f-generations")) === "1", "generations not copied");
+  });
+
   await step("a TD-Leaf run started over the API shows its panel curve on the same run page", async () => {
     const created = await page.evaluate(async () => {
       const resp = await fetch("/api/runs", {
