@@ -542,10 +542,37 @@ async fn sqlite_restart_keeps_runs() {
         assert_eq!(code, 422, "{body}: {err}");
         assert_eq!(err["error"]["field"].as_str().unwrap_or(""), field, "{err}");
     }
+    // A tournament is stored when it ends: listed and shown after the restart.
+    let (code, t) = api
+        .post(
+            "/api/tournaments",
+            json!({"agents": ["random", "greedy"], "games": 2, "seed": 4,
+                   "names": ["the random one", "greedy"]}),
+        )
+        .await;
+    assert_eq!(code, 202, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    let finished = loop {
+        let (_, t) = api.get(&format!("/api/tournaments/{tid}")).await;
+        if t["status"] != "running" {
+            break t;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(finished["status"], "finished", "{finished}");
     srv.shutdown().await;
 
     let srv = server(&db, None).await;
     let api = Api::of(&srv);
+    let (code, reopened) = api.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(code, 200, "{reopened}");
+    assert_eq!(
+        reopened, finished,
+        "the stored tournament is the one that finished"
+    );
+    let (_, listed) = api.get("/api/tournaments").await;
+    assert_eq!(listed["tournaments"][0]["id"], tid.as_str());
+    assert_eq!(listed["tournaments"][0]["names"][0], "the random one");
     let again = api.get(&format!("/api/runs/{id}")).await.1;
     assert_eq!(again["status"], "finished");
     assert_eq!(again["generations_done"], 2);
@@ -827,6 +854,7 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/position", "post"),
         ("/api/position/start", "get"),
         ("/api/matches", "post"),
+        ("/api/tournaments", "get"),
         ("/api/tournaments", "post"),
         ("/api/tournaments/{id}", "get"),
         ("/api/healthz", "get"),

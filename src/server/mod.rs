@@ -203,6 +203,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
+    let interrupted = store.fail_running_tournaments().await?;
+    if interrupted > 0 {
+        tracing::info!(
+            count = interrupted,
+            "tournaments left running by a previous process: marked failed"
+        );
+    }
     let resumed = store.requeue_running().await?;
     for id in &resumed {
         tracing::info!(run = %id, "run left running by a previous process: resuming");
@@ -308,7 +315,10 @@ pub fn router(state: SharedState) -> Router {
         .route("/position", post(moves::position_move))
         .route("/position/start", get(moves::position_start))
         .route("/matches", post(matches::play_match))
-        .route("/tournaments", post(tournaments::start))
+        .route(
+            "/tournaments",
+            get(tournaments::list).post(tournaments::start),
+        )
         .route("/tournaments/{id}", get(tournaments::show))
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi::document))

@@ -180,10 +180,12 @@ pub fn spec() -> Value {
                     "max_pairs": {"type": "integer", "minimum": 1, "maximum": MAX_SPRT_PAIRS, "default": MAX_SPRT_PAIRS / 2}}})))
         },
         "/api/tournaments": {
+            "get": op("The newest 100 tournaments (stored; without their tables), newest first", vec![("200", ok("the tournaments", json!({"type": "object", "properties": {"tournaments": {"type": "array", "items": {"type": "object"}}}})))], &[]),
             "post": secured(with_body(op("Start a round-robin tournament", vec![("202", ok("started", json!({"type": "object", "properties": {"id": {"type": "string"}, "status": {"type": "string"}}})))], &[400, 401, 422, 429]),
                 json!({"type": "object", "required": ["agents"], "properties": {
                     "agents": {"type": "array", "items": agent_spec_schema(), "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS},
-                    "games": {"type": "integer", "minimum": 1, "maximum": MAX_TOURNAMENT_GAMES, "default": 20},
+                    "games": {"type": "integer", "minimum": 2, "maximum": MAX_TOURNAMENT_GAMES, "multipleOf": 2, "default": 20},
+                    "names": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 60}, "description": "display names of the agents, in their order"},
                     "seed": {"type": "integer"}, "opening_plies": {"type": "integer"}, "self_play": {"type": "boolean"},
                     "sprt": {"description": "play each pairing as an SPRT (\"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}), games being its cap; not with self_play. The finished tournament then has sprt: each pairing's verdict, LLR, bounds and Elo"},
                     "board": board, "rules": {"type": "string"}}})))

@@ -1,5 +1,6 @@
 //! Round-robin tournaments over HTTP: started by one request, played in the background,
-//! read by id while they run.
+//! read by id while they run, and stored in the database when they start and when they end,
+//! so that they are listed and reopened after a restart.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -14,6 +15,7 @@ use super::matches::{parse_sprt, setup_of, BoardBody};
 use super::{compute, SharedState};
 use crate::matches::tournament::TournamentSprt;
 use crate::matches::{play_tournament, Tally, TournamentConfig, TournamentReport};
+use crate::store::StoredTournament;
 
 /// Most games per pairing in a tournament.
 pub const MAX_TOURNAMENT_GAMES: u32 = 100;
@@ -22,12 +24,16 @@ pub const MAX_TOURNAMENT_AGENTS: usize = 8;
 /// Tournaments kept in memory.
 const KEEP_TOURNAMENTS: usize = 100;
 
-/// A tournament started through the API, kept in memory.
+/// A tournament started through the API: in memory while it runs, and in the database.
 #[derive(Clone, Debug, Serialize)]
 pub struct TournamentState {
     pub id: String,
     pub status: &'static str,
     pub agents: Vec<String>,
+    /// The agents' display names, as the request gave them (else the specs).
+    pub names: Vec<String>,
+    pub games: u32,
+    pub seed: u64,
     pub table: Vec<Vec<Option<Value>>>,
     pub scores: Vec<Value>,
     pub progress: f64,
@@ -64,7 +70,15 @@ pub struct TournamentRequest {
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
     sprt: Option<Value>,
+    /// Display names of the agents, in their order (the dashboard's short names).
+    #[serde(default)]
+    names: Option<Vec<String>>,
 }
+
+/// Longest display name of a tournament's agent.
+const MAX_AGENT_NAME_CHARS: usize = 60;
+/// Tournaments `GET /api/tournaments` lists.
+const LIST_TOURNAMENTS: u32 = 100;
 
 /// Starts a tournament in the background and answers its id at once (202).
 pub async fn start(
@@ -72,8 +86,10 @@ pub async fn start(
     ApiJson(req): ApiJson<TournamentRequest>,
 ) -> ApiResult<Response> {
     let config = tournament_config(&state, &req).await?;
+    let names = display_names(&req, &config)?;
     let id = uuid::Uuid::new_v4().to_string();
-    register(&state, &id, &config)?;
+    let entry = register(&state, &id, &config, names)?;
+    save(&state, &entry).await?;
     let task_state = state.clone();
     let task_id = id.clone();
     let files = state.files.clone();
@@ -88,15 +104,22 @@ pub async fn start(
             play_tournament(&TournamentConfig { agents, ..config })
         })
         .await;
-        let Ok(mut map) = task_state.tournaments.lock() else {
-            return;
-        };
-        if let Some(t) = map.get_mut(&task_id) {
+        let done = {
+            let Ok(mut map) = task_state.tournaments.lock() else {
+                return;
+            };
+            let Some(t) = map.get_mut(&task_id) else {
+                return;
+            };
             match result {
                 Ok(Ok(report)) => t.finish(&report),
                 Ok(Err(e)) => t.fail(e.to_string()),
                 Err(e) => t.fail(e.message),
             }
+            t.clone()
+        };
+        if let Err(e) = save(&task_state, &done).await {
+            tracing::error!(tournament = %task_id, "storing the finished tournament: {}", e.message);
         }
     });
     Ok((
@@ -150,7 +173,12 @@ async fn tournament_config(
 
 /// Records a new running tournament, forgetting the oldest finished ones beyond
 /// [`KEEP_TOURNAMENTS`]; refuses (429) when all those kept are still running.
-fn register(state: &SharedState, id: &str, config: &TournamentConfig) -> ApiResult<()> {
+fn register(
+    state: &SharedState,
+    id: &str,
+    config: &TournamentConfig,
+    names: Vec<String>,
+) -> ApiResult<TournamentState> {
     let mut map = state.tournaments.lock().map_err(ApiError::internal)?;
     let order = map.values().map(|t| t.order).max().unwrap_or(0) + 1;
     while map.len() >= KEEP_TOURNAMENTS {
@@ -172,6 +200,9 @@ fn register(state: &SharedState, id: &str, config: &TournamentConfig) -> ApiResu
         id: id.to_string(),
         status: "running",
         agents: config.agents.iter().map(|s| s.to_string()).collect(),
+        names,
+        games: config.games,
+        seed: config.setup.seed,
         table: Vec::new(),
         scores: Vec::new(),
         progress: 0.0,
@@ -181,8 +212,79 @@ fn register(state: &SharedState, id: &str, config: &TournamentConfig) -> ApiResu
         created_at: crate::store::now_rfc3339(),
         order,
     };
-    map.insert(id.to_string(), entry);
-    Ok(())
+    map.insert(id.to_string(), entry.clone());
+    Ok(entry)
+}
+
+/// The display names of a request's agents: the ones given, checked, else the specs.
+fn display_names(req: &TournamentRequest, config: &TournamentConfig) -> ApiResult<Vec<String>> {
+    let Some(names) = &req.names else {
+        return Ok(config.agents.iter().map(|s| s.to_string()).collect());
+    };
+    if names.len() != config.agents.len() {
+        return Err(ApiError::invalid(
+            "names",
+            format!(
+                "one name per agent: {} agents, {} names",
+                config.agents.len(),
+                names.len()
+            ),
+        ));
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let name = name.trim();
+            if name.is_empty() || name.chars().count() > MAX_AGENT_NAME_CHARS {
+                return Err(ApiError::invalid(
+                    &format!("names[{i}]"),
+                    format!("a name has 1 to {MAX_AGENT_NAME_CHARS} characters"),
+                ));
+            }
+            Ok(name.to_string())
+        })
+        .collect()
+}
+
+/// Writes a tournament's state to the database.
+async fn save(state: &SharedState, t: &TournamentState) -> ApiResult<()> {
+    let stored = StoredTournament {
+        id: t.id.clone(),
+        created_at: t.created_at.clone(),
+        status: t.status.to_string(),
+        error: t.error.clone(),
+        state: serde_json::to_value(t).map_err(ApiError::internal)?,
+    };
+    Ok(state.store.save_tournament(&stored).await?)
+}
+
+/// A stored tournament as the API shows it: its state with the stored status and error (a
+/// tournament a stopped server left running has been marked failed since).
+fn stored_json(t: StoredTournament) -> Value {
+    let mut value = t.state;
+    if let Some(map) = value.as_object_mut() {
+        map.insert("status".into(), json!(t.status));
+        map.insert("error".into(), json!(t.error));
+    }
+    value
+}
+
+/// The newest tournaments, newest first, without their tables.
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+    let stored = state.store.list_tournaments(LIST_TOURNAMENTS).await?;
+    let items: Vec<Value> = stored
+        .into_iter()
+        .map(|t| {
+            let value = stored_json(t);
+            json!({
+                "id": value["id"], "status": value["status"], "error": value["error"],
+                "created_at": value["created_at"], "agents": value["agents"],
+                "names": value["names"], "games": value["games"], "seed": value["seed"],
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "tournaments": items })))
 }
 
 impl TournamentState {
@@ -223,13 +325,20 @@ fn cell_json(tally: &Tally) -> Value {
     })
 }
 
+/// A tournament: from memory while this process plays it, else from the database.
 pub async fn show(
     State(state): State<SharedState>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let map = state.tournaments.lock().map_err(ApiError::internal)?;
-    let t = map
-        .get(&id)
-        .ok_or_else(|| ApiError::not_found(format!("no tournament {id:?}")))?;
-    Ok(Json(serde_json::to_value(t).map_err(ApiError::internal)?))
+    let live = {
+        let map = state.tournaments.lock().map_err(ApiError::internal)?;
+        map.get(&id).cloned()
+    };
+    if let Some(t) = live {
+        return Ok(Json(serde_json::to_value(t).map_err(ApiError::internal)?));
+    }
+    let stored = state.store.tournament(&id).await?.ok_or_else(|| {
+        ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)))
+    })?;
+    Ok(Json(stored_json(stored)))
 }

@@ -689,6 +689,82 @@ impl Store {
     }
 }
 
+/// A tournament as stored: its state document (what the API shows) with its status and error.
+#[derive(Clone, Debug)]
+pub struct StoredTournament {
+    pub id: String,
+    pub created_at: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub state: serde_json::Value,
+}
+
+impl Store {
+    /// Writes a tournament's state, new or updated.
+    pub async fn save_tournament(&self, t: &StoredTournament) -> Result<(), StoreError> {
+        let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
+        sqlx::query(
+            "INSERT INTO tournaments (id, created_at, status, error, state) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET \
+             status = excluded.status, error = excluded.error, state = excluded.state",
+        )
+        .bind(&t.id)
+        .bind(&t.created_at)
+        .bind(&t.status)
+        .bind(&t.error)
+        .bind(state)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn tournament(&self, id: &str) -> Result<Option<StoredTournament>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, created_at, status, error, state FROM tournaments WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| tournament_from_row(&r)).transpose()
+    }
+
+    /// The newest `limit` tournaments, newest first.
+    pub async fn list_tournaments(&self, limit: u32) -> Result<Vec<StoredTournament>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, created_at, status, error, state FROM tournaments \
+             ORDER BY created_at DESC, id DESC LIMIT $1",
+        )
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(tournament_from_row).collect()
+    }
+
+    /// Tournaments a stopped process left running cannot finish (they were played in its
+    /// memory): they are marked failed, saying so.
+    pub async fn fail_running_tournaments(&self) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE tournaments SET status = 'failed', \
+             error = 'the server stopped before this tournament finished; start it again' \
+             WHERE status = 'running'",
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+}
+
+fn tournament_from_row(r: &AnyRow) -> Result<StoredTournament, StoreError> {
+    let state: String = r.try_get("state")?;
+    Ok(StoredTournament {
+        id: r.try_get("id")?,
+        created_at: r.try_get("created_at")?,
+        status: r.try_get("status")?,
+        error: r.try_get("error")?,
+        state: serde_json::from_str(&state).map_err(|e| corrupt("tournament", e))?,
+    })
+}
+
 fn stop_name(stop: StopReason) -> &'static str {
     match stop {
         StopReason::Generations => "generations",

@@ -97,5 +97,6 @@ export const api = {
   position: (position, move) => request("POST", "position", { position, move }),
   start: (pits, seeds) => request("GET", `position/start?pits=${pits}&seeds=${seeds}`),
   tournament: (body) => request("POST", "tournaments", body),
+  tournaments: () => request("GET", "tournaments"),
   tournamentStatus: (id) => request("GET", `tournaments/${encodeURIComponent(id)}`),
 };

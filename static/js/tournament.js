@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { agentHelp, catalogue, choices, parseSpec } from "./agents.js";
-import { flash, fmtPct, h } from "./util.js";
+import { flash, fmtPct, fmtTime, h } from "./util.js";
 
 const POLL_MS = 1000;
 /** Longest display name a spec gets before it is cut short. */
@@ -58,6 +58,26 @@ export async function mount(view, { query }) {
   const progress = h("div.bar.big", { hidden: true }, bar);
   const statusLine = h("p.muted", { id: "tour-status" });
   const result = h("div", { id: "tour-result" });
+  const pastList = h("ul.past", { id: "tour-past" });
+
+  async function loadPast() {
+    try {
+      const { tournaments } = await api.tournaments();
+      if (stopped) return;
+      pastList.replaceChildren(
+        ...tournaments.map((t) =>
+          h(
+            "li",
+            h("a", { href: `#/tournament?id=${encodeURIComponent(t.id)}` }, (t.names || t.agents || []).map(shorten).join(", ")),
+            h("span.muted.small", ` · ${t.status} · ${t.games} games a pair · seed ${t.seed} · ${fmtTime(t.created_at)}`),
+          ),
+        ),
+      );
+      if (!tournaments.length) pastList.replaceChildren(h("li.muted", "None yet."));
+    } catch (err) {
+      pastList.replaceChildren(h("li.muted", `Could not load them: ${err.message}`));
+    }
+  }
 
   view.append(
     h(
@@ -77,6 +97,7 @@ export async function mount(view, { query }) {
       agentHelp(cat),
     ),
     h("section.card", h("h2", "Results"), progress, statusLine, result),
+    h("section.card", h("h2", "Past tournaments"), h("p.hint", "Kept by the server; open one to see its table again."), pastList),
   );
 
   // The display names of the agents of the tournament under way, in the request's order.
@@ -118,7 +139,7 @@ export async function mount(view, { query }) {
     clearTimeout(timer);
     startBtn.disabled = true;
     try {
-      const t = await api.tournament({ agents, games: n, seed: Number(seed.value) });
+      const t = await api.tournament({ agents, names: wanted, games: n, seed: Number(seed.value) });
       // The previous table stays until this start has succeeded.
       names = wanted;
       result.replaceChildren();
@@ -158,11 +179,12 @@ export async function mount(view, { query }) {
     }
     statusLine.textContent = "Done.";
     renderTable(t);
+    loadPast();
   }
 
   function renderTable(t) {
     const specs = t.agents || [];
-    const labels = specs.map((spec, i) => names[i] || shorten(spec));
+    const labels = specs.map((spec, i) => shorten(t.names?.[i] || names[i] || spec));
     const table = t.table || [];
     const n = labels.length;
     // Row i, column j: i moving first against j (table[i][j]), and i moving second against j
@@ -206,6 +228,14 @@ export async function mount(view, { query }) {
         ),
       ),
     );
+  }
+
+  loadPast();
+  // A stored tournament to reopen: #/tournament?id=ID.
+  const opened = query.get("id");
+  if (opened) {
+    statusLine.textContent = "Loading…";
+    poll(opened);
   }
 
   return () => {

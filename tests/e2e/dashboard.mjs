@@ -451,6 +451,19 @@ try {
     await page.locator("#flash", { hasText: "even" }).waitFor();
   });
 
+  await step("a stored tournament reopens from the list of past tournaments", async () => {
+    await page.goto(`${base}/#/runs`);
+    await page.click('#nav a[data-route="tournament"]');
+    const first = page.locator("#tour-past li a").first();
+    await first.waitFor();
+    check(/e2e tiny run/.test((await first.textContent()) || ""), `the newest past tournament: ${await first.textContent()}`);
+    await first.click();
+    await page.locator("#cross-table tbody tr").nth(3).waitFor();
+    const headers = await page.locator("#cross-table thead th").allTextContents();
+    check(headers.includes("e2e tiny run") && headers.includes("deep"), `reopened headers: ${headers.join(" | ")}`);
+    await page.locator("#tour-status", { hasText: "Done" }).waitFor();
+  });
+
   await step("the pages fit a phone screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const hash of ["#/runs", runUrl.slice(runUrl.indexOf("#")), "#/play", "#/new"]) {
