@@ -8,6 +8,7 @@ import * as run from "./run.js";
 import * as play from "./play.js";
 import * as tournament from "./tournament.js";
 import * as settings from "./settings.js";
+import * as compare from "./compare.js";
 
 const routes = [
   { re: /^\/?$/, page: runs, nav: "runs" },
@@ -17,6 +18,7 @@ const routes = [
   { re: /^\/play\/?$/, page: play, nav: "play" },
   { re: /^\/tournament\/?$/, page: tournament, nav: "tournament" },
   { re: /^\/settings\/?$/, page: settings, nav: "settings" },
+  { re: /^\/compare\/?$/, page: compare, nav: "runs" },
 ];
 
 let cleanup = null;

@@ -291,3 +291,27 @@ function padRange(lo, hi, floor, ceil) {
   if (min === max) max = min + 1;
   return [min, max];
 }
+
+/**
+ * Several runs' curves on one chart, for comparing runs: `lines` are {label, xs, ys}, each
+ * on its own generations; they are joined on the union of generations, gaps where a run has
+ * no value.
+ */
+export function overlayChart(el, yLabel, lines) {
+  const xs = [...new Set(lines.flatMap((l) => l.xs))].sort((a, b) => a - b);
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const cols = [xs, ...lines.map((l) => {
+    const col = new Array(xs.length).fill(null);
+    l.xs.forEach((x, i) => (col[at.get(x)] = l.ys[i] ?? null));
+    return col;
+  })];
+  const opts = {
+    series: [xSeries, ...lines.map((l, i) => ({ label: l.label, stroke: PALETTE[i % PALETTE.length], width: 2, value: val(3), spanGaps: true }))],
+    scales: { x: generationScale },
+    axes: axes(yLabel),
+    cursor: { drag: { x: true, y: false } },
+  };
+  const chart = new LiveChart(el, opts, cols, 280);
+  chart.redraw();
+  return chart;
+}

@@ -67,6 +67,18 @@ export async function mount(view, { query: params } = {}) {
     place(lastRuns);
   }
   search.addEventListener("input", () => place(lastRuns));
+  const compareBtn = h("button", {
+    type: "button",
+    id: "runs-compare",
+    onclick: () => {
+      const ids = [...tbody.querySelectorAll("input.pick:checked")].map((b) => b.dataset.id);
+      if (ids.length < 2) {
+        flash("Tick two or more runs to compare.", "error");
+        return;
+      }
+      location.hash = `#/compare?ids=${ids.map(encodeURIComponent).join(",")}`;
+    },
+  }, "Compare ticked runs");
   const empty = h(
     "p.empty",
     { hidden: true },
@@ -82,7 +94,7 @@ export async function mount(view, { query: params } = {}) {
         h("h1", "Runs"),
         h("a.button.primary", { href: "#/new" }, "New run"),
       ),
-      h("div.runs-tools", h("label", { for: "runs-search" }, "Search "), search, shown),
+      h("div.runs-tools", h("label", { for: "runs-search" }, "Search "), search, shown, compareBtn),
       h("table.runs.responsive", h("thead", h("tr", headers)), tbody),
       empty,
     ),
@@ -152,6 +164,7 @@ export async function mount(view, { query: params } = {}) {
 
 function makeRow(run, refresh) {
   const link = h("a", { href: `#/runs/${encodeURIComponent(run.id)}` });
+  const pick = h("input.pick", { type: "checkbox", dataset: { id: run.id }, "aria-label": "compare this run" });
   const sub = h("div.muted.small");
   const status = h("span");
   const bar = h("div.bar-fill");
@@ -189,7 +202,7 @@ function makeRow(run, refresh) {
   const tr = h(
     "tr",
     { dataset: { id: run.id } },
-    h("td", { dataset: { label: "Run" } }, link, sub, tags, err),
+    h("td", { dataset: { label: "Run" } }, pick, " ", link, sub, tags, err),
     h("td", { dataset: { label: "Status" } }, status),
     h(
       "td.progress-col",

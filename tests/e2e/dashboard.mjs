@@ -330,6 +330,25 @@ try {
     await page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" }).waitFor();
   });
 
+  await step("two runs compared: curves overlaid, config differences listed", async () => {
+    await page.goto(`${base}/#/runs`);
+    for (const name of ["e2e tiny run", "e2e renamed"]) {
+      await page.locator("table.runs tbody tr", { hasText: name }).first().locator("input.pick").check();
+    }
+    await page.click("#runs-compare");
+    await page.waitForURL(/#\/compare\?ids=/);
+    await page.locator("#compare-panel .uplot").waitFor();
+    await page.locator("#compare-best .uplot").waitFor();
+    const series = await page.evaluate(() => document.querySelector("#compare-best").uplot.series.slice(1).map((s) => s.label));
+    check(series.includes("e2e tiny run") && series.includes("e2e renamed"), `compared series: ${series.join(", ")}`);
+    const diffKeys = await page.locator("#compare-diff tbody th").allTextContents();
+    for (const key of ["population", "depth", "generations"]) check(diffKeys.includes(key), `${key} is not listed as differing: ${diffKeys.join(", ")}`);
+    check(!diffKeys.includes("rules"), "a setting both runs share is listed as differing");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#compare-best-data-csv")]);
+    const header = readFileSync(await download.path(), "utf8").split("\n")[0];
+    check(header === "generation,e2e tiny run,e2e renamed" || header === "generation,e2e renamed,e2e tiny run", `CSV header: ${header}`);
+  });
+
   await step("play a move and see the agent answer", async () => {
     await page.click('#nav a[data-route="play"]');
     await page.locator("#board .pit").first().waitFor();
