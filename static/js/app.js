@@ -9,6 +9,9 @@ import * as play from "./play.js";
 import * as tournament from "./tournament.js";
 import * as settings from "./settings.js";
 import * as compare from "./compare.js";
+import { initTheme } from "./theme.js";
+
+initTheme();
 
 const routes = [
   { re: /^\/?$/, page: runs, nav: "runs" },

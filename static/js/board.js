@@ -68,7 +68,8 @@ export function drawBoard(el, pos, opts = {}) {
   const m = pos.pits;
   const clickable = new Set(opts.clickable || []);
   const prev = opts.changed || null;
-  const board = h("div.board", { style: { "--pits": m }, role: "grid", "aria-label": `Kalah board, ${m} pits a side` });
+  // A group, not a grid: the pits are laid out by CSS, with no rows for a grid role to name.
+  const board = h("div.board", { style: { "--pits": m }, role: "group", "aria-label": `Kalah board, ${m} pits a side` });
 
   const pit = (side, i) => {
     const n = side === "south" ? pos.south[i] : pos.north[i];
@@ -82,6 +83,8 @@ export function drawBoard(el, pos, opts = {}) {
         class: [side, can ? "playable" : null, isLast ? "last" : null, old !== n ? "changed" : null].filter(Boolean).join(" "),
         dataset: { side, move, seeds: n },
         title: `${side} move ${move}: ${n} seed${n === 1 ? "" : "s"}`,
+        // A pit that cannot be played is an image of its seeds; a playable one is a button.
+        role: can ? null : "img",
         "aria-label": `${side} pit ${move}, ${n} seeds${can ? ", play" : ""}`,
         onclick: can ? () => opts.onMove && opts.onMove(side, move) : null,
       },
@@ -99,7 +102,7 @@ export function drawBoard(el, pos, opts = {}) {
     const old = prev ? (side === "south" ? prev.stores[0] : prev.stores[1]) : n;
     const s = h(
       "div.store",
-      { class: `${side}${old !== n ? " changed" : ""}`, dataset: { side, seeds: n }, title: `${side} store` },
+      { class: `${side}${old !== n ? " changed" : ""}`, dataset: { side, seeds: n }, title: `${side} store`, role: "img", "aria-label": `${side} store, ${n} seeds` },
       h("span.store-label", side === "south" ? "South" : "North"),
       h("span.count", n),
     );

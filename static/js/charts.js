@@ -57,8 +57,12 @@ class LiveChart {
     this.redraw = rafThrottle(() => {
       this.plot.setData(this.columns);
       this.fitLonePoint();
+      this.describe();
     });
     this.fitLonePoint();
+    // A canvas says nothing to a screen reader: the chart's element carries its latest values.
+    el.setAttribute("role", "img");
+    this.describe();
     this.resizer = new ResizeObserver(
       rafThrottle(() => {
         const w = Math.max(200, this.el.clientWidth);
@@ -85,6 +89,25 @@ class LiveChart {
   destroy() {
     this.resizer.disconnect();
     this.plot.destroy();
+  }
+
+  /** Sets the element's text alternative: the chart's name and its last generation's values. */
+  describe() {
+    const name = this.el.closest("section")?.querySelector("h2")?.textContent?.trim() || "Chart";
+    const xs = this.columns[0] || [];
+    if (!xs.length) {
+      this.el.setAttribute("aria-label", `${name}: no data yet`);
+      return;
+    }
+    const i = xs.length - 1;
+    const labels = this.labels();
+    const values = this.columns
+      .slice(1)
+      .map((c, k) => [labels[k + 1], c[i]])
+      .filter(([, v]) => v != null)
+      .slice(0, 8)
+      .map(([l, v]) => `${l} ${Number.isInteger(v) ? v : Number(v).toFixed(3)}`);
+    this.el.setAttribute("aria-label", `${name}, ${xs.length} generations; at generation ${xs[i]}: ${values.join(", ")}`);
   }
 
   /** The series' labels, x first, as the chart's legend names them. */

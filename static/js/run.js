@@ -139,14 +139,14 @@ export async function mount(view, { id }) {
       ? h(
           "section.card",
           h("div.card-head", h("h2", "Benchmark panel"), panelInfo, panelTools),
-          h("p.hint", `Elo of each measured generation's leader against the fixed panel (${panelAgents.join(", ")}) on openings fitness never uses, with its 95% band; the dashed line is the champion, the player Export and "Play against it" hand out. A rising curve means the run really gets stronger. Per-agent lines can be switched on in the legend.`),
+          h("p.hint", `Elo of each measured generation's leader against the fixed panel (${panelAgents.join(", ")}) on openings fitness never uses, with its 95% band; the dashed line is the champion, the player Export and "Play against it" hand out. A rising curve means the run really gets stronger. Per-agent lines are hidden at first: click a name in the legend to show or hide its line.`),
           panelEl,
         )
       : h("section.card", h("h2", "Benchmark panel"), h("p.hint", "This run has no benchmark panel (benchmark.panel is empty), so only relative fitness is shown.")),
     h(
       "section.card",
       h("div.card-head", h("h2", "Fitness"), genCount, fitTools),
-      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population."),
+      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
       fitEl,
     ),
     h(
@@ -500,18 +500,28 @@ export async function mount(view, { id }) {
       const y = value(b, sort.col);
       return (x === y ? a.i - b.i : x < y ? -1 : 1) * (x === y ? 1 : sort.dir);
     });
+    // Each header is a button, so the keyboard sorts too; aria-sort says the order.
     const th = (col, label) =>
       h(
         "th.num",
         {
           class: sort.col === col ? (sort.dir > 0 ? "sorted asc" : "sorted desc") : null,
-          title: "sort",
-          onclick: () => {
-            sort = sort.col === col ? { col, dir: -sort.dir } : { col, dir: col === "i" ? 1 : -1 };
-            renderPopulation();
-          },
+          "aria-sort": sort.col === col ? (sort.dir > 0 ? "ascending" : "descending") : "none",
+          dataset: { col: String(col) },
         },
-        label,
+        h(
+          "button.sort",
+          {
+            type: "button",
+            title: `sort by ${label}`,
+            onclick: () => {
+              sort = sort.col === col ? { col, dir: -sort.dir } : { col, dir: col === "i" ? 1 : -1 };
+              renderPopulation();
+              popTable.querySelector(`th[data-col="${col}"] button`)?.focus();
+            },
+          },
+          label,
+        ),
       );
     popTable.replaceChildren(
       h("thead", h("tr", th("i", "#"), th("fitness", "fitness"), feats.map((name, k) => th(k, name)))),

@@ -86,7 +86,20 @@ export async function mount(view, { query: params } = {}) {
     h("a", { href: "#/new" }, "Start one"),
     ".",
   );
+  const intro = h(
+    "details.card.intro",
+    { id: "intro" },
+    h("summary", "What is this?"),
+    h(
+      "p",
+      "kalah-tuner tunes the weights of a Kalah player's evaluation. A ",
+      h("strong", "run"),
+      " starts from a config (start one under New run, or over the API with any tuner: the genetic algorithm, TD-Leaf or Texel fitting) and plays thousands of games; its page shows, generation by generation, whether its players really get stronger against a fixed benchmark panel, and its champion can be exported as JSON or played.",
+    ),
+    h("p", h("strong", "Play"), " puts you at the board against any agent, or lets two agents play while you watch. ", h("strong", "Tournament"), " plays every pair of the agents you pick and shows the cross-table with scores, intervals and Elo."),
+  );
   view.append(
+    intro,
     h(
       "section.card",
       h(
@@ -101,6 +114,7 @@ export async function mount(view, { query: params } = {}) {
   );
 
   const rows = new Map();
+  let firstLoad = true;
   let timer = null;
   let stopped = false;
 
@@ -112,6 +126,9 @@ export async function mount(view, { query: params } = {}) {
       lastRuns = runs;
       place(runs);
       empty.hidden = runs.length > 0;
+      // Open for a newcomer (no runs yet), folded away once there is work to show.
+      if (firstLoad) intro.open = runs.length === 0;
+      firstLoad = false;
     } catch (e) {
       flash(`Could not load the runs: ${e.message}`, "error");
     }

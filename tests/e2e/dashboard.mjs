@@ -70,6 +70,9 @@ try {
     await page.goto(`${base}/`);
     await page.locator("h1", { hasText: "Runs" }).waitFor();
     await page.locator("p.empty", { hasText: "No runs yet" }).waitFor();
+    // A newcomer is told what a run is and what Play and Tournament do.
+    check(await page.locator("#intro").evaluate((d) => d.open), "the introduction is folded on an empty server");
+    check(/run/.test(await page.textContent("#intro")) && /Tournament/.test(await page.textContent("#intro")), "no introduction");
   });
 
   await step("new run form shows the API's validation message next to the field", async () => {
@@ -189,6 +192,30 @@ try {
     await page.click("table.population thead th:nth-child(1)");
     const firsts = await page.$$eval("table.population tbody tr td:first-child", (tds) => tds.map((t) => Number(t.textContent)));
     check(JSON.stringify(firsts) === JSON.stringify([...firsts].sort((a, b) => a - b)), `not sorted by #: ${firsts}`);
+    // By keyboard: the header is a button; aria-sort says the order.
+    await page.locator('table.population thead th[data-col="fitness"] button').focus();
+    await page.keyboard.press("Enter");
+    check((await page.getAttribute('table.population thead th[data-col="fitness"]', "aria-sort")) === "descending", "aria-sort after sorting by fitness");
+  });
+
+  await step("charts carry a text alternative, and the legend says it hides lines", async () => {
+    const label = (await page.getAttribute("#chart-fitness", "aria-label")) || "";
+    check(/^Fitness, \d+ generations; at generation \d+: best /.test(label), `fitness chart's text: ${label}`);
+    check((await page.getAttribute("#chart-fitness", "role")) === "img", "the chart has no img role");
+    check(/legend to hide or show/.test(await page.evaluate(() => document.body.innerText)), "no word on the legend");
+  });
+
+  await step("the colour theme toggles and is remembered", async () => {
+    const before = await page.evaluate(() => document.documentElement.dataset.theme);
+    await page.click("#theme-toggle");
+    const after = await page.evaluate(() => document.documentElement.dataset.theme);
+    check(before !== after && ["dark", "light"].includes(after), `theme ${before} -> ${after}`);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.reload();
+    await page.locator("#chart-fitness .uplot").waitFor();
+    check((await page.evaluate(() => document.documentElement.dataset.theme)) === after, "the choice is not remembered");
+    check((await page.evaluate(() => getComputedStyle(document.body).backgroundColor)) === bg, "the colours changed on reload");
+    await page.click("#theme-toggle");
   });
 
   await step("the run finishes and the export downloads as JSON", async () => {
@@ -362,6 +389,14 @@ try {
     const log = await page.$$eval("#move-log li", (lis) => lis.map((l) => l.textContent));
     check(log[0].startsWith("South (you) played"), `first log line: ${log[0]}`);
     console.log(`     ${log.join(" | ")}`);
+  });
+
+  await step("the board names its pits and stores to a screen reader", async () => {
+    check((await page.getAttribute("#board .board", "role")) === "group", "the board's role");
+    const store = await page.getAttribute("#board .store.south", "aria-label");
+    check(/south store, \d+ seeds/.test(store || ""), `store label: ${store}`);
+    const pits = await page.$$eval("#board .pit", (els) => els.map((e) => [e.tagName, e.getAttribute("role"), e.getAttribute("aria-label")]));
+    check(pits.every(([tag, role, label]) => (tag === "BUTTON" || role === "img") && /pit \d+, \d+ seeds/.test(label || "")), `pits: ${JSON.stringify(pits.slice(0, 3))}`);
   });
 
   await step("a board of another size is drawn", async () => {
