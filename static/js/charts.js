@@ -51,7 +51,11 @@ class LiveChart {
     this.columns = columns;
     this.height = height;
     const width = Math.max(200, el.clientWidth || 600);
-    this.plot = new uPlot({ ...opts, width, height: this.heightFor(width) }, columns, el);
+    // Tell linked charts when the generations shown change (a drag to zoom, a reset).
+    const hooks = { ...(opts.hooks || {}) };
+    hooks.setScale = [...(hooks.setScale || []), (u, key) => key === "x" && this.onZoom && this.onZoom(u.scales.x.min, u.scales.x.max)];
+    this.onZoom = null;
+    this.plot = new uPlot({ ...opts, hooks, width, height: this.heightFor(width) }, columns, el);
     // For the browser test, which reads scales and tick labels that live only on the canvas.
     el.uplot = this.plot;
     this.redraw = rafThrottle(() => {
@@ -337,4 +341,26 @@ export function overlayChart(el, yLabel, lines) {
   const chart = new LiveChart(el, opts, cols, 280);
   chart.redraw();
   return chart;
+}
+
+/**
+ * Zooming one chart's generations zooms the others to the same generations (a drag on any
+ * chart of a run, or a double-click to reset).
+ */
+export function linkZoom(charts) {
+  let busy = false;
+  for (const chart of charts) {
+    chart.onZoom = (min, max) => {
+      if (busy || min == null || max == null) return;
+      busy = true;
+      try {
+        for (const other of charts) {
+          const x = other.plot.scales.x;
+          if (other !== chart && (x.min !== min || x.max !== max)) other.plot.setScale("x", { min, max });
+        }
+      } finally {
+        busy = false;
+      }
+    };
+  }
 }

@@ -2,7 +2,7 @@
 // the population of any generation as a sortable table, and the export.
 
 import { api } from "./api.js";
-import { dataButtons, diversityChart, fitnessChart, panelChart, weightsChart } from "./charts.js";
+import { dataButtons, diversityChart, fitnessChart, linkZoom, panelChart, weightsChart } from "./charts.js";
 import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
@@ -82,6 +82,7 @@ export async function mount(view, { id }) {
   const exportBox = h("pre.export", { id: "export-json", hidden: true });
   const genCount = h("span.muted", { id: "gen-count" });
   const [panelTools, fitTools, divTools, wTools] = [0, 1, 2, 3].map(() => h("span.chart-tools"));
+  const featurePicker = h("details.feature-picker", { id: "feature-picker" });
 
   // ---- what the user says about the run, and its config ---------------------------------------
   const tagList = h("span.tags", { id: "run-tags" });
@@ -146,7 +147,7 @@ export async function mount(view, { id }) {
     h(
       "section.card",
       h("div.card-head", h("h2", "Fitness"), genCount, fitTools),
-      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom, double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
+      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom (every chart of the run follows), double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
       fitEl,
     ),
     h(
@@ -157,6 +158,7 @@ export async function mount(view, { id }) {
     h(
       "section.card",
       h("div.card-head", h("h2", "Weights of each generation's best"), wTools),
+      featurePicker,
       wEl,
     ),
     h(
@@ -191,6 +193,22 @@ export async function mount(view, { id }) {
   fitTools.append(dataButtons(fit.chart, `${stem}-fitness`, "fitness-data"));
   divTools.append(dataButtons(div.chart, `${stem}-diversity`, "diversity-data"));
   wTools.append(dataButtons(wts.chart, `${stem}-weights`, "weights-data"));
+  linkZoom([panel?.chart, fit.chart, div.chart, wts.chart].filter(Boolean));
+  // With many features the lines tangle: pick the ones to show.
+  const featureBoxes = features.map((f, i) =>
+    h("label.check", h("input", { type: "checkbox", checked: true, dataset: { feature: f }, onchange: (e) => wts.chart.plot.setSeries(i + 1, { show: e.target.checked }) }), ` ${f}`),
+  );
+  const setAll = (show) => () => {
+    featureBoxes.forEach((label, i) => {
+      label.querySelector("input").checked = show;
+      wts.chart.plot.setSeries(i + 1, { show });
+    });
+  };
+  featurePicker.append(
+    h("summary", "Features shown"),
+    h("div.check-grid", featureBoxes),
+    h("div.actions", h("button.small", { type: "button", id: "features-all", onclick: setAll(true) }, "All"), h("button.small", { type: "button", id: "features-none", onclick: setAll(false) }, "None")),
+  );
 
   genInput.addEventListener("change", () => {
     const g = Number(genInput.value);

@@ -205,6 +205,23 @@ try {
     check(/legend to hide or show/.test(await page.evaluate(() => document.body.innerText)), "no word on the legend");
   });
 
+  await step("zooming one chart zooms the others; the weights chart shows the features picked", async () => {
+    await page.evaluate(() => document.querySelector("#chart-fitness").uplot.setScale("x", { min: 1, max: 3 }));
+    const scales = await page.evaluate(() =>
+      ["#chart-panel", "#chart-diversity", "#chart-weights"].map((id) => {
+        const x = document.querySelector(id).uplot.scales.x;
+        return [x.min, x.max];
+      }),
+    );
+    check(scales.every(([lo, hi]) => lo === 1 && hi === 3), `linked charts show ${JSON.stringify(scales)}`);
+    await page.locator("#feature-picker summary").click();
+    await page.click("#features-none");
+    await page.locator("#feature-picker input").first().check();
+    const shown = await page.evaluate(() => document.querySelector("#chart-weights").uplot.series.slice(1).map((s) => s.show));
+    check(shown[0] === true && shown.slice(1).every((v) => v === false), `series shown: ${shown}`);
+    await page.click("#features-all");
+  });
+
   await step("the colour theme toggles and is remembered", async () => {
     const before = await page.evaluate(() => document.documentElement.dataset.theme);
     await page.click("#theme-toggle");
