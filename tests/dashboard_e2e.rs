@@ -6,14 +6,19 @@
 //! The run-page screenshot goes to `$CARGO_TARGET_TMPDIR/screenshot-run.png`, and to
 //! `docs/screenshot-run.png` when `KALAH_TUNER_UPDATE_SCREENSHOT=1` (so that running the tests
 //! does not change a committed file).
+//!
+//! The script may ask for the server to be restarted on the same database (it prints
+//! `RESTART-SERVER`): the server is killed, a new one starts, and its address is written to the
+//! script's standard input, so that pages can be checked against what a restarted server
+//! reads back.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Kills the server when the test ends, passed or not.
+/// Kills the server when it is dropped: at a restart, and when the test ends, passed or not.
 struct Server {
     child: Child,
     dir: PathBuf,
@@ -23,7 +28,15 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Removes the test's folder (database, logs) when the test ends.
+struct Folder(PathBuf);
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -68,7 +81,11 @@ fn missing_prerequisites(e2e: &Path) -> Vec<String> {
 fn start_server(dir: &Path) -> (Server, String) {
     std::fs::create_dir_all(dir).expect("creating the test's temporary folder");
     let db = dir.join("e2e.db");
-    let log = std::fs::File::create(dir.join("server.log")).expect("creating the server log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.log"))
+        .expect("creating the server log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
         .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
         .arg(format!("sqlite://{}", db.display()))
@@ -132,7 +149,8 @@ fn dashboard_in_headless_chromium() {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("kalah-tuner-e2e-{}-{stamp}", std::process::id()));
-    let (server, url) = start_server(&dir);
+    let folder = Folder(dir.clone());
+    let (mut server, url) = start_server(&dir);
 
     let screenshot = if std::env::var("KALAH_TUNER_UPDATE_SCREENSHOT").is_ok_and(|v| v == "1") {
         root.join("docs/screenshot-run.png")
@@ -147,17 +165,43 @@ fn dashboard_in_headless_chromium() {
     if let Some(c) = chromium() {
         cmd.env("CHROMIUM", c);
     }
-    let output = cmd.output().expect("running node tests/e2e/dashboard.mjs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    if !output.status.success() {
+    let mut node = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running node tests/e2e/dashboard.mjs");
+    let mut to_node = node.stdin.take().expect("node's stdin");
+    let from_node = BufReader::new(node.stdout.take().expect("node's stdout"));
+    let mut node_err = node.stderr.take().expect("node's stderr");
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = node_err.read_to_string(&mut text);
+        text
+    });
+    let mut stdout = String::new();
+    for line in from_node.lines() {
+        let Ok(line) = line else { break };
+        println!("{line}");
+        if line.trim() == "RESTART-SERVER" {
+            // Killed, not stopped: what a crash or a power cut leaves is what must read back.
+            drop(server);
+            let (again, url) = start_server(&dir);
+            server = again;
+            writeln!(to_node, "{url}").expect("telling the script the new address");
+        }
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    let status = node.wait().expect("waiting for node");
+    let stderr = errors.join().unwrap_or_default();
+    if !status.success() {
         let log = std::fs::read_to_string(server.dir.join("server.log")).unwrap_or_default();
         let tail: Vec<&str> = log.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(
             "dashboard e2e failed ({}):\n{stdout}\n{stderr}\nlast lines of the server log:\n{}",
-            output.status,
+            status,
             tail.join("\n")
         );
     }
@@ -165,4 +209,6 @@ fn dashboard_in_headless_chromium() {
         "dashboard e2e passed; screenshot at {}",
         screenshot.display()
     );
+    drop(server);
+    drop(folder);
 }

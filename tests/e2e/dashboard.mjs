@@ -10,7 +10,7 @@ import { chromium } from "playwright-core";
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 
-const base = (process.argv[2] || "").replace(/\/+$/, "");
+let base = (process.argv[2] || "").replace(/\/+$/, "");
 const screenshot = process.argv[3] || "";
 if (!base) {
   console.error("usage: node tests/e2e/dashboard.mjs <base-url> [screenshot.png]");
@@ -18,6 +18,32 @@ if (!base) {
 }
 const TIMEOUT = Number(process.env.E2E_TIMEOUT_MS || 120000);
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+/**
+ * Asks the test that started the server to kill it and start another on the same database
+ * (tests/dashboard_e2e.rs), and carries on against the new address.
+ */
+async function restartServer() {
+  console.log("RESTART-SERVER");
+  const line = await new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (chunk) => {
+      text += chunk;
+      const end = text.indexOf("\n");
+      if (end >= 0) {
+        process.stdin.off("data", onData);
+        process.stdin.pause();
+        resolve(text.slice(0, end).trim());
+      }
+    };
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", onData);
+    process.stdin.once("end", () => reject(new Error("no new server address: run this script through tests/dashboard_e2e.rs")));
+    process.stdin.resume();
+  });
+  base = line.replace(/\/+$/, "");
+  console.log(`     the server restarted at ${base}`);
+}
 
 let passed = 0;
 let failed = 0;
@@ -522,7 +548,7 @@ try {
     await page.locator("#flash", { hasText: "even" }).waitFor();
   });
 
-  await step("a stored tournament reopens from the list of past tournaments", async () => {
+  await step("a stored tournament reopens from the list of past tournaments, after a server restart too", async () => {
     await page.goto(`${base}/#/runs`);
     await page.click('#nav a[data-route="tournament"]');
     const first = page.locator("#tour-past li a").first();
@@ -533,6 +559,14 @@ try {
     const headers = await page.locator("#cross-table thead th").allTextContents();
     check(headers.includes("e2e tiny run") && headers.includes("deep"), `reopened headers: ${headers.join(" | ")}`);
     await page.locator("#tour-status", { hasText: "Done" }).waitFor();
+    // After the server is killed and started again, the same table opens from the same link.
+    const link = await first.getAttribute("href");
+    await restartServer();
+    await page.goto(`${base}/${link}`);
+    await page.locator("#cross-table tbody tr").nth(3).waitFor();
+    const again = await page.locator("#cross-table thead th").allTextContents();
+    check(JSON.stringify(again) === JSON.stringify(headers), `after the restart: ${again.join(" | ")}`);
+    check(/e2e tiny run/.test((await page.locator("#tour-past li a").first().textContent()) || ""), "the list lost the tournament");
   });
 
   await step("the pages fit a phone screen", async () => {
