@@ -55,7 +55,35 @@ class LiveChart {
     const hooks = { ...(opts.hooks || {}) };
     hooks.setScale = [...(hooks.setScale || []), (u, key) => key === "x" && this.onZoom && this.onZoom(u.scales.x.min, u.scales.x.max)];
     this.onZoom = null;
-    this.plot = new uPlot({ ...opts, hooks, width, height: this.heightFor(width) }, columns, el);
+    // A drag that is tall as well as wide zooms the values too (a flat one, the generations
+    // only). The y scale ranges itself from the data on every draw, so the zoom is kept here
+    // and handed to it by its range function until a double-click resets.
+    this.yZoom = null;
+    // uPlot's own zoom on drag is off (drag.setScale false): it would set y, which the range
+    // function then overrides, and it fires no hook with the selection. The selection comes
+    // here instead and is turned into scales.
+    hooks.setSelect = [
+      ...(hooks.setSelect || []),
+      (u) => {
+        const s = u.select;
+        if (s.width <= 0) return;
+        if (s.height > 0 && s.height < u.over.clientHeight - 1) this.yZoom = [u.posToVal(s.top + s.height, "y"), u.posToVal(s.top, "y")];
+        const min = u.posToVal(s.left, "x");
+        const max = u.posToVal(s.left + s.width, "x");
+        u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+        u.setScale("x", { min, max });
+      },
+    ];
+    const y = opts.scales?.y || {};
+    const yRange = y.range || ((u, lo, hi) => uPlot.rangeNum(lo ?? 0, hi ?? 1, 0.1, true));
+    const scales = { ...(opts.scales || {}), y: { ...y, range: (u, lo, hi) => (this.yZoom ? [...this.yZoom] : yRange(u, lo, hi)) } };
+    const cursor = { ...(opts.cursor || {}), drag: { x: true, uni: 30, ...(opts.cursor?.drag || {}), y: true, setScale: false } };
+    this.plot = new uPlot({ ...opts, scales, cursor, hooks, width, height: this.heightFor(width) }, columns, el);
+    this.plot.over.addEventListener("dblclick", () => {
+      this.yZoom = null;
+      // After uPlot's own reset of the generations: range the values from the data again.
+      setTimeout(() => this.plot.setData(this.columns), 0);
+    });
     // For the browser test, which reads scales and tick labels that live only on the canvas.
     el.uplot = this.plot;
     this.redraw = rafThrottle(() => {

@@ -246,6 +246,20 @@ try {
     const shown = await page.evaluate(() => document.querySelector("#chart-weights").uplot.series.slice(1).map((s) => s.show));
     check(shown[0] === true && shown.slice(1).every((v) => v === false), `series shown: ${shown}`);
     await page.click("#features-all");
+    // A tall drag zooms the values as well; a double-click resets both.
+    await page.evaluate(() => document.querySelector("#chart-fitness").uplot.setData(document.querySelector("#chart-fitness").uplot.data));
+    await page.locator("#chart-fitness").scrollIntoViewIfNeeded();
+    const over = await page.locator("#chart-fitness .u-over").boundingBox();
+    const span = () => page.evaluate(() => { const y = document.querySelector("#chart-fitness").uplot.scales.y; return y.max - y.min; });
+    const before = await span();
+    await page.mouse.move(over.x + over.width * 0.2, over.y + over.height * 0.3);
+    await page.mouse.down();
+    await page.mouse.move(over.x + over.width * 0.6, over.y + over.height * 0.5, { steps: 5 });
+    await page.mouse.up();
+    const zoomed = await span();
+    check(zoomed < before * 0.5, `a tall drag did not zoom the values: ${before} -> ${zoomed}`);
+    await page.mouse.dblclick(over.x + over.width * 0.5, over.y + over.height * 0.5);
+    await page.waitForFunction((b) => { const y = document.querySelector("#chart-fitness").uplot.scales.y; return Math.abs((y.max - y.min) - b) < 1e-9; }, before);
   });
 
   await step("the colour theme toggles and is remembered", async () => {
