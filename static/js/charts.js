@@ -48,17 +48,42 @@ const val = (digits) => (u, v) => (v == null ? "–" : v.toFixed(digits));
 class LiveChart {
   constructor(el, opts, columns, height) {
     this.el = el;
+    this.opts = opts;
     this.columns = columns;
     this.height = height;
-    const width = Math.max(200, el.clientWidth || 600);
-    // Tell linked charts when the generations shown change (a drag to zoom, a reset).
-    const hooks = { ...(opts.hooks || {}) };
-    hooks.setScale = [...(hooks.setScale || []), (u, key) => key === "x" && this.onZoom && this.onZoom(u.scales.x.min, u.scales.x.max)];
     this.onZoom = null;
     // A drag that is tall as well as wide zooms the values too (a flat one, the generations
     // only). The y scale ranges itself from the data on every draw, so the zoom is kept here
     // and handed to it by its range function until a double-click resets.
     this.yZoom = null;
+    this.log = false;
+    /** Listeners on the plot's area, attached again when the plot is rebuilt. */
+    this.overListeners = [];
+    this.build();
+    this.redraw = rafThrottle(() => {
+      this.plot.setData(this.plotData());
+      this.fitLonePoint();
+      this.describe();
+    });
+    // A canvas says nothing to a screen reader: the chart's element carries its latest values.
+    el.setAttribute("role", "img");
+    this.describe();
+    this.resizer = new ResizeObserver(
+      rafThrottle(() => {
+        const w = Math.max(200, this.el.clientWidth);
+        if (w !== this.plot.width) this.plot.setSize({ width: w, height: this.heightFor(w) });
+      }),
+    );
+    this.resizer.observe(el);
+  }
+
+  /** Makes the uPlot instance (again, after the scale's kind changed). */
+  build() {
+    const opts = this.opts;
+    const width = Math.max(200, this.el.clientWidth || 600);
+    // Tell linked charts when the generations shown change (a drag to zoom, a reset).
+    const hooks = { ...(opts.hooks || {}) };
+    hooks.setScale = [...(hooks.setScale || []), (u, key) => key === "x" && this.onZoom && this.onZoom(u.scales.x.min, u.scales.x.max)];
     // uPlot's own zoom on drag is off (drag.setScale false): it would set y, which the range
     // function then overrides, and it fires no hook with the selection. The selection comes
     // here instead and is turned into scales.
@@ -75,33 +100,47 @@ class LiveChart {
       },
     ];
     const y = opts.scales?.y || {};
-    const yRange = y.range || ((u, lo, hi) => uPlot.rangeNum(lo ?? 0, hi ?? 1, 0.1, true));
-    const scales = { ...(opts.scales || {}), y: { ...y, range: (u, lo, hi) => (this.yZoom ? [...this.yZoom] : yRange(u, lo, hi)) } };
+    // A log scale shows only positive values: its range comes from those.
+    const yRange = this.log
+      ? (u, lo, hi) => uPlot.rangeLog(Math.max(lo ?? 1e-3, 1e-6), Math.max(hi ?? 1, 1e-5), 10, true)
+      : y.range || ((u, lo, hi) => uPlot.rangeNum(lo ?? 0, hi ?? 1, 0.1, true));
+    const scales = {
+      ...(opts.scales || {}),
+      y: { ...y, ...(this.log ? { distr: 3, log: 10 } : {}), range: (u, lo, hi) => (this.yZoom ? [...this.yZoom] : yRange(u, lo, hi)) },
+    };
     const cursor = { ...(opts.cursor || {}), drag: { x: true, uni: 30, ...(opts.cursor?.drag || {}), y: true, setScale: false } };
-    this.plot = new uPlot({ ...opts, scales, cursor, hooks, width, height: this.heightFor(width) }, columns, el);
+    if (this.plot) this.plot.destroy();
+    // A log scale cannot draw zero or less: those points become gaps.
+    this.plot = new uPlot({ ...opts, scales, cursor, hooks, width, height: this.heightFor(width) }, this.plotData(), this.el);
     this.plot.over.addEventListener("dblclick", () => {
       this.yZoom = null;
       // After uPlot's own reset of the generations: range the values from the data again.
-      setTimeout(() => this.plot.setData(this.columns), 0);
+      setTimeout(() => this.plot.setData(this.plotData()), 0);
     });
+    for (const [type, fn] of this.overListeners) this.plot.over.addEventListener(type, fn);
     // For the browser test, which reads scales and tick labels that live only on the canvas.
-    el.uplot = this.plot;
-    this.redraw = rafThrottle(() => {
-      this.plot.setData(this.columns);
-      this.fitLonePoint();
-      this.describe();
-    });
+    this.el.uplot = this.plot;
     this.fitLonePoint();
-    // A canvas says nothing to a screen reader: the chart's element carries its latest values.
-    el.setAttribute("role", "img");
+  }
+
+  /** The columns as the plot draws them (without values a log scale cannot show). */
+  plotData() {
+    return this.log ? this.columns.map((c, i) => (i === 0 ? c : c.map((v) => (v != null && v > 0 ? v : null)))) : this.columns;
+  }
+
+  /** Switches the value axis between linear and logarithmic. */
+  setLog(on) {
+    if (this.log === on) return;
+    this.log = on;
+    this.yZoom = null;
+    this.build();
     this.describe();
-    this.resizer = new ResizeObserver(
-      rafThrottle(() => {
-        const w = Math.max(200, this.el.clientWidth);
-        if (w !== this.plot.width) this.plot.setSize({ width: w, height: this.heightFor(w) });
-      }),
-    );
-    this.resizer.observe(el);
+  }
+
+  /** Adds a listener on the plot's area that survives rebuilds. */
+  onOver(type, fn) {
+    this.overListeners.push([type, fn]);
+    this.plot.over.addEventListener(type, fn);
   }
 
   /**
@@ -326,11 +365,16 @@ export function weightsChart(el, features, onPick) {
 
 // A click on the plot picks the generation under the cursor (to show its population).
 function pickOnClick(chart, onPick) {
-  const u = chart.plot;
-  u.over.addEventListener("click", () => {
-    const i = u.cursor.idx;
+  chart.onOver("click", () => {
+    const i = chart.plot.cursor.idx;
     if (i != null && chart.columns[0][i] != null) onPick(chart.columns[0][i]);
   });
+}
+
+/** A "log scale" checkbox for a chart whose values are positive. */
+export function logToggle(chart, id) {
+  const box = h("input", { type: "checkbox", id, onchange: (e) => chart.setLog(e.target.checked) });
+  return h("label.inline.small", box, " log scale");
 }
 
 // Fitness lives in [0, 1]; keep that in view unless the data leave it.

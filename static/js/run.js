@@ -2,7 +2,7 @@
 // the population of any generation as a sortable table, and the export.
 
 import { api } from "./api.js";
-import { dataButtons, diversityChart, fitnessChart, linkZoom, panelChart, weightsChart } from "./charts.js";
+import { dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, weightsChart } from "./charts.js";
 import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
@@ -190,8 +190,8 @@ export async function mount(view, { id }) {
   const panel = panelAgents.length ? panelChart(panelEl, panelAgents) : null;
   const stem = `kalah-tuner-${shortId(id)}`;
   if (panel) panelTools.append(dataButtons(panel.chart, `${stem}-panel`, "panel-data"));
-  fitTools.append(dataButtons(fit.chart, `${stem}-fitness`, "fitness-data"));
-  divTools.append(dataButtons(div.chart, `${stem}-diversity`, "diversity-data"));
+  fitTools.append(logToggle(fit.chart, "fitness-log"), " ", dataButtons(fit.chart, `${stem}-fitness`, "fitness-data"));
+  divTools.append(logToggle(div.chart, "diversity-log"), " ", dataButtons(div.chart, `${stem}-diversity`, "diversity-data"));
   wTools.append(dataButtons(wts.chart, `${stem}-weights`, "weights-data"));
   linkZoom([panel?.chart, fit.chart, div.chart, wts.chart].filter(Boolean));
   // With many features the lines tangle: pick the ones to show.

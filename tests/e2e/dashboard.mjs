@@ -260,6 +260,14 @@ try {
     check(zoomed < before * 0.5, `a tall drag did not zoom the values: ${before} -> ${zoomed}`);
     await page.mouse.dblclick(over.x + over.width * 0.5, over.y + over.height * 0.5);
     await page.waitForFunction((b) => { const y = document.querySelector("#chart-fitness").uplot.scales.y; return Math.abs((y.max - y.min) - b) < 1e-9; }, before);
+    // A log scale for positive values, and back; the chart still picks generations on click.
+    await page.check("#diversity-log");
+    check((await page.evaluate(() => document.querySelector("#chart-diversity").uplot.scales.y.distr)) === 3, "the diversity axis is not logarithmic");
+    await page.uncheck("#diversity-log");
+    check((await page.evaluate(() => document.querySelector("#chart-diversity").uplot.scales.y.distr)) === 1, "the diversity axis stayed logarithmic");
+    await page.check("#fitness-log");
+    await page.locator("#chart-fitness .u-over").click();
+    await page.uncheck("#fitness-log");
   });
 
   await step("the colour theme toggles and is remembered", async () => {
