@@ -61,6 +61,9 @@ pub struct TournamentRequest {
     board: Option<BoardBody>,
     #[serde(default)]
     rules: Option<String>,
+    /// The pie rule (DESIGN.md section 9).
+    #[serde(default)]
+    pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
     sprt: Option<Value>,
@@ -124,7 +127,13 @@ async fn tournament_config(
             format!("must be 1 to {MAX_TOURNAMENT_GAMES}, got {}", req.games),
         ));
     }
-    let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;
+    let setup = setup_of(
+        req.board,
+        req.rules.as_deref(),
+        req.pie,
+        req.opening_plies,
+        req.seed,
+    )?;
     let sprt = req.sprt.as_ref().map(parse_sprt).transpose()?;
     if sprt.is_some() && req.self_play {
         return Err(ApiError::invalid(
