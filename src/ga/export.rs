@@ -37,8 +37,9 @@ pub struct ExportDocument {
     /// The program and version that wrote the document.
     pub generator: String,
     pub rules: Rules,
-    /// The pie rule the individual was tuned under; documents written before it read as off.
-    #[serde(default)]
+    /// The pie rule the individual was tuned under. Written only when on; documents written
+    /// before it read as off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pie: bool,
     pub board: BoardConfig,
     /// Feature names, in the order of `weights`.

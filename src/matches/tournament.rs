@@ -27,8 +27,9 @@ pub struct Setup {
     pub pits: usize,
     pub seeds: u32,
     pub rules: Rules,
-    /// The pie rule (DESIGN.md section 9); documents written before it read as off.
-    #[serde(default)]
+    /// The pie rule (DESIGN.md section 9). Written only when on, so reports of games without
+    /// it read (and fingerprint) as before; documents without it read as off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pie: bool,
     /// Random sowings before the agents take over (the same for both games of a pair).
     pub opening_plies: u32,
