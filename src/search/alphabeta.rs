@@ -270,7 +270,7 @@ fn move_classes(pos: &Position, rules: Rules) -> [u16; 3] {
         }
     }
     // The pie rule's swap, when offered, counts among the quiet moves.
-    quiet |= pos.nonempty_pits().0 & 1 << (SWAP - 1);
+    quiet |= (pos.swap_available() as u16) << (SWAP - 1);
     [extra, capture, quiet]
 }
 
