@@ -382,6 +382,11 @@ impl Agent for A3cAgent {
             .choose(pos, rng);
         }
         let value = self.net.evaluate(pos, self.rules, &mut self.scratch);
+        if pos.swap_available() {
+            // The value head estimates the result for the side to move, which the swap would
+            // hand to the other player: swap when it sees North behind.
+            return super::decide_swap(pos, value < 0.0, |pos| self.choose(pos, rng));
+        }
         let moves = pos.legal_moves();
         let logits = &self.scratch.logits;
         let mv = if self.sample {

@@ -35,6 +35,9 @@ impl Greedy {
 
 impl Agent for Greedy {
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
+        if let Some(swap) = super::store_rule_swap(pos) {
+            return super::decide_swap(pos, swap, |pos| self.choose(pos, rng));
+        }
         let mut nodes = 0;
         let gains: Vec<(usize, u32)> = pos
             .legal_moves()

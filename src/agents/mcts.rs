@@ -12,7 +12,7 @@ use rand::RngExt;
 
 use super::limits::Profile;
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
-use crate::game::{Position, Rules, Side};
+use crate::game::{Position, Rules, Side, SWAP};
 
 /// Hunter's budget: 4000 iterations a move.
 pub const DEFAULT_ITERATIONS: u32 = 4000;
@@ -357,7 +357,12 @@ fn greedy_move(pos: &Position, moves: u16, rules: Rules, rng: &mut GameRng) -> u
     while bits != 0 {
         let mv = bits.trailing_zeros() as usize + 1;
         bits &= bits - 1;
-        let gain = immediate_gain(pos, mv, rules);
+        // The pie rule's swap sows nothing: no gain (and no pit to read).
+        let gain = if mv == SWAP {
+            0
+        } else {
+            immediate_gain(pos, mv, rules)
+        };
         if gain > best_gain {
             best_gain = gain;
             best = 1 << (mv - 1);

@@ -114,6 +114,35 @@ impl MoveValue {
     }
 }
 
+/// The pie rule's swap decision of the agents that do not search (`greedy`, `pekar`): swap
+/// when South's first move left South more seeds in its store than North, the one measure
+/// those agents read. `None` when no swap is on offer.
+pub fn store_rule_swap(pos: &Position) -> Option<bool> {
+    use crate::game::Side;
+    pos.swap_available()
+        .then(|| pos.store(Side::South) > pos.store(Side::North))
+}
+
+/// The [`Decision`] of an agent that settles the swap offer by a rule: [`crate::game::SWAP`]
+/// or, when it keeps its seat, the move `otherwise` gives for the position without the offer.
+pub(crate) fn decide_swap(
+    pos: &Position,
+    swap: bool,
+    otherwise: impl FnOnce(&Position) -> Decision,
+) -> Decision {
+    if swap {
+        Decision {
+            mv: crate::game::SWAP,
+            nodes: 0,
+            playouts: 0,
+            value: None,
+        }
+    } else {
+        // The same board and side to move without the offer: the agent's own pit moves.
+        otherwise(&pos.with_side_to_move(pos.side_to_move()))
+    }
+}
+
 /// Something that plays Kalah.
 pub trait Agent: Send {
     /// Picks a legal move in `pos`, which must not be over.

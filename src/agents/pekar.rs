@@ -144,6 +144,9 @@ impl Pekar {
 
 impl Agent for Pekar {
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
+        if let Some(swap) = super::store_rule_swap(pos) {
+            return super::decide_swap(pos, swap, |pos| self.choose(pos, rng));
+        }
         let decide = |mv| Decision {
             mv,
             nodes: 0,
@@ -188,6 +191,13 @@ struct PekarSearch {
 
 impl PekarSearch {
     fn moves(&self, pos: &Position) -> Vec<usize> {
+        if pos.swap_available() {
+            // The pie rule's swap is one more option to search; the rule list's shortcuts
+            // know nothing of it, so this node branches over everything.
+            let mut moves: Vec<usize> = from_store_outwards(pos).collect();
+            moves.push(crate::game::SWAP);
+            return moves;
+        }
         if let Some(mv) = last_seed_to_kalaha(pos) {
             return vec![mv];
         }

@@ -19,7 +19,8 @@ use crate::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
 
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
-    /// Start from a preset: abrams (the blog) or hunter (Hunter's thesis)
+    /// Start from a preset: abrams (the blog), hunter (Hunter's thesis) or mankalah
+    /// (Kalah(7,7) with the pie rule, the ManKalah engine's game)
     #[arg(long)]
     pub preset: Option<String>,
     /// Config file (.toml or .json), applied over the preset; may name its own "preset"
@@ -34,6 +35,9 @@ pub struct EvolveArgs {
     /// Search depth of the individuals
     #[arg(long)]
     pub depth: Option<u32>,
+    /// Play every game under the pie rule (config field "pie")
+    #[arg(long)]
+    pub pie: bool,
     /// Worker threads (default: all cores); the result does not depend on it
     #[arg(long)]
     pub threads: Option<usize>,
@@ -73,6 +77,9 @@ pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
     }
     if let Some(d) = args.depth {
         flags.insert("depth".into(), d.into());
+    }
+    if args.pie {
+        flags.insert("pie".into(), true.into());
     }
     let flags = serde_json::Value::Object(flags);
     let layers: Vec<&serde_json::Value> = file.iter().chain([&flags]).collect();

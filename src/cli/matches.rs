@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::console::progress_bar;
-use super::{thread_pool, usage, RulesArg};
+use super::{thread_pool, usage, PieArg, RulesArg};
 use crate::agents::spec::parse_spec_list;
 use crate::agents::AgentSpec;
 use crate::game::parse_board;
@@ -30,6 +30,8 @@ pub struct MatchArgs {
     pub board: String,
     #[command(flatten)]
     pub rules: RulesArg,
+    #[command(flatten)]
+    pub pie: PieArg,
     /// Worker threads (default: all cores); results do not depend on it
     #[arg(long)]
     pub threads: Option<usize>,
@@ -46,6 +48,7 @@ impl MatchArgs {
             pits,
             seeds,
             rules: self.rules.rules,
+            pie: self.pie.pie,
             opening_plies: self.opening_plies.unwrap_or(0),
             seed: self.seed,
         })

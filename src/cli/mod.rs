@@ -9,12 +9,14 @@
 //! - [`bench`]: single-threaded speed figures.
 //! - [`serve`]: the HTTP API and dashboard.
 //! - [`train_a3c`]: training of the a3c network.
+//! - [`mankalah`]: a ManKalah agent on standard input and output.
 //! - [`console`]: progress bars, Ctrl-C and atomic writes, shared by the long commands.
 
 pub mod bench;
 pub mod console;
 pub mod evolve;
 pub mod learn;
+pub mod mankalah;
 pub mod matches;
 pub mod position;
 pub mod serve;
@@ -62,6 +64,9 @@ pub enum Command {
     /// Train the a3c agent's network by asynchronous advantage actor-critic
     #[command(name = "train-a3c")]
     TrainA3c(train_a3c::TrainArgs),
+    /// Play one game as a ManKalah agent on standard input and output (the Manchester
+    /// engine's protocol; Kalah(7,7), pie rule)
+    Mankalah(mankalah::ManKalahArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -69,6 +74,14 @@ pub struct RulesArg {
     /// Capture rule: standard, or empty-capture (capture even when the opposite pit is empty)
     #[arg(long, default_value = "standard", value_parser = parse_rules)]
     pub rules: Rules,
+}
+
+/// `--pie`, beside `--rules` wherever a game is set up.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PieArg {
+    /// The pie rule: South's first move earns no extra turn, then North may swap seats
+    #[arg(long)]
+    pub pie: bool,
 }
 
 fn parse_rules(s: &str) -> Result<Rules, String> {
@@ -164,5 +177,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::TrainA3c(args) => train_a3c::run(&args),
+        Command::Mankalah(args) => mankalah::run(&args),
     }
 }

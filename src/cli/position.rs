@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{usage, RulesArg};
+use super::{usage, PieArg, RulesArg};
 use crate::agents::{rng_from_seed, AgentSpec};
 use crate::game::{parse_board, parse_kpn, perft, Position};
 use crate::search::Solver;
@@ -20,6 +20,8 @@ pub struct PerftArgs {
     pub depth: u32,
     #[command(flatten)]
     pub rules: RulesArg,
+    #[command(flatten)]
+    pub pie: PieArg,
     /// Also print the count after each first move
     #[arg(long)]
     pub divide: bool,
@@ -35,6 +37,8 @@ pub struct SolveArgs {
     pub board: Option<String>,
     #[command(flatten)]
     pub rules: RulesArg,
+    #[command(flatten)]
+    pub pie: PieArg,
     /// Also print the exact value of every legal move
     #[arg(long)]
     pub moves: bool,
@@ -49,6 +53,8 @@ pub struct MoveArgs {
     pub position: String,
     #[command(flatten)]
     pub rules: RulesArg,
+    #[command(flatten)]
+    pub pie: PieArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 }
@@ -57,11 +63,21 @@ fn position_arg(text: &str) -> Result<Position> {
     Ok(parse_kpn(text)?)
 }
 
+/// How a move is written on the command line: its number, or `SWAP`.
+fn move_text(mv: usize) -> String {
+    if mv == crate::game::SWAP {
+        "SWAP".into()
+    } else {
+        mv.to_string()
+    }
+}
+
 pub fn run_perft(args: &PerftArgs) -> Result<()> {
     let pos = match &args.position {
         Some(text) => position_arg(text)?,
         None => Position::start(6, 4)?,
-    };
+    }
+    .with_pie(args.pie.pie);
     if args.depth > 30 {
         bail!(usage(format!(
             "--depth must be at most 30, got {}",
@@ -71,7 +87,7 @@ pub fn run_perft(args: &PerftArgs) -> Result<()> {
     let start = Instant::now();
     if args.divide {
         for (mv, n) in crate::game::perft::perft_divide(&pos, args.depth, args.rules.rules) {
-            println!("{mv}: {n}");
+            println!("{}: {n}", move_text(mv));
         }
     }
     let count = perft(&pos, args.depth, args.rules.rules);
@@ -92,13 +108,14 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
             Position::start(m, n)?
         }
         _ => bail!(usage("give --position <KPN> or --board <m,n>")),
-    };
+    }
+    .with_pie(args.pie.pie);
     let start = Instant::now();
     let mut solver = Solver::with_default_table(args.rules.rules);
     let (value, stats) = solver.solve(&pos);
     if args.moves && !pos.is_game_over() {
         for (mv, v) in solver.solve_moves(&pos) {
-            println!("move {mv}: {v}");
+            println!("move {}: {v}", move_text(mv));
         }
     }
     eprintln!(
@@ -113,7 +130,7 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
 
 pub fn run_move(args: &MoveArgs) -> Result<()> {
     let spec = AgentSpec::parse(&args.agent)?;
-    let pos = position_arg(&args.position)?;
+    let pos = position_arg(&args.position)?.with_pie(args.pie.pie);
     if pos.is_game_over() {
         bail!(usage(format!(
             "the game is over in {pos}: there is no move to make"
@@ -133,9 +150,9 @@ pub fn run_move(args: &MoveArgs) -> Result<()> {
         .unwrap_or_default();
     eprintln!(
         "{spec}: move {} after {work} in {:.3} ms{value}",
-        decision.mv,
+        move_text(decision.mv),
         start.elapsed().as_secs_f64() * 1e3
     );
-    println!("{}", decision.mv);
+    println!("{}", move_text(decision.mv));
     Ok(())
 }

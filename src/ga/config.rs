@@ -46,7 +46,7 @@ pub const MAX_RACING_ROUNDS: u32 = 32;
 pub const MAX_CORE_HOURS: f64 = 48.0;
 
 /// The names of the presets.
-pub const PRESETS: &[&str] = &["abrams", "hunter"];
+pub const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
 
 /// A configuration that cannot be read or would not run, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -467,6 +467,9 @@ pub struct GaConfig {
     pub benchmark: BenchmarkConfig,
     pub board: BoardConfig,
     pub rules: Rules,
+    /// The pie rule (DESIGN.md section 9): every game starts with South's first move
+    /// earning no extra turn and North's choice to swap.
+    pub pie: bool,
     /// Stop after this many generations in a row without a better hall-of-fame individual.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stagnation: Option<u32>,
@@ -493,6 +496,7 @@ impl Default for GaConfig {
             benchmark: BenchmarkConfig::default(),
             board: BoardConfig::default(),
             rules: Rules::Standard,
+            pie: false,
             stagnation: None,
             target_fitness: None,
         }
@@ -578,7 +582,8 @@ fn check_real(field: &str, value: f64, lo: f64, hi: f64) -> Result<(), ConfigErr
 }
 
 impl GaConfig {
-    /// A named preset: `abrams` (the blog) or `hunter` (Hunter's thesis).
+    /// A named preset: `abrams` (the blog), `hunter` (Hunter's thesis) or `mankalah` (the
+    /// Manchester engine's game: Kalah(7,7) with the pie rule).
     pub fn preset(name: &str) -> Result<GaConfig, ConfigError> {
         let base = GaConfig::default();
         match name {
@@ -635,6 +640,19 @@ impl GaConfig {
                 },
                 ..base
             }),
+            // The Manchester ManKalah engine's game: Kalah(7,7), standard captures, the pie rule.
+            // Hunter's GA otherwise, at depth 3: a 7x7 game is longer and its search wider.
+            "mankalah" => {
+                let hunter = GaConfig::preset("hunter")?;
+                Ok(GaConfig {
+                    board: BoardConfig { pits: 7, seeds: 7 },
+                    rules: Rules::Standard,
+                    pie: true,
+                    depth: 3,
+                    generations: 100,
+                    ..hunter
+                })
+            }
             other => Err(ConfigError::invalid(
                 "preset",
                 format!("unknown {other:?}, expected {}", PRESETS.join(", ")),
@@ -875,7 +893,8 @@ impl GaConfig {
 
         self.check_benchmark()?;
         let start = Position::start(self.board.pits, self.board.seeds)
-            .map_err(|e| ConfigError::invalid("board", e.to_string()))?;
+            .map_err(|e| ConfigError::invalid("board", e.to_string()))?
+            .with_pie(self.pie);
 
         if let Some(n) = self.stagnation {
             check_range("stagnation", n, 1, MAX_GENERATIONS)?;

@@ -37,6 +37,10 @@ pub struct ExportDocument {
     /// The program and version that wrote the document.
     pub generator: String,
     pub rules: Rules,
+    /// The pie rule the individual was tuned under. Written only when on; documents written
+    /// before it read as off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pie: bool,
     pub board: BoardConfig,
     /// Feature names, in the order of `weights`.
     pub features: Vec<Feature>,
@@ -207,6 +211,7 @@ impl ExportDocument {
             format_version: FORMAT_VERSION,
             generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
             rules: config.learner.rules(),
+            pie: false,
             board: BoardConfig { pits, seeds },
             features,
             weights: champion.weights.clone(),
@@ -284,6 +289,7 @@ impl ExportDocument {
             format_version: FORMAT_VERSION,
             generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
             rules: config.rules,
+            pie: config.pie,
             board: config.board,
             features: resolved.features,
             weights: best.weights.clone(),

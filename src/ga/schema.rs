@@ -121,7 +121,8 @@ fn groups() -> Value {
         {"title": "Board and rules", "fields": [
             {"key": "board.pits", "kind": "int", "min": 1, "max": MAX_PITS, "range": format!("1 to {MAX_PITS}")},
             {"key": "board.seeds", "kind": "int", "min": 1, "range": format!("1 or more ({MAX_SEEDS} seeds at most)")},
-            {"key": "rules", "kind": "select", "options": ["standard", "empty-capture"], "range": "standard or empty-capture"}
+            {"key": "rules", "kind": "select", "options": ["standard", "empty-capture"], "range": "standard or empty-capture"},
+            {"key": "pie", "kind": "bool", "range": "", "help": "The pie rule: South's first move earns no extra turn, then North may swap seats (the ManKalah engine's game)."}
         ]}
     ])
 }

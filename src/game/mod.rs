@@ -13,7 +13,8 @@ mod position;
 pub use notation::{excerpt, excerpt_to, parse_kpn, to_kpn, ECHO_CHARS};
 pub use perft::perft;
 pub use position::{
-    MoveIter, MoveOutcome, MoveSet, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
+    MoveIter, MoveOutcome, MoveSet, Pie, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
+    SWAP,
 };
 
 /// Everything that can be wrong with a board, a position or a move given by a user.

@@ -1,6 +1,9 @@
 //! KPN, the Kalah position notation:
 //! `<South pits>/<South store>/<North pits>/<North store>/<S|N>`, pits comma-separated in
-//! sowing order. The start of Kalah(6,4) is `4,4,4,4,4,4/0/4,4,4,4,4,4/0/S`.
+//! sowing order. The start of Kalah(6,4) is `4,4,4,4,4,4/0/4,4,4,4,4,4/0/S`. An optional sixth
+//! field `P` marks the pie rule's swap on offer (DESIGN.md section 9), e.g.
+//! `0,8,8,8,8,8,8/1/7,7,7,7,7,7,7/0/N/P`. The pie rule's first ply (South's move that earns
+//! no extra turn) is not written: a game setup's `pie` flag gives it.
 
 use std::borrow::Cow;
 
@@ -35,12 +38,22 @@ pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
         reason,
     };
     let fields: Vec<&str> = text.trim().split('/').collect();
-    if fields.len() != 5 {
+    if fields.len() != 5 && fields.len() != 6 {
         return Err(bad(format!(
-            "expected 5 fields separated by '/' (south pits/south store/north pits/north store/side), found {}",
+            "expected 5 fields separated by '/' (south pits/south store/north pits/north store/side), and optionally a sixth, P, found {}",
             fields.len()
         )));
     }
+    let swap = match fields.get(5) {
+        None => false,
+        Some(&"P") => true,
+        Some(other) => {
+            return Err(bad(format!(
+                "the sixth field may only be P (the pie rule's swap is on offer), found {:?}",
+                excerpt(other)
+            )))
+        }
+    };
     let south = parse_pits(fields[0], "South pits").map_err(&bad)?;
     let south_store = parse_count(fields[1], "South store").map_err(&bad)?;
     let north = parse_pits(fields[2], "North pits").map_err(&bad)?;
@@ -62,9 +75,16 @@ pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
             north.len()
         )));
     }
-    Position::new(&south, south_store, &north, north_store, side).map_err(|e| match e {
-        GameError::BadBoard(reason) => bad(reason),
-        other => other,
+    let pos =
+        Position::new(&south, south_store, &north, north_store, side).map_err(|e| match e {
+            GameError::BadBoard(reason) => bad(reason),
+            other => other,
+        })?;
+    if !swap {
+        return Ok(pos);
+    }
+    pos.with_swap_offer().ok_or_else(|| {
+        bad("P (swap on offer) needs North to move on the board South's first move leaves at the start of some Kalah(m,n)".into())
     })
 }
 
@@ -116,12 +136,13 @@ pub fn to_kpn(pos: &Position) -> String {
             .join(",")
     };
     format!(
-        "{}/{}/{}/{}/{}",
+        "{}/{}/{}/{}/{}{}",
         join(Side::South),
         pos.store(Side::South),
         join(Side::North),
         pos.store(Side::North),
-        pos.side_to_move().letter()
+        pos.side_to_move().letter(),
+        if pos.swap_available() { "/P" } else { "" }
     )
 }
 

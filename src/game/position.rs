@@ -93,6 +93,33 @@ impl std::str::FromStr for Rules {
     }
 }
 
+/// Where a game stands with respect to the pie rule (DESIGN.md section 9).
+///
+/// Only the first two plies of a game played with the pie rule are special, so every other
+/// position is [`Pie::Off`] and the hot path tests one byte to know it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Pie {
+    /// No pie rule, or its two special plies are behind us.
+    #[default]
+    Off = 0,
+    /// South's first move of a pie game: one sowing that never earns an extra turn.
+    Opening = 1,
+    /// North to move right after South's first move: North may play [`SWAP`].
+    Offer = 2,
+}
+
+/// The swap of the pie rule as a move value. Pit moves are 1..=m with m at most
+/// [`MAX_PITS`] = 12, so 16 never names a pit; it is bit 15 of a [`MoveSet`] and fits the
+/// 16-entry per-move tables of the searches.
+///
+/// Sides in a [`Position`] name players, not seats: South is always the player who moved
+/// first. A swap hands the first mover North's seat, so the position after it shows the two
+/// halves of the board exchanged, with South (the first mover, now sitting North) to move.
+/// Searches therefore see an ordinary move that passes the turn; seat-based front ends such
+/// as the ManKalah protocol exchange the halves back.
+pub const SWAP: usize = 16;
+
 /// What happened during one sowing; the searches and the UI both want to know.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveOutcome {
@@ -113,6 +140,7 @@ pub struct Position {
     cells: [u16; MAX_CELLS],
     pits: u8,
     side: Side,
+    pie: Pie,
 }
 
 /// For a 6-pit board, indexed by the cell a move lifts and its seeds (at most a lap, 13): how
@@ -172,6 +200,7 @@ impl Position {
             cells,
             pits: pits as u8,
             side: Side::South,
+            pie: Pie::Off,
         })
     }
 
@@ -215,6 +244,65 @@ impl Position {
             cells,
             pits: m as u8,
             side,
+            pie: Pie::Off,
+        })
+    }
+
+    /// The position under the pie rule when `on`: a start position (South to move, stores
+    /// empty, every pit alike) enters [`Pie::Opening`]; any other position is past the
+    /// opening and stays as it is. With `on` false nothing changes either: a position that
+    /// already offers the swap (KPN field `P`) carries the rule with it.
+    pub fn with_pie(mut self, on: bool) -> Position {
+        if on && self.pie == Pie::Off && self.is_start() {
+            self.pie = Pie::Opening;
+        }
+        self
+    }
+
+    /// Whether this is the start of some Kalah(m, n): South to move, stores empty and every
+    /// pit holding the same non-zero number of seeds.
+    pub fn is_start(&self) -> bool {
+        let m = self.pits as usize;
+        let first = self.cells[0];
+        self.side == Side::South
+            && first > 0
+            && self.cells[m] == 0
+            && self.cells[2 * m + 1] == 0
+            && self.side_pits(Side::South).iter().all(|&c| c == first)
+            && self.side_pits(Side::North).iter().all(|&c| c == first)
+    }
+
+    #[inline]
+    pub fn pie(&self) -> Pie {
+        self.pie
+    }
+
+    /// Whether the side to move may play [`SWAP`].
+    #[inline]
+    pub fn swap_available(&self) -> bool {
+        self.pie == Pie::Offer
+    }
+
+    /// This board with North to move and the swap on offer, if it is what South's first move
+    /// of a pie game leaves (the only place the swap exists); `None` otherwise.
+    pub fn with_swap_offer(self) -> Option<Position> {
+        if self.side != Side::North || self.pie != Pie::Off {
+            return None;
+        }
+        let m = self.pits as usize;
+        let total = self.total_seeds() as usize;
+        if total % (2 * m) != 0 {
+            return None;
+        }
+        let start = Position::start(m, (total / (2 * m)) as u32)
+            .ok()?
+            .with_pie(true);
+        start.legal_moves().into_iter().find_map(|mv| {
+            let mut child = start;
+            child.play_unchecked(mv, Rules::Standard);
+            // The capture rules cannot differ on a first move: the only empty pit is the one
+            // lifted, and the pit facing it still holds its seeds.
+            (child.pie == Pie::Offer && child.cells == self.cells).then_some(child)
         })
     }
 
@@ -233,6 +321,8 @@ impl Position {
     /// opponent's threats).
     #[inline]
     pub fn with_side_to_move(mut self, side: Side) -> Position {
+        // A hypothetical view is never the pie rule's special ply: its moves are pit moves.
+        self.pie = Pie::Off;
         self.side = side;
         self
     }
@@ -330,6 +420,15 @@ impl Position {
                 reason: "the game is over".into(),
             });
         }
+        if mv == SWAP {
+            if !self.swap_available() {
+                return Err(GameError::IllegalMove {
+                    mv,
+                    reason: "the swap is only legal for North right after South's first move of a game with the pie rule".into(),
+                });
+            }
+            return Ok(self.play_unchecked(mv, rules));
+        }
         if mv == 0 || mv > self.pits as usize {
             return Err(GameError::IllegalMove {
                 mv,
@@ -346,9 +445,46 @@ impl Position {
     }
 
     /// Plays move `mv`, which must be legal (a non-empty pit of the side to move in a game that
-    /// is not over). The searches call this millions of times a second.
+    /// is not over, or [`SWAP`] when offered). The searches call this millions of times a
+    /// second.
     #[inline]
     pub fn play_unchecked(&mut self, mv: usize, rules: Rules) -> MoveOutcome {
+        if self.pie != Pie::Off {
+            return self.play_pie(mv, rules);
+        }
+        self.sow(mv, rules)
+    }
+
+    /// A move during the pie rule's two special plies; kept out of line so the common path
+    /// pays one byte test.
+    #[cold]
+    #[inline(never)]
+    fn play_pie(&mut self, mv: usize, rules: Rules) -> MoveOutcome {
+        let state = self.pie;
+        self.pie = Pie::Off;
+        if mv == SWAP {
+            debug_assert_eq!(state, Pie::Offer, "SWAP played where it is not offered");
+            let m = self.pits as usize;
+            let (south, north) = self.cells[..2 * m + 2].split_at_mut(m + 1);
+            south.swap_with_slice(north);
+            self.side = Side::South;
+            return MoveOutcome::default();
+        }
+        let mut outcome = self.sow(mv, rules);
+        if state == Pie::Opening {
+            if outcome.extra_turn {
+                outcome.extra_turn = false;
+                self.side = Side::North;
+            }
+            if !outcome.game_over {
+                self.pie = Pie::Offer;
+            }
+        }
+        outcome
+    }
+
+    #[inline(always)]
+    fn sow(&mut self, mv: usize, rules: Rules) -> MoveOutcome {
         let m = self.pits as usize;
         let side = self.side;
         let first = self.first_pit(side);
@@ -540,15 +676,15 @@ impl Position {
             *b = c as u8;
         }
         // Cell 15 is unused on boards of up to 6 pits.
-        bytes[15] = self.side as u8;
+        bytes[15] = self.side as u8 | (self.pie as u8) << 1;
         u128::from_le_bytes(bytes)
     }
 
-    /// The non-empty pits of the side to move, without checking whether the game is over:
-    /// for searches that already know it is not.
+    /// The moves of the side to move without checking whether the game is over, for searches
+    /// that already know it is not: its non-empty pits, and [`SWAP`] when offered.
     #[inline]
     pub fn nonempty_pits(&self) -> MoveSet {
-        let mut bits = 0u16;
+        let mut bits = ((self.pie == Pie::Offer) as u16) << (SWAP - 1);
         for (i, &s) in self.side_pits(self.side).iter().enumerate() {
             bits |= ((s != 0) as u16) << i;
         }
@@ -573,6 +709,11 @@ impl fmt::Display for Position {
 pub struct MoveSet(pub u16);
 
 impl MoveSet {
+    /// The pit moves only, without [`SWAP`].
+    #[inline]
+    pub fn pits_only(self) -> MoveSet {
+        MoveSet(self.0 & !(1 << (SWAP - 1)))
+    }
     #[inline]
     pub fn is_empty(self) -> bool {
         self.0 == 0

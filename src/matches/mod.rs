@@ -2,6 +2,7 @@
 //! Knows agents and the game; nothing of the GA, HTTP or storage.
 
 pub mod game;
+pub mod mankalah;
 pub mod pairing;
 pub mod presets;
 pub mod sprt;

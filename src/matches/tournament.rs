@@ -27,6 +27,10 @@ pub struct Setup {
     pub pits: usize,
     pub seeds: u32,
     pub rules: Rules,
+    /// The pie rule (DESIGN.md section 9). Written only when on, so reports of games without
+    /// it read (and fingerprint) as before; documents without it read as off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pie: bool,
     /// Random sowings before the agents take over (the same for both games of a pair).
     pub opening_plies: u32,
     pub seed: u64,
@@ -38,6 +42,7 @@ impl Default for Setup {
             pits: 6,
             seeds: 4,
             rules: Rules::Standard,
+            pie: false,
             opening_plies: 0,
             seed: 0,
         }
@@ -46,7 +51,7 @@ impl Default for Setup {
 
 impl Setup {
     pub fn start(&self) -> Result<Position, GameError> {
-        Position::start(self.pits, self.seeds)
+        Ok(Position::start(self.pits, self.seeds)?.with_pie(self.pie))
     }
 
     /// The games of one pairing: stream 0 for a match, one stream per pair of agents in a

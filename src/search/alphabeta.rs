@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use crate::eval::{terminal_score, Evaluator};
-use crate::game::{Position, Rules, Side};
+use crate::game::{Position, Rules, Side, SWAP};
 
 /// What a root search found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -215,6 +215,17 @@ fn ordered_moves(
         buf[n] = key | mv as u32;
         n += 1;
     }
+    if pos.swap_available() {
+        // The pie rule's swap: one more option, ordered like a quiet move (SWAP fits the
+        // five move bits of the key and the 16-entry history).
+        let key = if SWAP as u8 == hint {
+            CLASS_TABLE << 24
+        } else {
+            CLASS_QUIET << 24 | history[SWAP - 1].min(1 << 18) << 5
+        };
+        buf[n] = key | SWAP as u32;
+        n += 1;
+    }
     // Insertion sort: at most a dozen moves.
     for i in 1..n {
         let key = buf[i];
@@ -258,6 +269,8 @@ fn move_classes(pos: &Position, rules: Rules) -> [u16; 3] {
             quiet |= bit;
         }
     }
+    // The pie rule's swap, when offered, counts among the quiet moves.
+    quiet |= (pos.swap_available() as u16) << (SWAP - 1);
     [extra, capture, quiet]
 }
 

@@ -3,10 +3,25 @@
 //! The value of a position depends only on its pits and the side to move, not on the stores,
 //! so the solver searches the margin the side to move will *gain from here* and the caller
 //! adds the current store difference. That keeps transpositions that differ only in stores
-//! together. The search is MTD(f): null-window alpha-beta probes over a transposition table
+//! together (the pie rule's swap offer is the one exception, see [`Solver::search`]). With the
+//! pie rule a swap is one more move; as [`crate::game::SWAP`] relabels the board, the value
+//! of the position after it is negated like that of any move that passes the turn. The
+//! search is MTD(f): null-window alpha-beta probes over a transposition table
 //! that keeps a lower and an upper bound per position, converging on the exact value.
 
-use crate::game::{Position, Rules};
+use crate::game::{Position, Rules, SWAP};
+
+/// The most the side to move can gain from here, and the most it can lose: every seed left in
+/// the pits, and with the swap on offer also the stores it would exchange.
+#[inline]
+fn gain_bound(pos: &Position) -> i32 {
+    let pits = pos.seeds_in_pits() as i32;
+    if pos.swap_available() {
+        pits + 2 * (pos.total_seeds() as i32 - pits)
+    } else {
+        pits
+    }
+}
 
 /// Counters of one solve.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -139,7 +154,7 @@ impl Solver {
             let gain = pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;
             return (gain, SolverStats::default());
         }
-        let bound = pos.seeds_in_pits() as i32;
+        let bound = gain_bound(pos);
         let mut lower = -bound;
         let mut upper = bound;
         let mut guess = 0;
@@ -265,7 +280,7 @@ impl Solver {
     fn search(&mut self, pos: &Position, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
         self.total_nodes += 1;
-        let seeds = pos.seeds_in_pits() as i32;
+        let seeds = gain_bound(pos);
         // The side to move can gain at most every seed left and lose at most all of them.
         if seeds <= alpha {
             return seeds;
@@ -274,7 +289,10 @@ impl Solver {
             return -seeds;
         }
         let key = Self::key(pos);
-        let side = pos.side_to_move() as u8;
+        // The pie state is part of what the value depends on. A swap-offer position's value
+        // also depends on its stores (the swap hands them over), but the offer only follows
+        // South's first move from a start, where the pits alone tell the position.
+        let side = pos.side_to_move() as u8 | (pos.pie() as u8) << 1;
         let base = self.slot(key, side);
         let mut best_hint = 0u8;
         let mut found = None;
@@ -323,6 +341,10 @@ impl Solver {
                 moves[n] = mv as u8;
                 n += 1;
             }
+        }
+        if legal.contains(SWAP) && SWAP as u8 != best_hint {
+            moves[n] = SWAP as u8;
+            n += 1;
         }
 
         let before = pos.store_diff(me);

@@ -46,6 +46,9 @@ pub struct MatchRequest {
     board: Option<BoardBody>,
     #[serde(default)]
     rules: Option<String>,
+    /// The pie rule (DESIGN.md section 9).
+    #[serde(default)]
+    pie: bool,
     /// Keep `south` South in every game instead of colour-swapped pairs.
     #[serde(default)]
     fixed_colours: bool,
@@ -61,6 +64,7 @@ pub struct MatchRequest {
 pub fn setup_of(
     board: Option<BoardBody>,
     rules: Option<&str>,
+    pie: bool,
     opening_plies: u32,
     seed: u64,
 ) -> ApiResult<Setup> {
@@ -76,6 +80,7 @@ pub fn setup_of(
         pits: board.pits,
         seeds: board.seeds,
         rules: parse_rules("rules", rules)?,
+        pie,
         opening_plies,
         seed,
     })
@@ -85,7 +90,13 @@ pub async fn play_match(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MatchRequest>,
 ) -> ApiResult<Json<Value>> {
-    let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;
+    let setup = setup_of(
+        req.board,
+        req.rules.as_deref(),
+        req.pie,
+        req.opening_plies,
+        req.seed,
+    )?;
     let a = resolve_agent(&state, "south", &req.south).await?;
     let b = resolve_agent(&state, "north", &req.north).await?;
     if let Some(sprt) = &req.sprt {

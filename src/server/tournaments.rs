@@ -67,6 +67,9 @@ pub struct TournamentRequest {
     board: Option<BoardBody>,
     #[serde(default)]
     rules: Option<String>,
+    /// The pie rule (DESIGN.md section 9).
+    #[serde(default)]
+    pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
     sprt: Option<Value>,
@@ -150,7 +153,13 @@ async fn tournament_config(
             ),
         ));
     }
-    let setup = setup_of(req.board, req.rules.as_deref(), req.opening_plies, req.seed)?;
+    let setup = setup_of(
+        req.board,
+        req.rules.as_deref(),
+        req.pie,
+        req.opening_plies,
+        req.seed,
+    )?;
     let sprt = req.sprt.as_ref().map(parse_sprt).transpose()?;
     if sprt.is_some() && req.self_play {
         return Err(ApiError::invalid(
