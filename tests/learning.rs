@@ -166,6 +166,23 @@ fn bad_learning_configs_name_their_field() {
         field("td", None, json!({"games": 10000000, "depth": 8}), any),
         "games"
     );
+    // Exact labels of big endgames are what make fitting costly: counted in the estimate.
+    assert_eq!(
+        field(
+            "texel",
+            None,
+            json!({"games": 1000000, "exact_seeds": 24, "rounds": 1}),
+            any
+        ),
+        "rounds"
+    );
+    load_tuner(
+        Some("texel"),
+        None,
+        &[&json!({"games": 50000, "exact_seeds": 14, "rounds": 100, "depth": 4})],
+        any,
+    )
+    .expect("the comparison's texel run stays allowed");
     // The server's policy: files named by agents are refused before they are opened.
     let none = &FileAccess::None;
     assert!(field(

@@ -279,11 +279,20 @@ impl LearningConfig {
                 c.games as f64 * ms_per_game(c.depth) * searches
             }
             // The source's games at a depth-4 player's cost, then one search a position and
-            // round (a game has about 40 positions).
+            // round (a game has about 40 positions), and the exact labels: about a quarter of
+            // the positions are endgames small enough, and a solve takes about 0.05 ms at 10
+            // seeds, doubling with every seed (22 seeds: 0.05 s typical on Kalah(6,4), see
+            // docs/performance.md), so a large `exact_seeds` is what makes fitting costly.
             LearnerConfig::Texel(c) => {
                 let positions = c.games as f64 * c.positions_per_game as f64;
+                let solve_ms = if c.exact_seeds == 0 {
+                    0.0
+                } else {
+                    0.05 * 2f64.powi(c.exact_seeds as i32 - 10)
+                };
                 c.games as f64 * ms_per_game(4)
                     + positions * c.rounds as f64 * ms_per_game(c.depth) / 40.0
+                    + positions * 0.25 * solve_ms
             }
         };
         let panel_ms = self.checkpoints() as f64
@@ -348,7 +357,7 @@ impl LearningConfig {
             return Err(ConfigError::invalid(
                 field,
                 format!(
-                    "this run would take about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower games, rounds, depth, play_depth or benchmark.pairs"
+                    "this run would take about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower games, rounds, exact_seeds, depth, play_depth or benchmark.pairs"
                 ),
             ));
         }
