@@ -66,8 +66,18 @@ fn with_params(mut operation: Value, params: Value) -> Value {
     operation
 }
 
+/// A route that changes state: it needs the token when one is set (401), and refuses requests
+/// from other sites' pages (403, see docs/server.md#cross-site-requests).
 fn secured(mut operation: Value) -> Value {
     operation["security"] = json!([{"bearer": []}]);
+    operation["responses"]["401"] = ok(
+        "the API token is set and the request lacks it",
+        schema_ref("Error"),
+    );
+    operation["responses"]["403"] = ok(
+        "the request comes from another site's page (its Origin is not this server's, nor allowed)",
+        schema_ref("Error"),
+    );
     operation
 }
 
