@@ -583,6 +583,53 @@ async fn sqlite_restart_keeps_runs() {
     db.drop_db().await;
 }
 
+/// The pie rule through the move and position routes: the opening move earns no extra turn
+/// and offers the swap (KPN field P); the swap is move 16; agents answer the offer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pie_rule_over_the_api() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let start = "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S";
+    // Pit 3 with 4 seeds ends in the store: an extra turn without the pie rule, none with it.
+    let (code, plain) = api
+        .post("/api/position", json!({"position": start, "move": 3}))
+        .await;
+    assert_eq!(code, 200, "{plain}");
+    assert_eq!(plain["extra_turn"], true);
+    let (code, opened) = api
+        .post(
+            "/api/position",
+            json!({"position": start, "move": 3, "pie": true}),
+        )
+        .await;
+    assert_eq!(code, 200, "{opened}");
+    assert_eq!(opened["extra_turn"], false, "{opened}");
+    let offer = opened["position_after"].as_str().unwrap().to_string();
+    assert!(offer.ends_with("/N/P"), "{offer}");
+    let (code, swapped) = api
+        .post("/api/position", json!({"position": offer, "move": 16}))
+        .await;
+    assert_eq!(code, 200, "{swapped}");
+    assert_eq!(swapped["swap"], true);
+    assert!(
+        swapped["position_after"].as_str().unwrap().ends_with("/S"),
+        "{swapped}"
+    );
+    // A searching agent weighs the swap as one more move.
+    let (code, answer) = api
+        .post(
+            "/api/move",
+            json!({"agent": "minimax:3", "position": offer, "seed": 1}),
+        )
+        .await;
+    assert_eq!(code, 200, "{answer}");
+    let mv = answer["move"].as_u64().unwrap();
+    assert!(mv == 16 || (1..=6).contains(&mv), "{answer}");
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_guards_state_changes() {
     let db = sqlite_db();

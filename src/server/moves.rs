@@ -59,6 +59,7 @@ fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<Value> {
         json!(outcome.game_over || after.is_game_over()),
     );
     map.insert("move".into(), json!(mv));
+    map.insert("swap".into(), json!(mv == crate::game::SWAP));
     Ok(view)
 }
 
@@ -71,6 +72,10 @@ pub struct MoveRequest {
     seed: u64,
     #[serde(default)]
     rules: Option<String>,
+    /// The pie rule: a start position is the opening, whose move earns no extra turn and
+    /// lets North swap. A position offering the swap says so itself (KPN field `P`).
+    #[serde(default)]
+    pie: bool,
 }
 
 pub async fn best_move(
@@ -78,7 +83,7 @@ pub async fn best_move(
     ApiJson(req): ApiJson<MoveRequest>,
 ) -> ApiResult<Json<Value>> {
     let rules = parse_rules("rules", req.rules.as_deref())?;
-    let pos = parse_position("position", &req.position)?;
+    let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     if pos.is_game_over() {
         return Err(ApiError::invalid(
             "position",
@@ -119,11 +124,14 @@ pub struct PositionMove {
     mv: usize,
     #[serde(default)]
     rules: Option<String>,
+    /// The pie rule, as for `/api/move`.
+    #[serde(default)]
+    pie: bool,
 }
 
 pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<Value>> {
     let rules = parse_rules("rules", req.rules.as_deref())?;
-    let pos = parse_position("position", &req.position)?;
+    let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     Ok(Json(play_view(&pos, req.mv, rules)?))
 }
 

@@ -165,13 +165,13 @@ pub fn spec() -> Value {
             "post": secured(with_body(op("Ask an agent for a move", vec![("200", ok("the move and the position after it", schema_ref("MoveResult")))], &[400, 401, 422]),
                 json!({"type": "object", "required": ["agent", "position"], "properties": {
                     "agent": agent_spec_schema(), "position": {"type": "string", "description": "KPN"},
-                    "seed": {"type": "integer", "minimum": 0}, "rules": {"type": "string", "enum": ["standard", "empty-capture"]}}})))
+                    "seed": {"type": "integer", "minimum": 0}, "rules": {"type": "string", "enum": ["standard", "empty-capture"]}, "pie": {"type": "boolean", "default": false, "description": "the pie rule: a start position is the opening (no extra turn, North may then swap, move 16)"}}})))
         },
         "/api/position": {
             "post": secured(with_body(op("Play a move (a human's) in a position", vec![("200", ok("the position after the move", schema_ref("MoveResult")))], &[400, 401, 422]),
                 json!({"type": "object", "required": ["position", "move"], "properties": {
                     "position": {"type": "string"}, "move": {"type": "integer", "minimum": 1},
-                    "rules": {"type": "string", "enum": ["standard", "empty-capture"]}}})))
+                    "rules": {"type": "string", "enum": ["standard", "empty-capture"]}, "pie": {"type": "boolean", "default": false, "description": "the pie rule: a start position is the opening (no extra turn, North may then swap, move 16)"}}})))
         },
         "/api/position/start": {
             "get": with_params(op("The start position of Kalah(pits, seeds)", vec![("200", ok("the position", schema_ref("PositionView")))], &[422]),
