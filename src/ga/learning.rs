@@ -35,8 +35,6 @@ use crate::rl::td::{TdConfig, TdLearner, TdMethod, TdProgress};
 use crate::rl::texel::{TexelConfig, TexelFitter, TexelProgress};
 use crate::rl::LearnConfigError;
 
-/// The fields of a learning config that belong to the run rather than to its learner.
-pub const RUN_FIELDS: [&str; 3] = ["play_depth", "checkpoint_games", "benchmark"];
 /// The tuners a learning config names in its `method` field.
 pub const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
 /// Default search depth of a learnt player and of its panel games.

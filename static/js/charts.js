@@ -23,11 +23,9 @@ function axes(yLabel) {
 
 const GENERATION_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000];
 
-/**
- * The generation axis's range: the generations shown, and one generation on from a lone
- * first one (uPlot would stretch a single point over 0 to 100).
- */
-const generationRange = (u, lo, hi) => (lo == null ? [0, 1] : lo === hi ? [lo, lo + 1] : [lo, hi]);
+/** The generation axis's range: the generations shown (0 to 1 before there are any). A lone
+ * generation uPlot ranges by its own rule, whatever this says: see `fitLonePoint`. */
+const generationRange = (u, lo, hi) => (lo == null ? [0, 1] : [lo, hi]);
 const generationScale = { time: false, range: generationRange };
 
 function fmtTick(v) {
