@@ -492,3 +492,54 @@ fn a_processor_time_budget_ends_learn_and_evolve() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `learn --pie` learns under the pie rule, and its export says so and plays under it.
+#[test]
+fn learn_with_the_pie_rule_exports_a_pie_player() {
+    let dir = std::env::temp_dir().join(format!("kalah-learn-pie-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("pie.json");
+    let out = run(&[
+        "learn",
+        "--method",
+        "td-leaf",
+        "--pie",
+        "--games",
+        "32",
+        "--every",
+        "16",
+        "--pairs",
+        "4",
+        "--play-depth",
+        "2",
+        "--threads",
+        "1",
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    assert_eq!(doc["pie"], true);
+    assert_eq!(doc["config"]["pie"], true);
+    let play = run(&[
+        "play",
+        "--pie",
+        "--south",
+        &format!("export:{}", out_path.display()),
+        "--north",
+        "greedy",
+        "--games",
+        "2",
+    ]);
+    assert!(
+        play.status.success(),
+        "{}",
+        String::from_utf8_lossy(&play.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -123,6 +123,35 @@ fn the_export_is_the_champion_at_the_play_depth() {
 }
 
 #[test]
+fn learners_play_under_the_pie_rule_when_asked_and_their_export_says_so() {
+    for (tuner, plain) in [("td-leaf", small_td()), ("texel", small_texel())] {
+        let mut value = serde_json::to_value(&plain).unwrap();
+        value["pie"] = json!(true);
+        let pie = learning(tuner, value);
+        assert!(pie.learner.pie() && !plain.learner.pie());
+        let records = all_records(&pie);
+        // The games differ from the same run without the rule: the opening and the swap
+        // reached self-play (or Texel's source games) and the panel.
+        assert_ne!(
+            records.last().unwrap().individuals[0].weights,
+            all_records(&plain).last().unwrap().individuals[0].weights,
+            "{tuner}"
+        );
+        let doc = TunerConfig::Learning(Box::new(pie.clone()))
+            .export(&records)
+            .expect("exports");
+        assert!(doc.pie, "{tuner}: the export does not record the pie rule");
+        // The rule survives a resume from the middle.
+        let mut resumed = LearningRun::resume(pie.clone(), &records[1]).expect("resumes");
+        let rest: Vec<GenerationRecord> = std::iter::from_fn(|| resumed.step()).collect();
+        assert_eq!(
+            rest.last().unwrap().individuals,
+            records.last().unwrap().individuals
+        );
+    }
+}
+
+#[test]
 fn bad_learning_configs_name_their_field() {
     let field = |tuner: &str, preset: Option<&str>, layer: Value, files: &FileAccess| {
         load_tuner(Some(tuner), preset, &[&layer], files)

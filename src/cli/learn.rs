@@ -95,6 +95,10 @@ pub struct LearnArgs {
     /// Capture rule: standard or empty-capture
     #[arg(long, value_parser = parse_rules)]
     pub rules: Option<Rules>,
+    /// Play every game under the pie rule (South's opening earns no extra turn, North may
+    /// swap): for players meant for the ManKalah engine
+    #[arg(long)]
+    pub pie: bool,
     #[arg(long)]
     pub seed: Option<u64>,
     /// Search depth of the exported player, and of the benchmark games
@@ -181,6 +185,7 @@ pub fn build_learner(args: &LearnArgs) -> Result<LearnerConfig> {
         rules,
         seed
     );
+    config.pie |= args.pie;
     config.validate().map_err(|e| usage(e.to_string()))?;
     Ok(LearnerConfig::Td(config))
 }
@@ -228,6 +233,7 @@ fn build_texel(args: &LearnArgs) -> Result<TexelConfig> {
         rules,
         seed
     );
+    config.pie |= args.pie;
     config.validate().map_err(|e| usage(e.to_string()))?;
     Ok(config)
 }

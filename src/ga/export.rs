@@ -211,7 +211,7 @@ impl ExportDocument {
             format_version: FORMAT_VERSION,
             generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
             rules: config.learner.rules(),
-            pie: false,
+            pie: config.learner.pie(),
             board: BoardConfig { pits, seeds },
             features,
             weights: champion.weights.clone(),

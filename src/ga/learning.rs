@@ -130,6 +130,14 @@ impl LearnerConfig {
         }
     }
 
+    /// Whether games are played under the pie rule.
+    pub fn pie(&self) -> bool {
+        match self {
+            LearnerConfig::Td(c) => c.pie,
+            LearnerConfig::Texel(c) => c.pie,
+        }
+    }
+
     pub fn seed(&self) -> u64 {
         match self {
             LearnerConfig::Td(c) => c.seed,

@@ -34,6 +34,7 @@ pub(crate) fn check_start(
     rules: Rules,
     pits: usize,
     seeds: u32,
+    pie: bool,
 ) -> Result<Position, LearnConfigError> {
     if features.is_empty() {
         return Err(bad("features", "give at least one feature"));
@@ -50,7 +51,9 @@ pub(crate) fn check_start(
         ));
     }
     WeightedEval::new(features, initial, rules).map_err(|reason| bad("initial", reason))?;
-    Position::start(pits, seeds).map_err(|e| bad("board", e.to_string()))
+    Position::start(pits, seeds)
+        .map(|start| start.with_pie(pie))
+        .map_err(|e| bad("board", e.to_string()))
 }
 
 /// Checks that `x` is within `lo..=hi`.

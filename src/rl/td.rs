@@ -80,6 +80,10 @@ pub struct TdConfig {
     pub pits: usize,
     pub seeds: u32,
     pub rules: Rules,
+    /// The pie rule: every game starts with South's opening (no extra turn) and North may
+    /// swap; what is learnt includes the positions after a swap.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pie: bool,
     pub seed: u64,
 }
 
@@ -105,6 +109,7 @@ impl Default for TdConfig {
             pits: 6,
             seeds: 4,
             rules: Rules::Standard,
+            pie: false,
             seed: 1,
         }
     }
@@ -136,6 +141,7 @@ impl TdConfig {
             self.rules,
             self.pits,
             self.seeds,
+            self.pie,
         )?;
         let real = |field, x: f64, lo: f64, hi: f64| {
             if x.is_finite() && (lo..=hi).contains(&x) {
@@ -424,6 +430,7 @@ mod tests {
             pits: 6,
             seeds: 4,
             rules: Rules::Standard,
+            pie: false,
             seed: 3,
         }
     }

@@ -63,6 +63,10 @@ pub struct TexelConfig {
     pub pits: usize,
     pub seeds: u32,
     pub rules: Rules,
+    /// The pie rule: every game starts with South's opening (no extra turn) and North may
+    /// swap; what is learnt includes the positions after a swap.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pie: bool,
     pub seed: u64,
 }
 
@@ -87,6 +91,7 @@ impl Default for TexelConfig {
             pits: 6,
             seeds: 4,
             rules: Rules::Standard,
+            pie: false,
             seed: 1,
         }
     }
@@ -104,6 +109,7 @@ impl TexelConfig {
             self.rules,
             self.pits,
             self.seeds,
+            self.pie,
         )?;
         self.source
             .validate()
