@@ -7,7 +7,10 @@ import { h } from "./util.js";
 /** Parses KPN "<South pits>/<South store>/<North pits>/<North store>/<S|N>". */
 export function parseKpn(kpn) {
   const parts = String(kpn).trim().split("/");
-  if (parts.length !== 5) throw new Error(`invalid KPN ${JSON.stringify(kpn)}: expected 5 fields separated by /`);
+  // A sixth field "P" (the pie rule) marks the one position where North may swap.
+  if (parts.length !== 5 && !(parts.length === 6 && parts[5].trim().toUpperCase() === "P")) {
+    throw new Error(`invalid KPN ${JSON.stringify(kpn)}: expected 5 fields separated by /, or 6 ending in P`);
+  }
   const nums = (s) => s.split(",").map((x) => {
     const n = Number(x.trim());
     if (!Number.isInteger(n) || n < 0) throw new Error(`invalid KPN ${JSON.stringify(kpn)}: ${JSON.stringify(x)} is not a seed count`);
@@ -23,6 +26,7 @@ export function parseKpn(kpn) {
     north,
     stores: [Number(parts[1]), Number(parts[3])],
     toMove,
+    swap: parts.length === 6,
   };
 }
 

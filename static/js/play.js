@@ -9,6 +9,8 @@ import { flash, h } from "./util.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SIDE = { south: "South", north: "North" };
+// The pie rule's swap, as the API numbers it (no pit can be 16: boards have at most 12).
+const SWAP = 16;
 
 export async function mount(view, { query }) {
   const cat = await catalogue();
@@ -25,6 +27,7 @@ export async function mount(view, { query }) {
   if (query.get("mode") === "watch") mode.value = "watch";
   const pitsInput = h("input", { id: "play-pits", type: "number", min: 1, max: 12, value: query.get("pits") || 6 });
   const seedsInput = h("input", { id: "play-seeds", type: "number", min: 1, max: 128, value: query.get("seeds") || 4 });
+  const pieInput = h("input", { id: "play-pie", type: "checkbox", checked: query.get("pie") === "1" || query.get("pie") === "true" });
   const seedInput = h("input", { id: "play-seed", type: "number", min: 0, value: 1, title: "breaks ties between equally good moves" });
   const humanSide = h("select", { id: "play-side" }, h("option", { value: "south" }, "South (moves first)"), h("option", { value: "north" }, "North"));
   const runId = query.get("run");
@@ -36,6 +39,12 @@ export async function mount(view, { query }) {
   const newGameBtn = h("button.primary", { id: "new-game", type: "button", onclick: () => newGame() }, "New game");
   const pauseBtn = h("button", { id: "watch-pause", type: "button", onclick: togglePause }, "Pause");
   const stepBtn = h("button", { id: "watch-step", type: "button", onclick: () => watchStep() }, "Step");
+  // Under the pie rule North may, once, take over South's side instead of moving.
+  const swapBtn = h(
+    "button",
+    { id: "swap-button", type: "button", hidden: true, title: "Pie rule: exchange seats with the first mover (you take over South's side as it stands, and they move next)", onclick: () => humanMove(pos.toMove, SWAP) },
+    "Swap",
+  );
 
   const humanControls = h(
     "div.controls-row",
@@ -63,14 +72,21 @@ export async function mount(view, { query }) {
       h(
         "form.play-setup",
         { onsubmit: (e) => (e.preventDefault(), newGame()) },
-        h("div.controls-row", field("Mode", mode), field("Pits a side (m)", pitsInput), field("Seeds a pit (n)", seedsInput), field("Seed", seedInput)),
+        h(
+          "div.controls-row",
+          field("Mode", mode),
+          field("Pits a side (m)", pitsInput),
+          field("Seeds a pit (n)", seedsInput),
+          h("label.field.checkbox", { title: "South's first move earns no extra turn; North may then swap seats instead of moving (the ManKalah engine's game)" }, pieInput, h("span.label", "Pie rule")),
+          field("Seed", seedInput),
+        ),
         humanControls,
         watchControls,
         h("div.actions", newGameBtn),
       ),
       agentHelp(cat),
     ),
-    h("section.card.board-card", status, boardEl, lastMove),
+    h("section.card.board-card", status, boardEl, h("div.actions", swapBtn), lastMove),
     h("section.card", h("h2", "Moves"), log),
   );
 
@@ -96,7 +112,7 @@ export async function mount(view, { query }) {
     newGame();
   });
   updateMode();
-  for (const el of [humanSide, pitsInput, seedsInput]) el.addEventListener("change", () => newGame());
+  for (const el of [humanSide, pitsInput, seedsInput, pieInput]) el.addEventListener("change", () => newGame());
 
   function field(label, input) {
     return h("label.field", h("span.label", label), input);
@@ -120,6 +136,7 @@ export async function mount(view, { query }) {
       labels: labels(),
       over,
     });
+    swapBtn.hidden = !(humanTurn && pos.swap);
     if (over) {
       const [s, n] = finalScores(pos);
       const winner = s > n ? "South" : n > s ? "North" : null;
@@ -128,7 +145,8 @@ export async function mount(view, { query }) {
       status.replaceChildren(h("strong", { id: "game-result" }, winner ? `${winner} wins ${Math.max(s, n)}–${Math.min(s, n)}.` : `Draw, ${s}–${n}.`), who);
       status.className = "game-status over";
     } else if (mode.value === "human") {
-      status.textContent = pos.toMove === humanSide.value ? (busy ? "…" : "Your move: click one of your pits.") : `${opponent.label()} is thinking…`;
+      const yours = pos.swap ? "Your move: click one of your pits, or swap." : "Your move: click one of your pits.";
+      status.textContent = pos.toMove === humanSide.value ? (busy ? "…" : yours) : `${opponent.label()} is thinking…`;
       status.className = "game-status";
     } else {
       status.textContent = `${SIDE[pos.toMove]} to move${paused ? " (paused)" : ""}.`;
@@ -137,6 +155,10 @@ export async function mount(view, { query }) {
   }
 
   function describe(side, move, res, who, extra = "") {
+    if (move === SWAP) {
+      // Sides name players: the first mover stays South and now owns what was North's side.
+      return `${SIDE[side]}${who ? ` (${who})` : ""} swapped: the seats are exchanged, and South moves again${extra}`;
+    }
     const bits = [`${SIDE[side]}${who ? ` (${who})` : ""} played ${move}`];
     if (res.capture) bits.push(`captured ${res.capture}`);
     if (res.extra_turn && !res.game_over) bits.push("extra turn");
@@ -150,12 +172,13 @@ export async function mount(view, { query }) {
     kpn = res.position_after;
     pos = parseKpn(kpn);
     over = !!res.game_over;
-    last = { side, move };
+    last = move === SWAP ? null : { side, move };
     const text = describe(side, move, res, who, extra);
     // replaceChildren writes a null argument as the text "null": leave absent tags out.
     lastMove.replaceChildren(
       ...[
         h("span", text),
+        move === SWAP ? h("span.tag.swap", "swap") : null,
         res.capture ? h("span.tag.capture", "capture") : null,
         res.extra_turn && !res.game_over ? h("span.tag.extra", "extra turn") : null,
       ].filter(Boolean),
@@ -198,7 +221,7 @@ export async function mount(view, { query }) {
     busy = true;
     render();
     try {
-      const res = await api.position(kpn, move);
+      const res = await api.position(kpn, move, pieInput.checked);
       if (mine !== gameId || stopped) return;
       busy = false;
       record(side, move, res, "you");
@@ -235,7 +258,7 @@ export async function mount(view, { query }) {
       return false;
     }
     try {
-      const res = await api.move(spec, kpn, Number(seedInput.value) + ply);
+      const res = await api.move(spec, kpn, Number(seedInput.value) + ply, pieInput.checked);
       if (mine !== gameId || stopped) return false;
       busy = false;
       const work = res.playouts ? `${res.playouts.toLocaleString()} playouts` : res.nodes != null ? `${res.nodes.toLocaleString()} nodes` : "";

@@ -527,6 +527,31 @@ try {
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 
+  await step("the pie rule: playing North, the human swaps after the agent's opening", async () => {
+    await page.selectOption("#play-mode", "human");
+    await page.selectOption("#play-side", "north");
+    await page.selectOption("#play-agent", "custom");
+    await page.fill("#play-agent-custom", "greedy");
+    // Ticking the box starts a new game. The agent opens as South; then, and only then, the
+    // swap is offered.
+    await page.check("#play-pie");
+    await page.waitForFunction(
+      () => !document.querySelector("#swap-button").hidden && document.querySelectorAll("#move-log li").length === 1,
+    );
+    const opening = await page.$$eval("#move-log li", (lis) => lis.map((l) => l.textContent));
+    check(opening.length === 1 && opening[0].startsWith("South (greedy) played"), `before the swap: ${opening.join(" | ")}`);
+    check(!/extra turn/.test(opening[0]), `the opening earned an extra turn: ${opening[0]}`);
+    await page.click("#swap-button");
+    // After the swap the first mover (South, the agent) moves again from what was North's side.
+    await page.locator("#move-log li >> nth=2").waitFor();
+    const log = await page.$$eval("#move-log li", (lis) => lis.map((l) => l.textContent));
+    check(/^North \(you\) swapped/.test(log[1]), `the swap's log line: ${log[1]}`);
+    check(log[2].startsWith("South (greedy) played"), `after the swap: ${log[2]}`);
+    check(await page.locator("#swap-button").isHidden(), "the swap is still offered after it was played");
+    console.log(`     ${log.slice(0, 3).join(" | ")}`);
+    await page.uncheck("#play-pie");
+  });
+
   await step("a tournament fills its cross-table", async () => {
     await page.click('#nav a[data-route="tournament"]');
     await page.locator("#tour-start").waitFor();
