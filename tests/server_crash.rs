@@ -128,3 +128,57 @@ async fn postgres_learning_runs_survive_sigkill() {
         crash_and_resume(db, body).await;
     }
 }
+
+/// SIGTERM stops the server promptly, and the SQLite write-ahead log is checkpointed on the
+/// way out: a copy of the `.db` file alone (what a backup of a stopped server takes) holds
+/// the run and its generations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_leaves_a_complete_sqlite_file() {
+    let db = sqlite_db();
+    let (mut child, base) = spawn_server(&db);
+    let api = Api::new(base);
+    let mut body = ga_run();
+    body["name"] = json!("sigterm");
+    let run = api.create_run(body).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let seen = api.wait_generations(&id, 2).await;
+    let done = seen["generations_done"].as_u64().unwrap();
+    let started = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = child.0.wait().expect("reaped");
+    let stopped_in = started.elapsed();
+    assert!(exit.success(), "{exit:?}");
+    assert!(
+        stopped_in < std::time::Duration::from_secs(10),
+        "stopping took {stopped_in:?}"
+    );
+    let path = db.url.strip_prefix("sqlite://").unwrap().to_string();
+    let wal = std::path::PathBuf::from(format!("{path}-wal"));
+    assert!(
+        std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
+        "the log still holds {} bytes",
+        std::fs::metadata(&wal).unwrap().len()
+    );
+    let copy = format!("{path}.copy");
+    std::fs::copy(&path, &copy).expect("copies the database file");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{copy}?mode=ro"))
+        .await
+        .expect("the copy opens");
+    let (generations,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM generations WHERE run_id = ?")
+            .bind(&id)
+            .fetch_one(&pool)
+            .await
+            .expect("the copy holds the generations table");
+    assert!(
+        generations as u64 >= done,
+        "{generations} generations in the copy, {done} seen before the signal"
+    );
+    pool.close().await;
+    drop(child);
+    db.drop_db().await;
+}

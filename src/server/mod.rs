@@ -138,16 +138,28 @@ impl RunningServer {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
+        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.serve).await;
+        self.stop_workers_and_close().await;
+    }
+
+    /// Serves until the process is asked to stop (Ctrl-C or SIGTERM), then stops the workers
+    /// and closes the database as [`RunningServer::shutdown`] does.
+    pub async fn wait(mut self) {
+        let _ = (&mut self.serve).await;
+        self.stop_workers_and_close().await;
+    }
+
+    async fn stop_workers_and_close(&mut self) {
         for w in &self.workers {
             w.abort();
         }
-        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.serve).await;
+        // Aborted tasks drop their database connections once they are polled again.
+        for w in self.workers.drain(..) {
+            let _ = tokio::time::timeout(Duration::from_secs(2), w).await;
+        }
+        // On SQLite this folds the write-ahead log into the database file, so that the file
+        // alone is a complete copy (what a backup of a stopped server takes).
         self.state.store.close().await;
-    }
-
-    /// Serves until the process is asked to stop (Ctrl-C or SIGTERM).
-    pub async fn wait(mut self) {
-        let _ = (&mut self.serve).await;
     }
 }
 

@@ -329,7 +329,17 @@ impl Store {
         Ok(())
     }
 
+    /// Closes every connection. On SQLite the write-ahead log is first checkpointed into the
+    /// database file and truncated: after a clean stop the `.db` file alone holds everything.
     pub async fn close(&self) {
+        if self.backend == Backend::Sqlite {
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&self.pool)
+                .await
+            {
+                tracing::warn!("checkpointing the SQLite log on close: {e}");
+            }
+        }
         self.pool.close().await;
     }
 
