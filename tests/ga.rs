@@ -476,6 +476,7 @@ fn committed_evolved_weights_come_from_the_committed_configs() {
     for (config_file, export_file, features) in [
         ("hunter10-vs-published.toml", "hunter10-evolved.json", 10),
         ("beat-published.toml", "beat-published.json", 13),
+        ("mankalah-tuned.toml", "mankalah-tuned.json", 13),
     ] {
         let text = std::fs::read_to_string(format!("{root}/configs/{config_file}"))
             .expect("the committed config");
@@ -491,9 +492,13 @@ fn committed_evolved_weights_come_from_the_committed_configs() {
         assert_eq!(doc.weights.len(), features);
         let spec = AgentSpec::parse(&format!("export:{root}/configs/{export_file}"))
             .expect("the export as an agent spec");
+        // Each plays the game it was tuned for (the ManKalah player: Kalah(7,7), pie rule).
         let setup = Setup {
             seed: 3,
             opening_plies: 2,
+            pits: doc.board.pits,
+            seeds: doc.board.seeds,
+            pie: doc.pie,
             ..Setup::default()
         };
         let report = play_match(&spec, &AgentSpec::Random, 20, &setup, true, false).unwrap();
