@@ -278,6 +278,47 @@ async fn events_cancel_resume(api: &Api) {
     assert_eq!(export(api, &long_id).await, reference);
 }
 
+/// Cancel and DELETE stop the generation under way: its remaining games are skipped, so the
+/// one worker is free within seconds, long before the generation would have ended (400
+/// games against `mcts:20000`, about half a second each: some 100 s on two threads).
+async fn cancel_and_delete_stop_the_generation_under_way(api: &Api) {
+    let long_config = json!({"population": 4, "depth": 2, "generations": 2, "seed": 3,
+                             "fitness": {"mode": "opponents", "games_per_pair": 100,
+                                         "opponents": ["mcts:20000"]},
+                             "benchmark": {"panel": []}});
+    for stop in ["cancel", "delete"] {
+        let long = api.create_run(json!({"config": long_config})).await;
+        let long_id = long["id"].as_str().unwrap().to_string();
+        api.wait_status(&long_id, &["running"]).await;
+        // Let the games get going.
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        let stopped_at = std::time::Instant::now();
+        if stop == "cancel" {
+            let (code, body) = api
+                .post(&format!("/api/runs/{long_id}/cancel"), json!({}))
+                .await;
+            assert_eq!(code, 200, "{body}");
+        } else {
+            assert_eq!(api.delete(&format!("/api/runs/{long_id}")).await, 204);
+        }
+        // The only worker takes the next run once the stopped generation lets it go.
+        let next = api.create_run(json!({"config": tiny(1, 4)})).await;
+        let next_id = next["id"].as_str().unwrap().to_string();
+        let done = api.wait_status(&next_id, &["finished", "failed"]).await;
+        assert_eq!(done["status"], "finished", "{done}");
+        let waited = stopped_at.elapsed();
+        assert!(
+            waited < std::time::Duration::from_secs(20),
+            "{stop}: the next run finished {waited:?} after the stop"
+        );
+        if stop == "cancel" {
+            let run = api.get(&format!("/api/runs/{long_id}")).await.1;
+            assert_eq!(run["status"], "cancelled", "{run}");
+            assert_eq!(run["generations_done"], 0, "{run}");
+        }
+    }
+}
+
 /// The agent catalogue, moves, positions, matches and tournaments, with a run as an agent.
 async fn games(api: &Api) {
     let run = api.create_run(json!({"config": tiny(2, 4)})).await;
@@ -481,6 +522,7 @@ async fn all_scenarios(db: TestDb, backend: &str) {
     lifecycle(&api, backend).await;
     learning_runs(&api).await;
     events_cancel_resume(&api).await;
+    cancel_and_delete_stop_the_generation_under_way(&api).await;
     games(&api).await;
     srv.shutdown().await;
     db.drop_db().await;

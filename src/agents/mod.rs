@@ -6,6 +6,7 @@
 //! asked for moves with a seeded [`GameRng`] that breaks ties between equally good moves.
 
 pub mod a3c;
+pub mod cancel;
 pub mod catalogue;
 pub mod files;
 mod greedy;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::Position;
 
 pub use a3c::A3cAgent;
+pub use cancel::Cancel;
 pub use files::FileAccess;
 pub use greedy::Greedy;
 pub use limits::{Limits, Profile};

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{BenchmarkConfig, ConfigError};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, GameRng, Ties};
+use crate::agents::{AgentSpec, Cancel, GameRng, Ties};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
 use crate::matches::{game_rng, schedule, PairSeeds, Pairing, ScoreEstimate};
@@ -94,6 +94,7 @@ pub struct Benchmark {
     rules: Rules,
     start: Position,
     seed: u64,
+    cancel: Cancel,
 }
 
 impl Benchmark {
@@ -117,7 +118,14 @@ impl Benchmark {
             rules,
             start,
             seed,
+            cancel: Cancel::default(),
         })
+    }
+
+    /// Games of [`Benchmark::measure`] are skipped once `cancel` is set; the results of a
+    /// cancelled measurement mean nothing and are to be dropped.
+    pub fn set_cancel(&mut self, cancel: Cancel) {
+        self.cancel = cancel;
     }
 
     pub fn config(&self) -> &BenchmarkConfig {
@@ -161,6 +169,9 @@ impl Benchmark {
         let points: Vec<f64> = jobs
             .par_iter()
             .map(|&(i, a, pair, first)| {
+                if self.cancel.is_cancelled() {
+                    return 0.0;
+                }
                 // Panel agents and individuals were built once in `new` and by the GA, so
                 // building them again cannot fail.
                 let mut me = self

@@ -13,6 +13,7 @@ use super::fitness::FitnessSetup;
 use super::genome::{self, best_index, ranking, FitnessStats, Genome};
 use super::learning::LearnerProgress;
 use super::operators::{self, Crossover, Mutation, Selection};
+use crate::agents::Cancel;
 use crate::eval::Feature;
 use crate::matches::game_rng;
 
@@ -282,6 +283,17 @@ impl Evolution {
             return bad("the record is inconsistent (hall of fame or best individual)".into());
         }
         Ok(())
+    }
+
+    /// Makes the games of [`Evolution::step`] stop early once `cancel` is set (within one game
+    /// per thread). A step that was cancelled returns a meaningless record, and the run must be
+    /// dropped: an owner that cancels keeps no state of it (a later resume starts from the
+    /// last record written).
+    pub fn set_cancel(&mut self, cancel: Cancel) {
+        self.fitness.set_cancel(cancel.clone());
+        if let Some(b) = &mut self.benchmark {
+            b.set_cancel(cancel);
+        }
     }
 
     /// Evaluates the current generation, records it and, unless the run stops here, breeds the

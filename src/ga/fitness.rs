@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::{Agent, AgentSpec, Decision, GameRng, MoveValue, Ties};
+use crate::agents::{Agent, AgentSpec, Cancel, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
 use crate::matches::game_rng;
@@ -89,6 +89,7 @@ pub struct FitnessSetup {
     /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
     /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
     opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
+    cancel: Cancel,
 }
 
 /// The evaluator, depth and ties of a fixed-depth search agent (an adaptive one is played as
@@ -236,7 +237,14 @@ impl FitnessSetup {
                 .iter()
                 .map(|spec| fixed_search(spec, config.rules))
                 .collect(),
+            cancel: Cancel::default(),
         })
+    }
+
+    /// Games of [`FitnessSetup::evaluate`] are skipped once `cancel` is set; the evaluation
+    /// of a cancelled generation means nothing and is to be dropped.
+    pub fn set_cancel(&mut self, cancel: Cancel) {
+        self.cancel = cancel;
     }
 
     fn uses_round_robin(&self) -> bool {
@@ -336,7 +344,7 @@ impl FitnessSetup {
         let generation = generation as u64;
         let my_points: Vec<f64> = jobs
             .par_iter()
-            .map(|job| self.play_job(job, generation, &evals, &memos))
+            .map(|job| self.play_unless_cancelled(job, generation, &evals, &memos))
             .collect();
 
         let (mut rr_points, mut rr_avail) = (vec![0.0; n], vec![0.0; n]);
@@ -454,7 +462,7 @@ impl FitnessSetup {
             }
             let points: Vec<f64> = jobs
                 .par_iter()
-                .map(|job| self.play_job(job, generation, evals, memos))
+                .map(|job| self.play_unless_cancelled(job, generation, evals, memos))
                 .collect();
             let games_per_unit = 2 * opponents;
             for (unit_jobs, unit_points) in jobs
@@ -485,6 +493,20 @@ impl FitnessSetup {
     }
 
     /// Plays `job` and returns the points of its individual.
+    /// [`FitnessSetup::play_job`], or nothing (0 points) once the generation is cancelled.
+    fn play_unless_cancelled(
+        &self,
+        job: &Job,
+        generation: u64,
+        evals: &[WeightedEval],
+        memos: &[Memo],
+    ) -> f64 {
+        if self.cancel.is_cancelled() {
+            return 0.0;
+        }
+        self.play_job(job, generation, evals, memos)
+    }
+
     fn play_job(&self, job: &Job, generation: u64, evals: &[WeightedEval], memos: &[Memo]) -> f64 {
         let mut me = self.individual(&evals[job.me], &memos[job.me]);
         let mut member;

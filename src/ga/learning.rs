@@ -28,7 +28,7 @@ use super::config::{
 use super::engine::{GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 use super::export::{ExportDocument, ExportError};
 use super::genome::FitnessStats;
-use crate::agents::FileAccess;
+use crate::agents::{Cancel, FileAccess};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod, TdProgress};
@@ -606,6 +606,13 @@ impl LearningRun {
             Learner::Td(l) => l.config().games as u64,
             Learner::Texel(f) => f.config().rounds as u64,
         }
+    }
+
+    /// Makes the panel games stop early once `cancel` is set; TD's batches stop when
+    /// [`LearningRun::step_while`] is told to. As with [`crate::ga::Evolution::set_cancel`], a
+    /// cancelled step's record is meaningless and the run is to be dropped.
+    pub fn set_cancel(&mut self, cancel: Cancel) {
+        self.benchmark.set_cancel(cancel);
     }
 
     /// The next checkpoint's record; `None` once finished.

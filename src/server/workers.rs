@@ -5,6 +5,11 @@
 //! (resumed after a crash or a cancel) continues from its last written generation with
 //! [`Evolution::resume`] or [`LearningRun::resume`], which give exactly the records an
 //! uninterrupted run would.
+//!
+//! While a generation computes, the worker looks at the run's status every second: once the
+//! run is cancelled or deleted (by this process or another on the same database) the
+//! generation's remaining games are skipped and its result dropped, so the cores are free
+//! again within about a second plus one game per thread.
 
 use std::time::Duration;
 
@@ -12,11 +17,14 @@ use serde_json::json;
 
 use super::runs::publish_status;
 use super::{RunEvent, SharedState};
+use crate::agents::Cancel;
 use crate::ga::{ConfigError, Evolution, GenerationRecord, LearningRun, StopReason, TunerConfig};
-use crate::store::{GenerationPoint, RunRow, WriteOutcome};
+use crate::store::{GenerationPoint, RunRow, RunStatus, WriteOutcome};
 
 /// How often an idle worker looks at the queue even without being woken.
 const POLL: Duration = Duration::from_secs(1);
+/// How often a worker looks at its run's status while a generation computes.
+const STATUS_POLL: Duration = Duration::from_secs(1);
 
 pub async fn worker(state: SharedState, index: usize) {
     loop {
@@ -67,10 +75,17 @@ impl Stepper {
         })
     }
 
-    fn step(&mut self) -> Option<GenerationRecord> {
+    /// The next record, computed until `cancel` is set (then meaningless, to be dropped).
+    fn step(&mut self, cancel: &Cancel) -> Option<GenerationRecord> {
         match self {
-            Stepper::Ga(e) => e.step(),
-            Stepper::Learning(l) => l.step(),
+            Stepper::Ga(e) => {
+                e.set_cancel(cancel.clone());
+                e.step()
+            }
+            Stepper::Learning(l) => {
+                l.set_cancel(cancel.clone());
+                l.step_while(|_| !cancel.is_cancelled())
+            }
         }
     }
 
@@ -108,12 +123,24 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
 
     loop {
         let pool = state.pool.clone();
-        let (back, record) = tokio::task::spawn_blocking(move || {
-            let record = pool.install(|| stepper.step());
+        let cancel = Cancel::new();
+        let token = cancel.clone();
+        let compute = tokio::task::spawn_blocking(move || {
+            let record = pool.install(|| stepper.step(&token));
             (stepper, record)
-        })
-        .await
-        .map_err(|e| format!("the generation thread stopped: {e}"))?;
+        });
+        let watcher = tokio::spawn(cancel_when_stopped(
+            state.clone(),
+            run.id.clone(),
+            cancel.clone(),
+        ));
+        let computed = compute.await;
+        watcher.abort();
+        let (back, record) = computed.map_err(|e| format!("the generation thread stopped: {e}"))?;
+        if cancel.is_cancelled() {
+            tracing::info!(run = %run.id, "run no longer running: the generation under way stopped");
+            return Ok(());
+        }
         stepper = back;
         let Some(record) = record else {
             // Only a resumed run whose last record already ended it gets here.
@@ -141,6 +168,23 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         if record.stop.is_some() {
             tracing::info!(run = %run.id, stop = ?record.stop, "run finished");
             return Ok(());
+        }
+    }
+}
+
+/// Sets `cancel` once the run is no longer running (cancelled, deleted, or failed by another
+/// process). A database error is not a reason to stop: the write at the generation's end
+/// decides then.
+async fn cancel_when_stopped(state: SharedState, run_id: String, cancel: Cancel) {
+    loop {
+        tokio::time::sleep(STATUS_POLL).await;
+        match state.store.get_run(&run_id).await {
+            Ok(Some(run)) if run.status == RunStatus::Running => {}
+            Ok(_) => {
+                cancel.cancel();
+                return;
+            }
+            Err(e) => tracing::warn!(run = %run_id, "checking the run's status: {e}"),
         }
     }
 }
