@@ -131,7 +131,7 @@ pub async fn play_match(
     ))
 }
 
-/// The two agents of a match as they are built ([`AgentSpec::locate`]); on the game pool,
+/// The two agents of a match as they are built ([`AgentSpec::locate`]); on the interactive pool,
 /// since locating a model looks at the disk.
 fn locate_pair(
     a: &AgentSpec,

@@ -102,12 +102,19 @@ pub struct AppState {
     /// Plays the games of runs, matches and tournaments, at a lower CPU priority than the
     /// HTTP threads so that a busy machine still answers requests promptly.
     pub pool: Arc<rayon::ThreadPool>,
+    /// Plays moves and matches, at normal priority: requests a person waits for answer within
+    /// a second even while the game pool keeps every core busy with runs. (Jobs given to a
+    /// busy pool from outside wait until its threads run out of their own work.)
+    pub interactive: Arc<rayon::ThreadPool>,
     pub events: broadcast::Sender<RunEvent>,
     /// Wakes idle workers when a run is queued.
     pub wake: Notify,
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
     /// can take the machine from the runs.
     pub compute: Semaphore,
+    /// The same for tournaments, which play on the game pool: long ones cannot take the
+    /// permits of moves and matches.
+    pub background: Semaphore,
     pub tournaments: Mutex<HashMap<String, tournaments::TournamentState>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
     /// run's config for each poll would cost more than everything else the request does.
@@ -177,6 +184,19 @@ fn rayon_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
         .context("starting the game threads")
 }
 
+/// Up to two threads at normal priority for interactive requests ([`compute`]).
+fn interactive_pool() -> Result<rayon::ThreadPool> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(2);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("kalah-interactive-{i}"))
+        .build()
+        .context("starting the interactive game threads")
+}
+
 /// Game threads yield to the HTTP threads: on Linux `nice` applies to the calling thread.
 fn lower_priority() {
     #[cfg(unix)]
@@ -230,9 +250,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let state = Arc::new(AppState {
         store,
         pool: Arc::new(rayon_pool(config.threads)?),
+        interactive: Arc::new(interactive_pool()?),
         events,
         wake: Notify::new(),
         compute: Semaphore::new(2),
+        background: Semaphore::new(2),
         tournaments: Mutex::new(HashMap::new()),
         runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
@@ -358,13 +380,28 @@ pub fn router(state: SharedState) -> Router {
         .with_state(state)
 }
 
-/// Runs `f` on the game pool, holding a compute permit.
+/// Runs `f` (a move, a match) on the interactive pool, holding a compute permit.
 pub(crate) async fn compute<T: Send + 'static>(
     state: &SharedState,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> error::ApiResult<T> {
-    let _permit = state.compute.acquire().await.map_err(ApiError::internal)?;
-    let pool = state.pool.clone();
+    compute_on(&state.compute, state.interactive.clone(), f).await
+}
+
+/// Runs `f` (a tournament) on the game pool beside the runs, holding a compute permit.
+pub(crate) async fn compute_in_background<T: Send + 'static>(
+    state: &SharedState,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> error::ApiResult<T> {
+    compute_on(&state.background, state.pool.clone(), f).await
+}
+
+async fn compute_on<T: Send + 'static>(
+    permits: &Semaphore,
+    pool: Arc<rayon::ThreadPool>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> error::ApiResult<T> {
+    let _permit = permits.acquire().await.map_err(ApiError::internal)?;
     tokio::task::spawn_blocking(move || pool.install(f))
         .await
         .map_err(ApiError::internal)

@@ -93,7 +93,7 @@ pub async fn best_move(
     let spec = resolve_agent(&state, "agent", &req.agent).await?;
     let seed = req.seed;
     let started = Instant::now();
-    // Built on the game pool too: building an a3c agent may read its model file.
+    // Built on the interactive pool too: building an a3c agent may read its model file.
     let (built, files) = (spec.clone(), state.files.clone());
     let decision = compute(&state, move || {
         let mut agent = built.locate(&files)?.build(rules)?;

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::matches::{parse_sprt, setup_of, BoardBody};
-use super::{compute, SharedState};
+use super::{compute_in_background, SharedState};
 use crate::matches::tournament::TournamentSprt;
 use crate::matches::{play_tournament, Tally, TournamentConfig, TournamentReport};
 use crate::store::StoredTournament;
@@ -97,7 +97,7 @@ pub async fn start(
     let task_id = id.clone();
     let files = state.files.clone();
     tokio::spawn(async move {
-        let result = compute(&task_state, move || {
+        let result = compute_in_background(&task_state, move || {
             // Located here, on the game pool: locating a model looks at the disk.
             let agents = config
                 .agents
