@@ -444,6 +444,52 @@ async fn games(api: &Api) {
     assert_eq!(table["table"][0][1]["games"], 1);
     assert_eq!(table["scores"].as_array().unwrap().len(), 3);
     assert_eq!(api.get("/api/tournaments/nope").await.0, 404);
+
+    // A tournament of some 100 s (200 games of mcts:20000 on two threads) is cancelled half a
+    // second in: it ends, stored as cancelled, within seconds.
+    let (code, t) = api
+        .post(
+            "/api/tournaments",
+            json!({"agents": ["mcts:20000", "mcts:20000:1.0"], "games": 100, "seed": 2}),
+        )
+        .await;
+    assert_eq!(code, 202, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let cancelled_at = std::time::Instant::now();
+    let (code, t) = api
+        .post(&format!("/api/tournaments/{tid}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{t}");
+    assert_eq!(t["status"], "cancelled");
+    let (code, again) = api
+        .post(&format!("/api/tournaments/{tid}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 409, "{again}");
+    assert_eq!(
+        api.post("/api/tournaments/nope/cancel", json!({})).await.0,
+        404
+    );
+    loop {
+        let (_, listed) = api.get("/api/tournaments").await;
+        let stored = listed["tournaments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == tid.as_str())
+            .cloned()
+            .expect("the tournament is listed");
+        if stored["status"] == "cancelled" {
+            break;
+        }
+        assert_eq!(stored["status"], "running", "{stored}");
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(15),
+            "the cancelled tournament still plays after {:?}",
+            cancelled_at.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// TD-Leaf and Texel runs through the API: stored and stepped like GA runs, the same records
@@ -946,6 +992,7 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/tournaments", "get"),
         ("/api/tournaments", "post"),
         ("/api/tournaments/{id}", "get"),
+        ("/api/tournaments/{id}/cancel", "post"),
         ("/api/healthz", "get"),
         ("/healthz", "get"),
         ("/api/openapi.json", "get"),

@@ -13,6 +13,6 @@ pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply
 pub use pairing::{schedule, PairSeeds, PairedGame, Pairing};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{
-    play_match, play_tournament, MatchError, MatchGame, MatchReport, ReferenceTable, Setup,
-    TournamentConfig, TournamentReport, MAX_GAMES, MAX_OPENING_PLIES,
+    play_match, play_tournament, play_tournament_until, MatchError, MatchGame, MatchReport,
+    ReferenceTable, Setup, TournamentConfig, TournamentReport, MAX_GAMES, MAX_OPENING_PLIES,
 };

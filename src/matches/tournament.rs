@@ -12,7 +12,7 @@ use super::game::{derive_seed, game_rng};
 use super::pairing::{schedule, PairSeeds, PairedGame, Pairing};
 use super::sprt::{Pentanomial, Sprt, Verdict, BATCH_PAIRS};
 use super::stats::{ScoreEstimate, Tally};
-use crate::agents::{AgentSpec, GameRng, SpecError};
+use crate::agents::{AgentSpec, Cancel, GameRng, SpecError};
 use crate::game::{GameError, Position, Rules};
 
 /// Largest number of games one match or pairing may ask for.
@@ -99,6 +99,9 @@ pub enum MatchError {
     Game(#[from] GameError),
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
+    /// The tournament's [`Cancel`] was set: the games left were not played.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// One game in a match, seen from agent A.
@@ -325,6 +328,15 @@ fn check_tournament(config: &TournamentConfig) -> Result<(), MatchError> {
 
 /// Plays every pairing of a tournament.
 pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, MatchError> {
+    play_tournament_until(config, &Cancel::default())
+}
+
+/// [`play_tournament`], stopping with [`MatchError::Cancelled`] once `cancel` is set (each
+/// thread finishes the game it is in).
+pub fn play_tournament_until(
+    config: &TournamentConfig,
+    cancel: &Cancel,
+) -> Result<TournamentReport, MatchError> {
     check_tournament(config)?;
     let n = config.agents.len();
     let setup = &config.setup;
@@ -340,9 +352,13 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
         }
     }
     let play = |&(p, k, i_first): &(usize, u64, bool)| {
+        if cancel.is_cancelled() {
+            return Err(MatchError::Cancelled);
+        }
         let (i, j) = pairings[p];
         let pairing = setup.pairing(start, derive_seed(i as u64, &[j as u64]));
         play_one(&config.agents[i], &config.agents[j], &pairing, k, i_first)
+            .map_err(MatchError::from)
     };
     let (played, sprt) = match &config.sprt {
         None => {
@@ -425,7 +441,7 @@ fn sprt_pairings(
     test: Sprt,
     pairings: &[(usize, usize)],
     max_pairs: u64,
-    play: impl Fn(&(usize, u64, bool)) -> Result<MatchGame, SpecError> + Sync,
+    play: impl Fn(&(usize, u64, bool)) -> Result<MatchGame, MatchError> + Sync,
 ) -> Result<(PlayedGames, Vec<PairingSprt>), MatchError> {
     let mut tests: Vec<PairingSprt> = pairings
         .iter()

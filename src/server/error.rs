@@ -147,6 +147,7 @@ impl ApiError {
             MatchError::Spec(s) => ApiError::from_spec("agent", s),
             MatchError::Game(g) => ApiError::from_game("board", g),
             MatchError::Invalid { field, reason } => ApiError::invalid(field, reason),
+            MatchError::Cancelled => ApiError::new(StatusCode::CONFLICT, None, "cancelled"),
         }
     }
 }

@@ -354,6 +354,7 @@ pub fn router(state: SharedState) -> Router {
             get(tournaments::list).post(tournaments::start),
         )
         .route("/tournaments/{id}", get(tournaments::show))
+        .route("/tournaments/{id}/cancel", post(tournaments::cancel))
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi::document))
         .method_not_allowed_fallback(method_not_allowed)

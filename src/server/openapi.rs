@@ -203,6 +203,9 @@ pub fn spec() -> Value {
         "/api/tournaments/{id}": {
             "get": with_params(op("A tournament's state and cross-table", vec![("200", ok("the tournament", schema_ref("Tournament")))], &[404]), json!([path_id()]))
         },
+        "/api/tournaments/{id}/cancel": {
+            "post": secured(with_params(op("Cancel a running tournament: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
+        },
         "/api/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
         "/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
         "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}

@@ -13,8 +13,11 @@ use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::matches::{parse_sprt, setup_of, BoardBody};
 use super::{compute_in_background, SharedState};
+use crate::agents::Cancel;
 use crate::matches::tournament::TournamentSprt;
-use crate::matches::{play_tournament, Tally, TournamentConfig, TournamentReport};
+use crate::matches::{
+    play_tournament_until, MatchError, Tally, TournamentConfig, TournamentReport,
+};
 use crate::store::StoredTournament;
 
 /// Most games per pairing in a tournament.
@@ -45,6 +48,9 @@ pub struct TournamentState {
     pub created_at: String,
     #[serde(skip)]
     pub order: u64,
+    /// Set by `POST /api/tournaments/{id}/cancel`; the games look at it.
+    #[serde(skip)]
+    pub cancel: Cancel,
 }
 
 fn default_tournament_games() -> u32 {
@@ -96,6 +102,7 @@ pub async fn start(
     let task_state = state.clone();
     let task_id = id.clone();
     let files = state.files.clone();
+    let cancel = entry.cancel.clone();
     tokio::spawn(async move {
         let result = compute_in_background(&task_state, move || {
             // Located here, on the game pool: locating a model looks at the disk.
@@ -104,7 +111,7 @@ pub async fn start(
                 .iter()
                 .map(|s| s.locate(&files))
                 .collect::<Result<Vec<_>, _>>()?;
-            play_tournament(&TournamentConfig { agents, ..config })
+            play_tournament_until(&TournamentConfig { agents, ..config }, &cancel)
         })
         .await;
         let done = {
@@ -116,6 +123,7 @@ pub async fn start(
             };
             match result {
                 Ok(Ok(report)) => t.finish(&report),
+                Ok(Err(MatchError::Cancelled)) => t.status = "cancelled",
                 Ok(Err(e)) => t.fail(e.to_string()),
                 Err(e) => t.fail(e.message),
             }
@@ -220,6 +228,7 @@ fn register(
         error: None,
         created_at: crate::store::now_rfc3339(),
         order,
+        cancel: Cancel::new(),
     };
     map.insert(id.to_string(), entry.clone());
     Ok(entry)
@@ -350,4 +359,40 @@ pub async fn show(
         ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)))
     })?;
     Ok(Json(stored_json(stored)))
+}
+
+/// Stops a running tournament: the games under way finish, the rest are not played, and it
+/// is stored as `cancelled` (409 when it is not running, 404 when there is no such one).
+pub async fn cancel(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let cancelled = {
+        let mut map = state.tournaments.lock().map_err(ApiError::internal)?;
+        let Some(t) = map.get_mut(&id) else {
+            return Err(ApiError::not_found(format!(
+                "no running tournament {:?}",
+                crate::game::excerpt(&id)
+            )));
+        };
+        if t.status != "running" {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                None,
+                format!(
+                    "tournament {id} is {}: only a running one can be cancelled",
+                    t.status
+                ),
+            ));
+        }
+        t.cancel.cancel();
+        t.status = "cancelled";
+        t.clone()
+    };
+    tracing::info!(tournament = %id, "tournament cancelled");
+    // Stored at once, so that the list says so; the games' end stores it again.
+    save(&state, &cancelled).await?;
+    Ok(Json(
+        serde_json::to_value(&cancelled).map_err(ApiError::internal)?,
+    ))
 }

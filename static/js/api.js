@@ -99,4 +99,5 @@ export const api = {
   tournament: (body) => request("POST", "tournaments", body),
   tournaments: () => request("GET", "tournaments"),
   tournamentStatus: (id) => request("GET", `tournaments/${encodeURIComponent(id)}`),
+  cancelTournament: (id) => request("POST", `tournaments/${encodeURIComponent(id)}/cancel`, {}),
 };

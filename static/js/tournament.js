@@ -57,6 +57,27 @@ export async function mount(view, { query }) {
   const bar = h("div.bar-fill");
   const progress = h("div.bar.big", { hidden: true }, bar);
   const statusLine = h("p.muted", { id: "tour-status" });
+  // The tournament under way, which the Cancel button stops.
+  let current = null;
+  const cancelBtn = h(
+    "button",
+    {
+      type: "button",
+      id: "tour-cancel",
+      hidden: true,
+      onclick: async () => {
+        if (!current) return;
+        cancelBtn.disabled = true;
+        try {
+          await api.cancelTournament(current);
+        } catch (err) {
+          flash(err.message, "error");
+        }
+        cancelBtn.disabled = false;
+      },
+    },
+    "Cancel",
+  );
   const result = h("div", { id: "tour-result" });
   const pastList = h("ul.past", { id: "tour-past" });
 
@@ -96,7 +117,7 @@ export async function mount(view, { query }) {
       ),
       agentHelp(cat),
     ),
-    h("section.card", h("h2", "Results"), progress, statusLine, result),
+    h("section.card", h("h2", "Results"), progress, statusLine, h("div.actions", cancelBtn), result),
     h("section.card", h("h2", "Past tournaments"), h("p.hint", "Kept by the server; open one to see its table again."), pastList),
   );
 
@@ -168,11 +189,20 @@ export async function mount(view, { query }) {
     bar.style.width = `${((t.progress ?? 0) * 100).toFixed(1)}%`;
     if (t.status === "running") {
       statusLine.textContent = `Running… ${fmtPct(t.progress ?? 0, 0)}`;
+      current = id;
+      cancelBtn.hidden = false;
       timer = setTimeout(() => poll(id), POLL_MS);
       return;
     }
+    current = null;
+    cancelBtn.hidden = true;
     startBtn.disabled = false;
     progress.hidden = true;
+    if (t.status === "cancelled") {
+      statusLine.textContent = "Cancelled: the games under way finished, the rest were not played.";
+      loadPast();
+      return;
+    }
     if (t.status === "failed") {
       statusLine.textContent = `Failed: ${t.error || "unknown error"}`;
       return;

@@ -232,13 +232,20 @@ try {
   });
 
   await step("zooming one chart zooms the others; the weights chart shows the features picked", async () => {
-    await page.evaluate(() => document.querySelector("#chart-fitness").uplot.setScale("x", { min: 1, max: 3 }));
-    const scales = await page.evaluate(() =>
-      ["#chart-panel", "#chart-diversity", "#chart-weights"].map((id) => {
-        const x = document.querySelector(id).uplot.scales.x;
-        return [x.min, x.max];
-      }),
-    );
+    // The run is still live: a generation that arrives redraws the charts, and may do so
+    // between the zoom and the reading. Zoom again then (a few tries), as a user would.
+    let scales = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await page.evaluate(() => document.querySelector("#chart-fitness").uplot.setScale("x", { min: 1, max: 3 }));
+      scales = await page.evaluate(() =>
+        ["#chart-panel", "#chart-diversity", "#chart-weights"].map((id) => {
+          const x = document.querySelector(id).uplot.scales.x;
+          return [x.min, x.max];
+        }),
+      );
+      if (scales.every(([lo, hi]) => lo === 1 && hi === 3)) break;
+      await page.waitForTimeout(300);
+    }
     check(scales.every(([lo, hi]) => lo === 1 && hi === 3), `linked charts show ${JSON.stringify(scales)}`);
     await page.locator("#feature-picker summary").click();
     await page.click("#features-none");
@@ -614,6 +621,22 @@ try {
     const again = await page.locator("#cross-table thead th").allTextContents();
     check(JSON.stringify(again) === JSON.stringify(headers), `after the restart: ${again.join(" | ")}`);
     check(/e2e tiny run/.test((await page.locator("#tour-past li a").first().textContent()) || ""), "the list lost the tournament");
+  });
+
+  await step("a long tournament is cancelled from its page", async () => {
+    await page.goto(`${base}/#/tournament`);
+    await page.locator("#tour-start").waitFor();
+    for (const box of await page.locator(".check-grid input").all()) await box.setChecked(false);
+    // Some 100 s of games: only a cancel ends it within the step.
+    await page.fill("#tour-custom", "mcts:20000\nwide = mcts:20000:1.0");
+    await page.fill("#tour-games", "100");
+    await page.click("#tour-start");
+    await page.locator("#tour-cancel:not([hidden])").waitFor();
+    await page.click("#tour-cancel");
+    await page.locator("#tour-status", { hasText: "Cancelled" }).waitFor({ timeout: 15000 });
+    check(await page.locator("#tour-cancel").isHidden(), "the Cancel button stays after the tournament ended");
+    // The list of past tournaments says so too.
+    await page.locator("#tour-past li", { hasText: "cancelled" }).first().waitFor({ timeout: 15000 });
   });
 
   await step("the pages fit a phone screen", async () => {
