@@ -1277,6 +1277,48 @@ async fn postgres_unreadable_rows() {
     unreadable_rows(db).await;
 }
 
+/// With two workers, a run cancelled and resumed at once is claimed again (often by the other
+/// worker) while its first owner may still be computing a generation: the first owner then
+/// writes nothing, and the run ends finished with exactly the records and export of an
+/// uninterrupted run.
+async fn cancel_and_resume_at_once(db: TestDb) {
+    let srv = server_with(&db, |c| c.workers = 2).await;
+    let api = Api::of(&srv);
+    // About 150 depth-4 games a generation: a few tenths of a second each.
+    let config = json!({"population": 6, "depth": 4, "generations": 12, "seed": 21,
+                        "fitness": {"games_per_pair": 10}});
+    let run = api.create_run(json!({"config": config})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    for round in 1..=4u64 {
+        api.wait_generations(&id, 2 * round).await;
+        let (code, body) = api.post(&format!("/api/runs/{id}/cancel"), json!({})).await;
+        if code == 409 {
+            break; // finished already
+        }
+        assert_eq!(code, 200, "{body}");
+        let (code, body) = api.post(&format!("/api/runs/{id}/resume"), json!({})).await;
+        assert_eq!(code, 200, "{body}");
+    }
+    let done = api.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    let (_, records, reference) = reference_run(&run["config"]);
+    check_records(&api, &id, &records).await;
+    assert_eq!(export(&api, &id).await, reference);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_cancel_and_resume_at_once() {
+    cancel_and_resume_at_once(sqlite_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_cancel_and_resume_at_once() {
+    let Some(db) = pg_db().await else { return };
+    cancel_and_resume_at_once(db).await;
+}
+
 /// Every error is in the one JSON shape, and none quotes a huge input back whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_json_and_short() {

@@ -33,9 +33,10 @@ pub async fn worker(state: SharedState, index: usize) {
                 let id = run.id.clone();
                 tracing::info!(run = %id, worker = index, "run started");
                 publish_status(&state, &id).await;
+                let claim = run.claim;
                 if let Err(e) = evolve(&state, run).await {
                     tracing::warn!(run = %id, "run failed: {e}");
-                    if let Err(e2) = state.store.fail(&id, &e).await {
+                    if let Err(e2) = state.store.fail(&id, claim, &e).await {
                         tracing::error!(run = %id, "could not mark the run failed: {e2}");
                     }
                 }
@@ -132,6 +133,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         let watcher = tokio::spawn(cancel_when_stopped(
             state.clone(),
             run.id.clone(),
+            run.claim,
             cancel.clone(),
         ));
         let computed = compute.await;
@@ -146,7 +148,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
             // Only a resumed run whose last record already ended it gets here.
             state
                 .store
-                .finish(&run.id, stepper.stop_reason())
+                .finish(&run.id, run.claim, stepper.stop_reason())
                 .await
                 .map_err(|e| e.to_string())?;
             tracing::info!(run = %run.id, "run finished");
@@ -154,7 +156,12 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         };
         match state
             .store
-            .write_generation(&run.id, &record, &champion_config.champion(&record))
+            .write_generation(
+                &run.id,
+                run.claim,
+                &record,
+                &champion_config.champion(&record),
+            )
             .await
             .map_err(|e| e.to_string())?
         {
@@ -172,14 +179,14 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     }
 }
 
-/// Sets `cancel` once the run is no longer running (cancelled, deleted, or failed by another
-/// process). A database error is not a reason to stop: the write at the generation's end
-/// decides then.
-async fn cancel_when_stopped(state: SharedState, run_id: String, cancel: Cancel) {
+/// Sets `cancel` once the run is no longer running under `claim` (cancelled, deleted, failed,
+/// or resumed and claimed again by another worker). A database error is not a reason to stop:
+/// the write at the generation's end decides then.
+async fn cancel_when_stopped(state: SharedState, run_id: String, claim: i64, cancel: Cancel) {
     loop {
         tokio::time::sleep(STATUS_POLL).await;
         match state.store.get_run(&run_id).await {
-            Ok(Some(run)) if run.status == RunStatus::Running => {}
+            Ok(Some(run)) if run.status == RunStatus::Running && run.claim == claim => {}
             Ok(_) => {
                 cancel.cancel();
                 return;

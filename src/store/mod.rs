@@ -130,6 +130,9 @@ pub struct RunRow {
     /// The user's notes and tags.
     pub notes: String,
     pub tags: Vec<String>,
+    /// How many times a worker has claimed the run: the number its current owner writes
+    /// under ([`Store::write_generation`]).
+    pub claim: i64,
 }
 
 impl RunRow {
@@ -220,7 +223,8 @@ impl GenerationPoint {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteOutcome {
     Written,
-    /// The run is no longer running (cancelled or deleted meanwhile): nothing was written.
+    /// The run is no longer running, or no longer this owner's (cancelled, deleted, or
+    /// resumed and claimed again meanwhile): nothing was written.
     NotRunning,
 }
 
@@ -242,7 +246,7 @@ pub fn now_rfc3339() -> String {
 
 const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
-     stop_reason, notes, tags";
+     stop_reason, notes, tags, claim";
 
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -419,7 +423,8 @@ impl Store {
     /// another worker took the run first.
     pub async fn claim_next(&self) -> Result<Option<RunRow>, StoreError> {
         let row = sqlx::query(
-            "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1) \
+            "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1), \
+             claim = claim + 1 \
              WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
                          ORDER BY created_at, id LIMIT 1) \
              AND status = 'queued' RETURNING id",
@@ -499,14 +504,15 @@ impl Store {
     }
 
     /// Marks a running run failed.
-    pub async fn fail(&self, id: &str, error: &str) -> Result<(), StoreError> {
+    pub async fn fail(&self, id: &str, claim: i64, error: &str) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
-             WHERE id = $1 AND status = 'running'",
+             WHERE id = $1 AND status = 'running' AND claim = $4",
         )
         .bind(id)
         .bind(error)
         .bind(now_rfc3339())
+        .bind(claim)
         .execute(&self.pool)
         .await?;
         self.changed();
@@ -515,14 +521,20 @@ impl Store {
 
     /// Marks a running run finished without a new generation (a resumed run whose last
     /// record already ends it).
-    pub async fn finish(&self, id: &str, stop: Option<StopReason>) -> Result<(), StoreError> {
+    pub async fn finish(
+        &self,
+        id: &str,
+        claim: i64,
+        stop: Option<StopReason>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE runs SET status = 'finished', finished_at = $2, stop_reason = $3 \
-             WHERE id = $1 AND status = 'running'",
+             WHERE id = $1 AND status = 'running' AND claim = $4",
         )
         .bind(id)
         .bind(now_rfc3339())
         .bind(stop.map(stop_name))
+        .bind(claim)
         .execute(&self.pool)
         .await?;
         self.changed();
@@ -546,12 +558,13 @@ impl Store {
     }
 
     /// Writes one generation and the run's progress in one transaction, only while the run
-    /// is still `running`. The last generation of a run (`record.stop` set) also finishes it.
+    /// is still `running` under `claim` (the number [`Store::claim_next`] gave its owner). The last generation of a run (`record.stop` set) also finishes it.
     /// Writes a generation and the run's progress; the run's best (`best_fitness`,
     /// `best_weights`) becomes `champion`, the player the run hands out.
     pub async fn write_generation(
         &self,
         run_id: &str,
+        claim: i64,
         record: &GenerationRecord,
         champion: &HallOfFame,
     ) -> Result<WriteOutcome, StoreError> {
@@ -576,7 +589,7 @@ impl Store {
         let updated = sqlx::query(
             "UPDATE runs SET generations_done = $2, best_fitness = $3, best_weights = $4, \
              status = $5, finished_at = $6, stop_reason = $7 \
-             WHERE id = $1 AND status = 'running'",
+             WHERE id = $1 AND status = 'running' AND claim = $8",
         )
         .bind(run_id)
         .bind(record.generation as i64 + 1)
@@ -585,6 +598,7 @@ impl Store {
         .bind(status)
         .bind(finished_at)
         .bind(record.stop.map(stop_name))
+        .bind(claim)
         .execute(&mut *tx)
         .await?;
         if updated.rows_affected() != 1 {
@@ -873,5 +887,6 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
         stop_reason: r.try_get("stop_reason")?,
         notes: r.try_get("notes")?,
         tags,
+        claim: r.try_get("claim")?,
     })
 }
