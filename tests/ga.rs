@@ -559,3 +559,37 @@ fn the_panel_costs_at_most_a_fifth_of_a_preset_generation() {
         assert!(config.benchmark.is_on());
     }
 }
+
+/// The run cost estimate counts what opponents and panel agents cost, by kind: a few games a
+/// generation against `mcts:1000000` (some 40 s each) are refused, where the same games
+/// against `minimax:4` are cheap.
+#[test]
+fn the_cost_estimate_counts_the_opponents() {
+    let with = |opponent: &str, panel: Vec<&str>| {
+        GaConfig::default()
+            .with_overrides(&json!({
+                "population": 40, "generations": 100, "depth": 4,
+                "fitness": {"mode": "opponents", "games_per_pair": 10, "opponents": [opponent]},
+                "benchmark": {"panel": panel, "pairs": 64, "every": 1}
+            }))
+            .unwrap()
+    };
+    let cheap = with("minimax:4", vec!["minimax:4"]);
+    assert!(
+        cheap.estimated_core_hours() < 1.0,
+        "{}",
+        cheap.estimated_core_hours()
+    );
+    cheap.validate().expect("a cheap run is accepted");
+    let costly = with("mcts:1000000", vec!["minimax:4"]);
+    assert!(costly.estimated_core_hours() > 100.0);
+    let err = costly.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("core-hours") && err.contains("opponents"),
+        "{err}"
+    );
+    // Panel agents count too.
+    let costly_panel = with("minimax:4", vec!["mcts:1000000"]);
+    assert!(costly_panel.estimated_core_hours() > 48.0);
+    assert!(costly_panel.validate().is_err());
+}

@@ -81,3 +81,51 @@ impl Profile {
         }
     }
 }
+
+/// Rough processor time, in milliseconds, that one side of a Kalah(6,4) game costs when
+/// played by `spec`: what run cost estimates count for opponents and panel agents. Measured
+/// with `kalah-tuner play --threads 1` on the 2-core machine (2026-11-25): `mcts:4000`
+/// 155 ms a game against random (0.04 ms an iteration), `perfect` 21 ms (its solves grow
+/// about fourfold with every two more `max_seeds`), `a3c` 0.2 ms, greedy, random and
+/// `pekar` well under 0.1 ms; searches as [`search_side_ms`]. A time budget is counted as
+/// spent in full on each of about 18 moves. Rough on purpose: it only has to tell a run of
+/// hours from one of weeks.
+pub fn game_side_ms(spec: &super::AgentSpec) -> f64 {
+    use super::AgentSpec as A;
+    const MOVES_A_SIDE: f64 = 18.0;
+    match spec {
+        A::Random | A::Greedy { .. } | A::Pekar { .. } => 0.05,
+        A::A3c { .. } => 0.2,
+        A::Minimax { depth, time_ms, .. } | A::Heuristic { depth, time_ms, .. } => match time_ms {
+            Some(ms) => *ms as f64 * MOVES_A_SIDE,
+            None => search_side_ms(depth_of(*depth)),
+        },
+        A::PekarMinimax { depth, .. } => search_side_ms(depth_of(*depth)),
+        A::Perfect {
+            max_seeds,
+            fallback_depth,
+            ..
+        } => 21.0 * 4f64.powf((*max_seeds as f64 - 22.0) / 2.0) + search_side_ms(*fallback_depth),
+        A::Mcts {
+            iterations,
+            time_ms,
+            ..
+        } => match time_ms {
+            Some(ms) => *ms as f64 * MOVES_A_SIDE,
+            None => *iterations as f64 * 0.04,
+        },
+    }
+}
+
+/// One side of a game of an alpha-beta search with a weighted evaluation at `depth`: about
+/// 1.75 ms at depth 4 (a whole game of two such players 3.5 ms), three times more a ply.
+pub fn search_side_ms(depth: u32) -> f64 {
+    1.75 * 3f64.powi(depth as i32 - 4)
+}
+
+fn depth_of(depth: crate::search::Depth) -> u32 {
+    match depth {
+        crate::search::Depth::Fixed(d) => d,
+        crate::search::Depth::Adaptive => crate::search::depth::MAX_ADAPTIVE_DEPTH,
+    }
+}

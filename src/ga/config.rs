@@ -23,6 +23,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::loader::{self, Format};
+use crate::agents::limits::{game_side_ms, search_side_ms};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
@@ -757,14 +758,41 @@ impl GaConfig {
         }
     }
 
-    /// A rough upper estimate of a whole run's cost in core-hours, from measured game times of
-    /// heuristic players on Kalah(6,4) (about 3.5 ms a game at depth 4, three times more per
-    /// extra ply), scaled by the board's seeds. Used to refuse runs that would take days.
+    /// A rough upper estimate of a whole run's cost in core-hours, from measured game times on
+    /// Kalah(6,4) scaled by the board's seeds: each game costs its two sides, an individual's
+    /// side about 1.75 ms at depth 4 (three times more per extra ply) and an opponent's or
+    /// panel agent's side what [`game_side_ms`] measured for its kind (an `mcts:1000000`
+    /// opponent costs some 40 s a game). Used to refuse runs that would take days.
     pub fn estimated_core_hours(&self) -> f64 {
-        let ms_per_game = 3.5 * 3f64.powi(self.depth as i32 - 4);
+        let me = search_side_ms(self.depth);
         let board = (self.board.pits as f64 * self.board.seeds as f64 / 24.0).max(1.0);
-        let games = self.games_per_generation() as f64 + self.benchmark_games_per_generation();
-        games * self.generations as f64 * ms_per_game * board / 3_600_000.0
+        let n = self.population as f64;
+        let per_pair = self.fitness.games_per_pair as f64;
+        let round_robin = n * (n - 1.0).max(0.0) / 2.0 * per_pair * 2.0 * me;
+        let opponents: f64 = self
+            .fitness
+            .opponents
+            .iter()
+            .map(|o| n * per_pair * (me + game_side_ms(o)))
+            .sum();
+        let fitness_ms = match self.fitness.mode {
+            FitnessMode::RoundRobin => round_robin,
+            FitnessMode::Opponents => opponents,
+            FitnessMode::Mixed => round_robin + opponents,
+        };
+        let panel_ms = if self.benchmark.is_on() {
+            let per_agent = self.benchmark.leaders as f64 * 2.0 * self.benchmark.pairs as f64;
+            let measure: f64 = self
+                .benchmark
+                .panel
+                .iter()
+                .map(|a| per_agent * (me + game_side_ms(a)))
+                .sum();
+            measure / self.benchmark.every.max(1) as f64
+        } else {
+            0.0
+        };
+        (fitness_ms + panel_ms) * self.generations as f64 * board / 3_600_000.0
     }
 
     /// Panel games a generation plays on average (measured generations only play them).
@@ -908,7 +936,7 @@ impl GaConfig {
             return Err(ConfigError::invalid(
                 "generations",
                 format!(
-                    "this run would play {} games a generation for {} generations at depth {}, about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower population, generations, fitness.games_per_pair or depth",
+                    "this run would play {} games a generation for {} generations at depth {}, about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower population, generations, fitness.games_per_pair, depth, or the cost of the opponents and panel agents",
                     self.games_per_generation(),
                     self.generations,
                     self.depth

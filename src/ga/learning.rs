@@ -28,6 +28,7 @@ use super::config::{
 use super::engine::{GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 use super::export::{ExportDocument, ExportError};
 use super::genome::FitnessStats;
+use crate::agents::limits::{game_side_ms, search_side_ms};
 use crate::agents::{Cancel, FileAccess};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
@@ -301,9 +302,16 @@ impl LearningConfig {
                     + positions * 0.25 * solve_ms
             }
         };
-        let panel_ms = self.checkpoints() as f64
-            * self.benchmark.games_per_measure() as f64
-            * ms_per_game(self.play_depth);
+        // Each panel game: the learnt weights' side and the panel agent's, as measured for
+        // its kind (a panel of `mcts:1000000` is counted at its cost).
+        let per_agent = self.benchmark.leaders as f64 * 2.0 * self.benchmark.pairs as f64;
+        let measure_ms: f64 = self
+            .benchmark
+            .panel
+            .iter()
+            .map(|a| per_agent * (search_side_ms(self.play_depth) + game_side_ms(a)) * board)
+            .sum();
+        let panel_ms = self.checkpoints() as f64 * measure_ms;
         (learning_ms + panel_ms) / 3_600_000.0
     }
 
