@@ -8,7 +8,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
-use server_support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
+use server_support::{
+    check_records, export, pg_db, reference_run, server_with, sqlite_db, Api, TestDb,
+};
 
 /// Kills the child server when a failing assertion unwinds past it.
 struct Server(Child);
@@ -180,5 +182,96 @@ async fn sigterm_leaves_a_complete_sqlite_file() {
     );
     pool.close().await;
     drop(child);
+    db.drop_db().await;
+}
+
+/// A TCP proxy in front of PostgreSQL that can cut every connection and refuse new ones for a
+/// while: a database outage, as the server sees one.
+struct Outage {
+    addr: std::net::SocketAddr,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    links: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Outage {
+    async fn start(target: String) -> Outage {
+        use std::sync::atomic::Ordering;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let links = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (d, l) = (down.clone(), links.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if d.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection is refused
+                }
+                let target = target.clone();
+                let link = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                l.lock().unwrap().push(link);
+            }
+        });
+        Outage { addr, down, links }
+    }
+
+    /// Cuts every open connection and refuses new ones.
+    fn cut(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+
+    fn restore(&self) {
+        self.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// PostgreSQL goes away for 6 s in the middle of a run (every connection cut, new ones
+/// refused): the worker waits it out, retrying with back-off, and the run ends finished with
+/// the records and export of an uninterrupted run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_outage_mid_run_is_waited_out() {
+    let Some(db) = pg_db().await else { return };
+    let (authority, rest) = {
+        let after_scheme = db.url.split_once("://").unwrap().1;
+        let (userinfo_host, rest) = after_scheme.split_once('/').unwrap();
+        let host = userinfo_host
+            .rsplit_once('@')
+            .map_or(userinfo_host, |(_, h)| h);
+        (host.to_string(), rest.to_string())
+    };
+    let outage = Outage::start(authority.clone()).await;
+    let user = db
+        .url
+        .split_once("://")
+        .unwrap()
+        .1
+        .split_once('@')
+        .map(|(u, _)| u);
+    let proxied = match user {
+        Some(user) => format!("postgres://{user}@{}/{rest}", outage.addr),
+        None => format!("postgres://{}/{rest}", outage.addr),
+    };
+    let srv = server_with(&db, |c| c.database_url = proxied).await;
+    let api = Api::of(&srv);
+    let run = api.create_run(ga_run()).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let total = run["generations_total"].as_u64().unwrap();
+    let seen = api.wait_generations(&id, 3).await;
+    assert!(seen["generations_done"].as_u64().unwrap() < total);
+    outage.cut();
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
+    outage.restore();
+    let done = api.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    let (_, records, reference) = reference_run(&run["config"]);
+    check_records(&api, &id, &records).await;
+    assert_eq!(export(&api, &id).await, reference);
+    srv.shutdown().await;
     db.drop_db().await;
 }

@@ -19,12 +19,37 @@ use super::runs::publish_status;
 use super::{RunEvent, SharedState};
 use crate::agents::Cancel;
 use crate::ga::{ConfigError, Evolution, GenerationRecord, LearningRun, StopReason, TunerConfig};
-use crate::store::{GenerationPoint, RunRow, RunStatus, WriteOutcome};
+use crate::store::{GenerationPoint, RunRow, RunStatus, StoreError, WriteOutcome};
 
 /// How often an idle worker looks at the queue even without being woken.
 const POLL: Duration = Duration::from_secs(1);
 /// How often a worker looks at its run's status while a generation computes.
 const STATUS_POLL: Duration = Duration::from_secs(1);
+/// How long a worker waits out a database that does not answer before it gives up on the
+/// run (which stays `running`, and is resumed by the next process to start).
+const MAX_OUTAGE: Duration = Duration::from_secs(600);
+
+/// Runs `op` until it succeeds, fails for good, or the database has been unreachable for
+/// [`MAX_OUTAGE`]: transient errors (a lost connection, a restarting server) are retried
+/// with back-off from 0.5 s to 10 s, so a run survives a database outage.
+async fn with_retries<T, F, Fut>(run_id: &str, what: &str, mut op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let started = std::time::Instant::now();
+    let mut wait = Duration::from_millis(500);
+    loop {
+        match op().await {
+            Err(e) if e.is_transient() && started.elapsed() < MAX_OUTAGE => {
+                tracing::warn!(run = %run_id, "{what}: {e}; retrying in {wait:?}");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(10));
+            }
+            other => return other,
+        }
+    }
+}
 
 pub async fn worker(state: SharedState, index: usize) {
     loop {
@@ -101,11 +126,11 @@ impl Stepper {
 /// Steps a claimed run until it finishes or stops being `running`. `Err` carries the message
 /// stored with a failed run.
 async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
-    let last = state
-        .store
-        .last_record(&run.id)
-        .await
-        .map_err(|e| e.to_string())?;
+    let last = with_retries(&run.id, "reading the last generation", || {
+        state.store.last_record(&run.id)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     let config = run.config()?.clone();
     if let Some(record) = &last {
         tracing::info!(run = %run.id, generation = record.generation, "resuming after generation");
@@ -146,25 +171,24 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         stepper = back;
         let Some(record) = record else {
             // Only a resumed run whose last record already ended it gets here.
-            state
-                .store
-                .finish(&run.id, run.claim, stepper.stop_reason())
-                .await
-                .map_err(|e| e.to_string())?;
+            let stop = stepper.stop_reason();
+            with_retries(&run.id, "finishing the run", || {
+                state.store.finish(&run.id, run.claim, stop)
+            })
+            .await
+            .map_err(|e| e.to_string())?;
             tracing::info!(run = %run.id, "run finished");
             return Ok(());
         };
-        match state
-            .store
-            .write_generation(
-                &run.id,
-                run.claim,
-                &record,
-                &champion_config.champion(&record),
-            )
-            .await
-            .map_err(|e| e.to_string())?
-        {
+        let champion = champion_config.champion(&record);
+        let written = with_retries(&run.id, "writing a generation", || {
+            state
+                .store
+                .write_generation(&run.id, run.claim, &record, &champion)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        match written {
             WriteOutcome::NotRunning => {
                 tracing::info!(run = %run.id, generation = record.generation,
                     "run no longer running: generation dropped");

@@ -97,6 +97,27 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the database may answer again later: the connection failed or was refused, the
+    /// pool found no connection in time, or PostgreSQL is shutting down or starting up. A
+    /// worker waits these out instead of failing its run.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Db(e) => match e {
+                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => true,
+                sqlx::Error::Protocol(_) => true,
+                sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+                    // Class 08: connection exceptions; 57P01..57P03: admin shutdown, crash
+                    // shutdown, cannot connect now.
+                    code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
+                }),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
 fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {e}"))
 }
