@@ -904,6 +904,22 @@ async fn bad_input_names_the_field() {
             "max_pairs",
         ),
         ("/api/tournaments", json!({"agents": ["random"]}), "agents"),
+        // Accepted in 3 ms and some 13 days of games, before the cost estimate.
+        (
+            "/api/tournaments",
+            json!({"agents": [{"kind": "mcts", "time_ms": 10000}, {"kind": "mcts", "time_ms": 10000, "c": 1.0}], "games": 100}),
+            "games",
+        ),
+        (
+            "/api/matches",
+            json!({"south": {"kind": "mcts", "time_ms": 10000}, "north": "mcts:200000", "games": 200}),
+            "games",
+        ),
+        (
+            "/api/matches",
+            json!({"south": {"kind": "mcts", "time_ms": 10000}, "north": "random", "sprt": "0,10"}),
+            "max_pairs",
+        ),
         (
             "/api/tournaments",
             json!({"agents": ["random", "nobody"]}),

@@ -37,6 +37,9 @@ pub struct Limits {
     /// Most seeds in the pits for the exact solver of a `perfect` agent: the solve's time
     /// grows about fourfold with every two seeds.
     pub max_perfect_seeds: u32,
+    /// Most processor time one match or tournament may be estimated to take, in core-minutes
+    /// ([`games_core_minutes`]).
+    pub max_games_core_minutes: u32,
 }
 
 /// Largest UCT exploration constant.
@@ -52,6 +55,7 @@ impl Profile {
                 max_time_ms: Some(60_000),
                 max_mcts_iterations: 1_000_000,
                 max_perfect_seeds: 32,
+                max_games_core_minutes: u32::MAX,
             },
             Profile::Api => Limits {
                 profile: self,
@@ -61,6 +65,9 @@ impl Profile {
                 max_mcts_iterations: 200_000,
                 // A cold exact solve with 22 seeds takes about a second; 32 can take minutes.
                 max_perfect_seeds: 22,
+                // An hour of both cores: a server's matches and tournaments are for looking,
+                // runs are for hours of games.
+                max_games_core_minutes: 120,
             },
             Profile::Ga => Limits {
                 profile: self,
@@ -68,6 +75,7 @@ impl Profile {
                 max_time_ms: None,
                 max_mcts_iterations: 1_000_000,
                 max_perfect_seeds: 32,
+                max_games_core_minutes: u32::MAX,
             },
         }
     }
@@ -115,6 +123,20 @@ pub fn game_side_ms(spec: &super::AgentSpec) -> f64 {
             None => *iterations as f64 * 0.04,
         },
     }
+}
+
+/// Estimated processor time of `games` games between `a` and `b` on a board of `pits` pits
+/// and `seeds` seeds each, in core-minutes ([`game_side_ms`] for each side, scaled by the
+/// board's seeds as run estimates are).
+pub fn games_core_minutes(
+    a: &super::AgentSpec,
+    b: &super::AgentSpec,
+    games: u64,
+    pits: usize,
+    seeds: u32,
+) -> f64 {
+    let board = (pits as f64 * seeds as f64 / 24.0).max(1.0);
+    games as f64 * (game_side_ms(a) + game_side_ms(b)) * board / 60_000.0
 }
 
 /// One side of a game of an alpha-beta search with a weighted evaluation at `depth`: about

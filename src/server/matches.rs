@@ -10,7 +10,8 @@ use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::moves::parse_rules;
 use super::{compute, SharedState};
-use crate::agents::{AgentSpec, FileAccess};
+use crate::agents::limits::games_core_minutes;
+use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::game::Position;
 use crate::matches::sprt::{play_sprt, Sprt, SprtError};
 use crate::matches::{Setup, MAX_OPENING_PLIES};
@@ -112,6 +113,7 @@ pub async fn play_match(
             format!("must be 1 to {MAX_MATCH_GAMES}, got {games}"),
         ));
     }
+    check_cost("games", &[(&a, &b, games as u64)], &setup)?;
     let swap = !req.fixed_colours;
     let files = state.files.clone();
     let report = compute(&state, move || {
@@ -129,6 +131,31 @@ pub async fn play_match(
     Ok(Json(
         json!({"games": game_list, "score": score, "summary": summary}),
     ))
+}
+
+/// Refuses a match or tournament whose games (each pairing with its number of games) would
+/// take more processor time than the API's limits table allows, by the estimate of
+/// [`games_core_minutes`]: two `mcts` agents thinking 10 s a move would otherwise be accepted
+/// for days of games.
+pub fn check_cost(
+    field: &str,
+    pairings: &[(&AgentSpec, &AgentSpec, u64)],
+    setup: &Setup,
+) -> ApiResult<()> {
+    let minutes: f64 = pairings
+        .iter()
+        .map(|(a, b, games)| games_core_minutes(a, b, *games, setup.pits, setup.seeds))
+        .sum();
+    let max = Profile::Api.limits().max_games_core_minutes;
+    if minutes > max as f64 {
+        return Err(ApiError::invalid(
+            field,
+            format!(
+                "these games would take about {minutes:.0} core-minutes by a rough estimate; at most {max} are allowed through the API: fewer games, or cheaper agents (a run, or the command line, plays longer)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The two agents of a match as they are built ([`AgentSpec::locate`]); on the interactive pool,
@@ -180,6 +207,7 @@ async fn play_sprt_match(
             format!("must be 1 to {MAX_SPRT_PAIRS}, got {max_pairs}"),
         ));
     }
+    check_cost("max_pairs", &[(&a, &b, 2 * max_pairs)], &setup)?;
     let files = state.files.clone();
     let report = compute(state, move || {
         let (a, b) = locate_pair(&a, &b, &files)?;

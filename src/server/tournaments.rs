@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
-use super::matches::{parse_sprt, setup_of, BoardBody};
+use super::matches::{check_cost, parse_sprt, setup_of, BoardBody};
 use super::{compute_in_background, SharedState};
 use crate::agents::Cancel;
 use crate::matches::tournament::TournamentSprt;
@@ -179,6 +179,15 @@ async fn tournament_config(
     for (i, v) in req.agents.iter().enumerate() {
         specs.push(resolve_agent(state, &format!("agents[{i}]"), v).await?);
     }
+    let mut pairings = Vec::new();
+    for i in 0..n {
+        for j in i..n {
+            if i != j || req.self_play {
+                pairings.push((&specs[i], &specs[j], req.games as u64));
+            }
+        }
+    }
+    check_cost("games", &pairings, &setup)?;
     Ok(TournamentConfig {
         agents: specs,
         games: req.games,
