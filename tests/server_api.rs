@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use server_support::{
-    check_records, execute_sql, export, pg_db, reference_run, server, server_with, sqlite_db,
-    temp_folder, Api, TestDb,
+    check_finishes_as_uninterrupted, check_records, execute_sql, export, pg_db, reference_run,
+    server, server_with, sqlite_db, temp_folder, Api, TestDb,
 };
 
 /// A small run: 4 individuals at depth 1, `generations` generations.
@@ -271,11 +271,7 @@ async fn events_cancel_resume(api: &Api) {
         "{resumed}"
     );
     assert!(resumed["generations_done"].as_u64() >= before["generations_done"].as_u64());
-    let done = api.wait_status(&long_id, &["finished", "failed"]).await;
-    assert_eq!(done["status"], "finished", "{done}");
-    let (_, records, reference) = reference_run(&long["config"]);
-    check_records(api, &long_id, &records).await;
-    assert_eq!(export(api, &long_id).await, reference);
+    check_finishes_as_uninterrupted(api, &long_id, &long["config"]).await;
 }
 
 /// Cancel and DELETE stop the generation under way: its remaining games are skipped, so the
@@ -1315,11 +1311,7 @@ async fn cancel_and_resume_at_once(db: TestDb) {
         let (code, body) = api.post(&format!("/api/runs/{id}/resume"), json!({})).await;
         assert_eq!(code, 200, "{body}");
     }
-    let done = api.wait_status(&id, &["finished", "failed"]).await;
-    assert_eq!(done["status"], "finished", "{done}");
-    let (_, records, reference) = reference_run(&run["config"]);
-    check_records(&api, &id, &records).await;
-    assert_eq!(export(&api, &id).await, reference);
+    check_finishes_as_uninterrupted(&api, &id, &run["config"]).await;
     srv.shutdown().await;
     db.drop_db().await;
 }

@@ -278,6 +278,16 @@ pub fn without_timing(mut record: Value) -> Value {
     record
 }
 
+/// Waits for run `id` to end, and checks that it finished with exactly the records and
+/// export of `config` run without a server.
+pub async fn check_finishes_as_uninterrupted(api: &Api, id: &str, config: &Value) {
+    let done = api.wait_status(id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    let (_, records, reference) = reference_run(config);
+    check_records(api, id, &records).await;
+    assert_eq!(export(api, id).await, reference);
+}
+
 /// The server's records of a run must be the reference records, each once, in order.
 pub async fn check_records(api: &Api, id: &str, reference: &[GenerationRecord]) {
     let (code, gens) = api.get(&format!("/api/runs/{id}/generations")).await;
