@@ -474,3 +474,59 @@ fn adaptive_depth_searches_as_deep_as_the_table_says() {
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![1, 2, 3, 4, 5, 6]);
 }
+
+/// A spent budget stops every searching agent at once with a legal move and says why, so the
+/// owner can discard the result; an unspent one changes nothing.
+#[test]
+fn budgets_stop_searches_with_a_legal_move_and_a_reason() {
+    use kalah_tuner::agents::{Budget, Stopped};
+    use std::time::{Duration, Instant};
+
+    let big = Position::start(12, 8).unwrap();
+    let twelve = parse_kpn("1,1,1,1,1,1,1,1,1,1,1,1/13/1,1,1,1,1,1,1,1,1,1,0,0/15/S").unwrap();
+    let cases = [
+        ("minimax:14", big),
+        ("pekar-minimax:12", big),
+        ("perfect:22", twelve),
+    ];
+    for (spec, pos) in cases {
+        let budget = Budget::new(None, 1_000_000);
+        let mut agent = spec
+            .parse::<AgentSpec>()
+            .unwrap()
+            .build_within(Rules::Standard, &budget)
+            .unwrap();
+        let decision = agent.choose(&pos, &mut rng_from_seed(1));
+        assert!(pos.legal_moves().contains(decision.mv), "{spec}");
+        assert_eq!(budget.stopped(), Some(Stopped::Nodes(1_000_000)), "{spec}");
+    }
+
+    let budget = Budget::new(Some(Duration::from_millis(200)), u64::MAX);
+    let mut mcts = r#"{"kind": "mcts", "iterations": 1000000}"#
+        .parse::<AgentSpec>()
+        .unwrap()
+        .build_within(Rules::Standard, &budget)
+        .unwrap();
+    let started = Instant::now();
+    let decision = mcts.choose(&big, &mut rng_from_seed(1));
+    assert!(big.legal_moves().contains(decision.mv));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(budget.stopped(), Some(Stopped::Deadline(200)));
+
+    // A budget that is not spent leaves the moves as they are.
+    let start = Position::start(6, 4).unwrap();
+    for spec in ["minimax:6", "perfect:20", "pekar-minimax:4"] {
+        let spec: AgentSpec = spec.parse().unwrap();
+        let free = spec
+            .build(Rules::Standard)
+            .unwrap()
+            .choose(&start, &mut rng_from_seed(3));
+        let budget = Budget::new(Some(Duration::from_secs(600)), 1_000_000_000);
+        let bounded = spec
+            .build_within(Rules::Standard, &budget)
+            .unwrap()
+            .choose(&start, &mut rng_from_seed(3));
+        assert_eq!(free, bounded, "{spec}");
+        assert_eq!(budget.stopped(), None);
+    }
+}

@@ -1751,3 +1751,76 @@ async fn bad_allowed_origins_are_refused() {
         db.drop_db().await;
     }
 }
+
+/// Every compute request is bounded by the API's limits table: a move or a match that needs
+/// more positions than one move may search is stopped and refused (the `perfect:22` solve on a
+/// 12-pit board once ran for over 5 minutes), and a client that goes away stops its move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compute_requests_are_bounded_and_stop_with_their_client() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let twelve = "1,1,1,1,1,1,1,1,1,1,1,1/13/1,1,1,1,1,1,1,1,1,1,0,0/15/S";
+    let (code, err) = api
+        .post(
+            "/api/move",
+            json!({"agent": "perfect:22", "position": twelve}),
+        )
+        .await;
+    assert_eq!(code, 422, "{err}");
+    assert_eq!(err["error"]["field"], "agent", "{err}");
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(message.contains("20000000 positions"), "{message}");
+
+    // The same solve met in the middle of a match's games.
+    let (code, err) = api
+        .post(
+            "/api/matches",
+            json!({"south": "perfect:22", "north": "greedy", "games": 2, "board": {"pits": 12, "seeds": 2}}),
+        )
+        .await;
+    assert_eq!(code, 422, "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("positions"),
+        "{err}"
+    );
+
+    // Two moves of ten seconds each fill both interactive threads; their clients hang up.
+    let thinker = json!({"agent": {"kind": "mcts", "time_ms": 10000}, "position": "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S"}).to_string();
+    let mut sockets = Vec::new();
+    for _ in 0..2 {
+        let mut socket = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+        let request = format!(
+            "POST /api/move HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{thinker}",
+            srv.addr,
+            thinker.len()
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut socket, request.as_bytes())
+            .await
+            .unwrap();
+        sockets.push(socket);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(sockets);
+    // Were the two searches still running, this move would wait for a thread until they end,
+    // 9.5 s from now. Stopped, they free the threads within milliseconds; 5 s is a wide margin
+    // on either side.
+    let asked = std::time::Instant::now();
+    let (code, mv) = api
+        .post(
+            "/api/move",
+            json!({"agent": "greedy", "position": "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S"}),
+        )
+        .await;
+    let waited = asked.elapsed();
+    assert_eq!(code, 200, "{mv}");
+    assert!(
+        waited < Duration::from_secs(5),
+        "a move waited {waited:?} for the searches of clients that had gone"
+    );
+    srv.shutdown().await;
+    db.drop_db().await;
+}

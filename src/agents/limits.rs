@@ -13,7 +13,11 @@
 //! who sent the spec (a GA config may come from a terminal or from a client of the server),
 //! so it is given beside the profile, as a [`super::files::FileAccess`].
 
+use std::time::Duration;
+
 use serde::Serialize;
+
+use crate::search::Budget;
 
 /// Who is asking for an agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -37,9 +41,21 @@ pub struct Limits {
     /// Most seeds in the pits for the exact solver of a `perfect` agent: the solve's time
     /// grows about fourfold with every two seeds.
     pub max_perfect_seeds: u32,
-    /// Most processor time one match or tournament may be estimated to take, in core-minutes
+    /// Most processor time one tournament may be estimated to take, in core-minutes
     /// ([`games_core_minutes`]).
     pub max_games_core_minutes: u32,
+    /// Most processor time one match played while its request waits may be estimated to
+    /// take, in core-minutes.
+    pub max_match_core_minutes: u32,
+    /// Most positions one move's search (alpha-beta, Pekar's minimax, the exact solver) may
+    /// visit before it is stopped and its request refused; `u64::MAX` for no cap.
+    pub max_move_nodes: u64,
+    /// Longest wall time of one move asked for while the request waits, in milliseconds.
+    pub move_deadline_ms: Option<u64>,
+    /// Longest wall time of one match played while the request waits, in milliseconds.
+    pub match_deadline_ms: Option<u64>,
+    /// Longest wall time of one tournament, in milliseconds.
+    pub tournament_deadline_ms: Option<u64>,
 }
 
 /// Largest UCT exploration constant.
@@ -56,6 +72,11 @@ impl Profile {
                 max_mcts_iterations: 1_000_000,
                 max_perfect_seeds: 32,
                 max_games_core_minutes: u32::MAX,
+                max_match_core_minutes: u32::MAX,
+                max_move_nodes: u64::MAX,
+                move_deadline_ms: None,
+                match_deadline_ms: None,
+                tournament_deadline_ms: None,
             },
             Profile::Api => Limits {
                 profile: self,
@@ -65,9 +86,22 @@ impl Profile {
                 max_mcts_iterations: 200_000,
                 // A cold exact solve with 22 seeds takes about a second; 32 can take minutes.
                 max_perfect_seeds: 22,
-                // An hour of both cores: a server's matches and tournaments are for looking,
-                // runs are for hours of games.
+                // An hour of both cores: a server's tournaments are for looking, runs are for
+                // hours of games.
                 max_games_core_minutes: 120,
+                // About five minutes of the two interactive threads, half the match deadline:
+                // the estimate is rough.
+                max_match_core_minutes: 10,
+                // About 0.7 s of alpha-beta (30 M positions a second on one core), and at most
+                // about 8 s of the exact solver (2.5 M a second on 12-pit boards, where its
+                // table grows). minimax:10 from the start of Kalah(12,8) needs 16 M.
+                max_move_nodes: 20_000_000,
+                // The longest time budget a move may ask for, twice over.
+                move_deadline_ms: Some(20_000),
+                match_deadline_ms: Some(600_000),
+                // Twice the tournament cap's hour of both cores: the game pool is shared with
+                // the runs.
+                tournament_deadline_ms: Some(4 * 3_600_000),
             },
             Profile::Ga => Limits {
                 profile: self,
@@ -76,6 +110,11 @@ impl Profile {
                 max_mcts_iterations: 1_000_000,
                 max_perfect_seeds: 32,
                 max_games_core_minutes: u32::MAX,
+                max_match_core_minutes: u32::MAX,
+                max_move_nodes: u64::MAX,
+                move_deadline_ms: None,
+                match_deadline_ms: None,
+                tournament_deadline_ms: None,
             },
         }
     }
@@ -87,6 +126,27 @@ impl Profile {
             Profile::Api => " through the API",
             Profile::Ga => " in a GA",
         }
+    }
+}
+
+impl Limits {
+    /// The [`Budget`] of one move asked for under these limits, starting now.
+    pub fn move_budget(&self) -> Budget {
+        self.budget(self.move_deadline_ms)
+    }
+
+    /// The [`Budget`] of one match played while its request waits, starting now.
+    pub fn match_budget(&self) -> Budget {
+        self.budget(self.match_deadline_ms)
+    }
+
+    /// The [`Budget`] of one tournament, starting now.
+    pub fn tournament_budget(&self) -> Budget {
+        self.budget(self.tournament_deadline_ms)
+    }
+
+    fn budget(&self, deadline_ms: Option<u64>) -> Budget {
+        Budget::new(deadline_ms.map(Duration::from_millis), self.max_move_nodes)
     }
 }
 

@@ -14,6 +14,7 @@ use rand::RngExt;
 use super::limits::Profile;
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::game::{Position, Rules, Side, SWAP};
+use crate::search::Budget;
 
 /// Hunter's budget: 4000 iterations a move.
 pub const DEFAULT_ITERATIONS: u32 = 4000;
@@ -85,6 +86,8 @@ pub struct Mcts {
     /// Keep the subtree of the position reached when asked for the next move.
     pub reuse: bool,
     pub ties: Ties,
+    /// The caller's bounds ([`Agent::set_budget`]), looked at every 64 playouts.
+    budget: Option<Budget>,
     nodes: Vec<Node>,
     spare: Vec<Node>,
     stack: Vec<(u32, u32)>,
@@ -100,6 +103,7 @@ impl Mcts {
             time: None,
             reuse: false,
             ties: Ties::Random,
+            budget: None,
             nodes: Vec::new(),
             spare: Vec::new(),
             stack: Vec::new(),
@@ -226,12 +230,18 @@ impl Mcts {
         child
     }
 
+    /// Whether the caller's budget is spent, read every 64 playouts (`i` counts them).
+    #[inline]
+    fn budget_spent(&self, i: u32) -> bool {
+        i % 64 == 0 && self.budget.as_ref().is_some_and(|b| b.check(0))
+    }
+
     fn search(&mut self, rng: &mut GameRng) -> u64 {
         let mut done = 0u64;
         match self.time {
             None => {
-                for _ in 0..self.iterations {
-                    if self.nodes.len() >= MAX_TREE_NODES {
+                for i in 0..self.iterations {
+                    if self.nodes.len() >= MAX_TREE_NODES || self.budget_spent(i) {
                         break;
                     }
                     self.iterate(rng);
@@ -246,6 +256,7 @@ impl Mcts {
                     }
                     done += 64;
                     if start.elapsed() >= budget
+                        || self.budget_spent(0)
                         || self.nodes.len() + 64 >= MAX_TREE_NODES
                         || done >= Profile::Library.limits().max_mcts_iterations as u64
                     {
@@ -309,6 +320,10 @@ impl Agent for Mcts {
             playouts,
             value,
         }
+    }
+
+    fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.is_bounded().then(|| budget.clone());
     }
 }
 

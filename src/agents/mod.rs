@@ -6,7 +6,6 @@
 //! asked for moves with a seeded [`GameRng`] that breaks ties between equally good moves.
 
 pub mod a3c;
-pub mod cancel;
 pub mod catalogue;
 pub mod files;
 mod greedy;
@@ -23,8 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::Position;
 
+pub use crate::search::{Budget, Stopped};
 pub use a3c::A3cAgent;
-pub use cancel::Cancel;
 pub use files::FileAccess;
 pub use greedy::Greedy;
 pub use limits::{Limits, Profile};
@@ -149,6 +148,11 @@ pub(crate) fn decide_swap(
 pub trait Agent: Send {
     /// Picks a legal move in `pos`, which must not be over.
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision;
+
+    /// Bounds every later search of this agent by `budget` ([`Budget`]): a spent budget
+    /// makes the agent answer at once with some legal move, for its owner to discard. Agents
+    /// whose moves take microseconds need not look at it.
+    fn set_budget(&mut self, _budget: &Budget) {}
 }
 
 /// How to choose among equally good moves.

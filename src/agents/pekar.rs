@@ -15,7 +15,7 @@
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::terminal_score;
 use crate::game::{Position, Rules, Side};
-use crate::search::Depth;
+use crate::search::{Budget, Depth};
 
 /// Moves of the side to move, nearest the store first (the paper's scan order).
 fn from_store_outwards(pos: &Position) -> impl Iterator<Item = usize> {
@@ -180,16 +180,20 @@ pub struct PekarMinimax {
     pub rules: Rules,
     pub depth: Depth,
     pub ties: Ties,
+    /// The caller's bounds ([`Agent::set_budget`]).
+    pub budget: Budget,
 }
 
-struct PekarSearch {
+struct PekarSearch<'b> {
     rules: Rules,
     me: Side,
     start_diff: i64,
     nodes: u64,
+    budget: Option<&'b Budget>,
+    stopped: bool,
 }
 
-impl PekarSearch {
+impl PekarSearch<'_> {
     fn moves(&self, pos: &Position) -> Vec<usize> {
         if pos.swap_available() {
             // The pie rule's swap is one more option to search; the rule list's shortcuts
@@ -222,6 +226,15 @@ impl PekarSearch {
         mut beta: i64,
     ) -> i64 {
         self.nodes += 1;
+        if self.nodes & 0xfff == 0 {
+            if let Some(budget) = self.budget {
+                self.stopped |= budget.check(self.nodes);
+            }
+        }
+        if self.stopped {
+            // The caller discards a stopped search; any value ends it fastest.
+            return 0;
+        }
         if pos.is_game_over() {
             let (south, north) = pos.final_stores();
             let margin = south as i32 - north as i32;
@@ -278,6 +291,8 @@ impl Agent for PekarMinimax {
             me,
             start_diff: pos.store_diff(me) as i64,
             nodes: 1,
+            budget: self.budget.is_bounded().then_some(&self.budget),
+            stopped: false,
         };
         let mut best = i64::MIN;
         let mut best_moves = Vec::new();
@@ -300,5 +315,9 @@ impl Agent for PekarMinimax {
             playouts: 0,
             value: Some(MoveValue::PekarCost(best)),
         }
+    }
+
+    fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.clone();
     }
 }

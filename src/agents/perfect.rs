@@ -1,7 +1,7 @@
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::StoreDiff;
 use crate::game::{Position, Rules};
-use crate::search::{AlphaBeta, Solver};
+use crate::search::{AlphaBeta, Budget, Solver};
 
 /// Exact play from the solver when at most `max_seeds` seeds are left in the pits; with more,
 /// alpha-beta on store difference to `fallback_depth` turns (an exact solve of a full board can
@@ -12,6 +12,7 @@ pub struct Perfect {
     pub fallback_depth: u32,
     pub ties: Ties,
     solver: Solver,
+    budget: Budget,
 }
 
 impl Perfect {
@@ -22,6 +23,7 @@ impl Perfect {
             fallback_depth,
             ties,
             solver: Solver::with_default_table(rules),
+            budget: Budget::unlimited(),
         }
     }
 }
@@ -30,7 +32,9 @@ impl Agent for Perfect {
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
         if pos.seeds_in_pits() > self.max_seeds {
             let eval = StoreDiff;
-            let result = AlphaBeta::new(&eval, self.rules).search_depth(pos, self.fallback_depth);
+            let mut search = AlphaBeta::new(&eval, self.rules);
+            search.set_budget(&self.budget);
+            let result = search.search_depth(pos, self.fallback_depth);
             return Decision {
                 mv: self.ties.pick(&result.best_moves, rng),
                 nodes: result.nodes,
@@ -39,13 +43,22 @@ impl Agent for Perfect {
             };
         }
         let before = self.solver_nodes();
-        let (best, moves) = self.solver.best_moves(pos);
+        let (best, mut moves) = self.solver.best_moves(pos);
+        if moves.is_empty() {
+            // A solve stopped by the budget: any legal move, which the budget's owner discards.
+            moves = pos.legal_moves().into_iter().take(1).collect();
+        }
         Decision {
             mv: self.ties.pick(&moves, rng),
             nodes: self.solver_nodes() - before,
             playouts: 0,
             value: Some(MoveValue::ExactMargin(best)),
         }
+    }
+
+    fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.clone();
+        self.solver.set_budget(budget);
     }
 }
 

@@ -3,7 +3,7 @@ use std::time::Duration;
 use super::{Agent, Decision, GameRng, MoveValue, Ties};
 use crate::eval::Evaluator;
 use crate::game::{Position, Rules};
-use crate::search::{AlphaBeta, Depth, KeptTable};
+use crate::search::{AlphaBeta, Budget, Depth, KeptTable};
 
 /// Alpha-beta minimax with any evaluator: `minimax` (store difference) and `heuristic`
 /// (weighted features) are both this agent.
@@ -17,11 +17,14 @@ pub struct SearchAgent<E: Evaluator> {
     /// The transposition table kept across this agent's moves (fixed-depth searches only;
     /// it changes the work, never the moves).
     pub table: KeptTable,
+    /// The caller's bounds ([`super::Agent::set_budget`]).
+    pub budget: Budget,
 }
 
 impl<E: Evaluator> Agent for SearchAgent<E> {
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
         let mut search = AlphaBeta::new(&self.eval, self.rules);
+        search.set_budget(&self.budget);
         let depth = self.depth.for_root(pos.legal_moves().len());
         let result = match self.time {
             Some(budget) => search.search_time(pos, budget, depth),
@@ -33,5 +36,9 @@ impl<E: Evaluator> Agent for SearchAgent<E> {
             playouts: 0,
             value: Some(MoveValue::SearchScore(result.value)),
         }
+    }
+
+    fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.clone();
     }
 }

@@ -453,6 +453,17 @@ impl AgentSpec {
             .map_err(|(field, reason)| err(&self.to_string(), field, reason))
     }
 
+    /// Builds the agent for `rules`, its searches bounded by `budget` ([`Agent::set_budget`]).
+    pub fn build_within(
+        &self,
+        rules: Rules,
+        budget: &crate::search::Budget,
+    ) -> Result<Box<dyn Agent>, SpecError> {
+        let mut agent = self.build(rules)?;
+        agent.set_budget(budget);
+        Ok(agent)
+    }
+
     /// Builds the agent for `rules`.
     pub fn build(&self, rules: Rules) -> Result<Box<dyn Agent>, SpecError> {
         self.validate()?;
@@ -470,6 +481,7 @@ impl AgentSpec {
                 time: time_ms.map(Duration::from_millis),
                 ties: *ties,
                 table: Default::default(),
+                budget: Default::default(),
             }),
             AgentSpec::Heuristic {
                 depth,
@@ -487,6 +499,7 @@ impl AgentSpec {
                     time: time_ms.map(Duration::from_millis),
                     ties: *ties,
                     table: Default::default(),
+                    budget: Default::default(),
                 })
             }
             AgentSpec::Pekar { ties } => Box::new(Pekar { rules, ties: *ties }),
@@ -494,6 +507,7 @@ impl AgentSpec {
                 rules,
                 depth: *depth,
                 ties: *ties,
+                budget: Default::default(),
             }),
             AgentSpec::Perfect {
                 max_seeds,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{BenchmarkConfig, ConfigError};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, Cancel, GameRng, Ties};
+use crate::agents::{AgentSpec, Budget, GameRng, Ties};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
 use crate::matches::{game_rng, schedule, PairSeeds, Pairing, ScoreEstimate};
@@ -94,7 +94,7 @@ pub struct Benchmark {
     rules: Rules,
     start: Position,
     seed: u64,
-    cancel: Cancel,
+    cancel: Budget,
 }
 
 impl Benchmark {
@@ -118,13 +118,13 @@ impl Benchmark {
             rules,
             start,
             seed,
-            cancel: Cancel::default(),
+            cancel: Budget::unlimited(),
         })
     }
 
     /// Games of [`Benchmark::measure`] are skipped once `cancel` is set; the results of a
     /// cancelled measurement mean nothing and are to be dropped.
-    pub fn set_cancel(&mut self, cancel: Cancel) {
+    pub fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
 
@@ -169,7 +169,7 @@ impl Benchmark {
         let points: Vec<f64> = jobs
             .par_iter()
             .map(|&(i, a, pair, first)| {
-                if self.cancel.is_cancelled() {
+                if self.cancel.is_stopped() {
                     return 0.0;
                 }
                 // Panel agents and individuals were built once in `new` and by the GA, so

@@ -13,9 +13,9 @@ use super::fitness::FitnessSetup;
 use super::genome::{self, best_index, ranking, FitnessStats, Genome};
 use super::learning::LearnerProgress;
 use super::operators::{self, Crossover, Mutation, Selection};
-use crate::agents::Cancel;
 use crate::eval::Feature;
 use crate::matches::game_rng;
+use crate::search::Budget;
 
 /// RNG stream of the first generation.
 const INIT_STREAM: u64 = 0x696e_6974;
@@ -289,7 +289,7 @@ impl Evolution {
     /// per thread). A step that was cancelled returns a meaningless record, and the run must be
     /// dropped: an owner that cancels keeps no state of it (a later resume starts from the
     /// last record written).
-    pub fn set_cancel(&mut self, cancel: Cancel) {
+    pub fn set_cancel(&mut self, cancel: Budget) {
         self.fitness.set_cancel(cancel.clone());
         if let Some(b) = &mut self.benchmark {
             b.set_cancel(cancel);

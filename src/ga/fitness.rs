@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::{Agent, AgentSpec, Cancel, Decision, GameRng, MoveValue, Ties};
+use crate::agents::{Agent, AgentSpec, Budget, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
 use crate::matches::game_rng;
@@ -89,7 +89,7 @@ pub struct FitnessSetup {
     /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
     /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
     opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
-    cancel: Cancel,
+    cancel: Budget,
 }
 
 /// The evaluator, depth and ties of a fixed-depth search agent (an adaptive one is played as
@@ -237,13 +237,13 @@ impl FitnessSetup {
                 .iter()
                 .map(|spec| fixed_search(spec, config.rules))
                 .collect(),
-            cancel: Cancel::default(),
+            cancel: Budget::unlimited(),
         })
     }
 
     /// Games of [`FitnessSetup::evaluate`] are skipped once `cancel` is set; the evaluation
     /// of a cancelled generation means nothing and is to be dropped.
-    pub fn set_cancel(&mut self, cancel: Cancel) {
+    pub fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
 
@@ -501,7 +501,7 @@ impl FitnessSetup {
         evals: &[WeightedEval],
         memos: &[Memo],
     ) -> f64 {
-        if self.cancel.is_cancelled() {
+        if self.cancel.is_stopped() {
             return 0.0;
         }
         self.play_job(job, generation, evals, memos)

@@ -29,7 +29,7 @@ use super::engine::{GenerationRecord, HallOfFame, Individual, StopReason, Timing
 use super::export::{ExportDocument, ExportError};
 use super::genome::FitnessStats;
 use crate::agents::limits::{game_side_ms, search_side_ms};
-use crate::agents::{Cancel, FileAccess};
+use crate::agents::{Budget, FileAccess};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod, TdProgress};
@@ -619,7 +619,7 @@ impl LearningRun {
     /// Makes the panel games stop early once `cancel` is set; TD's batches stop when
     /// [`LearningRun::step_while`] is told to. As with [`crate::ga::Evolution::set_cancel`], a
     /// cancelled step's record is meaningless and the run is to be dropped.
-    pub fn set_cancel(&mut self, cancel: Cancel) {
+    pub fn set_cancel(&mut self, cancel: Budget) {
         self.benchmark.set_cancel(cancel);
     }
 

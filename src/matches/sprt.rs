@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::pairing::schedule;
 use super::stats::ScoreEstimate;
 use super::tournament::{MatchError, Setup};
-use crate::agents::AgentSpec;
+use crate::agents::{AgentSpec, Budget};
 
 /// A's score per game in each pentanomial outcome (points of the pair over 2).
 const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
@@ -321,7 +321,20 @@ pub fn play_sprt(
     setup: &Setup,
     sprt: Sprt,
     max_pairs: u64,
+    progress: impl FnMut(&SprtReport),
+) -> Result<SprtReport, MatchError> {
+    play_sprt_within(a, b, setup, sprt, max_pairs, progress, &Budget::unlimited())
+}
+
+/// [`play_sprt`] within `budget`: [`MatchError::Stopped`] once it is spent or cancelled.
+pub fn play_sprt_within(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    setup: &Setup,
+    sprt: Sprt,
+    max_pairs: u64,
     mut progress: impl FnMut(&SprtReport),
+    budget: &Budget,
 ) -> Result<SprtReport, MatchError> {
     sprt.validate().map_err(|e| MatchError::Invalid {
         field: "sprt",
@@ -358,11 +371,14 @@ pub fn play_sprt(
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|(k, a_first)| {
-                let mut agent_a = a.build(setup.rules)?;
-                let mut agent_b = b.build(setup.rules)?;
-                Ok(pairing
+                budget.check_now()?;
+                let mut agent_a = a.build_within(setup.rules, budget)?;
+                let mut agent_b = b.build_within(setup.rules, budget)?;
+                let points = pairing
                     .play(&mut *agent_a, &mut *agent_b, first + k, a_first)
-                    .a_points)
+                    .a_points;
+                budget.check_now()?;
+                Ok(points)
             })
             .collect::<Result<_, MatchError>>()?;
         let pair_points = points.chunks(2).map(|pair| pair.iter().sum());

@@ -12,7 +12,7 @@ use super::game::{derive_seed, game_rng};
 use super::pairing::{schedule, PairSeeds, PairedGame, Pairing};
 use super::sprt::{Pentanomial, Sprt, Verdict, BATCH_PAIRS};
 use super::stats::{ScoreEstimate, Tally};
-use crate::agents::{AgentSpec, Cancel, GameRng, SpecError};
+use crate::agents::{AgentSpec, Budget, GameRng, SpecError, Stopped};
 use crate::game::{GameError, Position, Rules};
 
 /// Largest number of games one match or pairing may ask for.
@@ -99,9 +99,9 @@ pub enum MatchError {
     Game(#[from] GameError),
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
-    /// The tournament's [`Cancel`] was set: the games left were not played.
-    #[error("cancelled")]
-    Cancelled,
+    /// The computation's [`Budget`] was spent or cancelled: the games left were not played.
+    #[error("stopped: {0}")]
+    Stopped(#[from] Stopped),
 }
 
 /// One game in a match, seen from agent A.
@@ -138,17 +138,23 @@ fn check_games(games: u32) -> Result<(), MatchError> {
     Ok(())
 }
 
-/// Plays one game of a pairing: `a` against `b`, `a` first when `a_first`.
+/// Plays one game of a pairing: `a` against `b`, `a` first when `a_first`, within `budget`.
+/// A game during which the budget ran out is not a game the agents played as asked, so it is
+/// an error, not a result.
 fn play_one(
     a: &AgentSpec,
     b: &AgentSpec,
     pairing: &Pairing<MatchSeeds>,
     pair: u64,
     a_first: bool,
-) -> Result<MatchGame, SpecError> {
-    let mut agent_a = a.build(pairing.rules)?;
-    let mut agent_b = b.build(pairing.rules)?;
-    Ok(pairing.play(&mut *agent_a, &mut *agent_b, pair, a_first))
+    budget: &Budget,
+) -> Result<MatchGame, MatchError> {
+    budget.check_now()?;
+    let mut agent_a = a.build_within(pairing.rules, budget)?;
+    let mut agent_b = b.build_within(pairing.rules, budget)?;
+    let game = pairing.play(&mut *agent_a, &mut *agent_b, pair, a_first);
+    budget.check_now()?;
+    Ok(game)
 }
 
 /// Plays `games` games of `a` against `b`. With `swap_colours` (the default everywhere) the
@@ -161,6 +167,27 @@ pub fn play_match(
     setup: &Setup,
     swap_colours: bool,
     keep_games: bool,
+) -> Result<MatchReport, MatchError> {
+    play_match_within(
+        a,
+        b,
+        games,
+        setup,
+        swap_colours,
+        keep_games,
+        &Budget::unlimited(),
+    )
+}
+
+/// [`play_match`] within `budget`: [`MatchError::Stopped`] once it is spent or cancelled.
+pub fn play_match_within(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    games: u32,
+    setup: &Setup,
+    swap_colours: bool,
+    keep_games: bool,
+    budget: &Budget,
 ) -> Result<MatchReport, MatchError> {
     check_games(games)?;
     a.validate()?;
@@ -175,7 +202,7 @@ pub fn play_match(
     };
     let results: Vec<MatchGame> = schedule_of_games
         .into_par_iter()
-        .map(|(pair, a_first)| play_one(a, b, &pairing, pair, a_first))
+        .map(|(pair, a_first)| play_one(a, b, &pairing, pair, a_first, budget))
         .collect::<Result<_, _>>()?;
 
     let mut report = MatchReport {
@@ -328,14 +355,14 @@ fn check_tournament(config: &TournamentConfig) -> Result<(), MatchError> {
 
 /// Plays every pairing of a tournament.
 pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, MatchError> {
-    play_tournament_until(config, &Cancel::default())
+    play_tournament_until(config, &Budget::unlimited())
 }
 
-/// [`play_tournament`], stopping with [`MatchError::Cancelled`] once `cancel` is set (each
-/// thread finishes the game it is in).
+/// [`play_tournament`] within `budget`, stopping with [`MatchError::Stopped`] once it is
+/// spent or cancelled.
 pub fn play_tournament_until(
     config: &TournamentConfig,
-    cancel: &Cancel,
+    budget: &Budget,
 ) -> Result<TournamentReport, MatchError> {
     check_tournament(config)?;
     let n = config.agents.len();
@@ -352,13 +379,16 @@ pub fn play_tournament_until(
         }
     }
     let play = |&(p, k, i_first): &(usize, u64, bool)| {
-        if cancel.is_cancelled() {
-            return Err(MatchError::Cancelled);
-        }
         let (i, j) = pairings[p];
         let pairing = setup.pairing(start, derive_seed(i as u64, &[j as u64]));
-        play_one(&config.agents[i], &config.agents[j], &pairing, k, i_first)
-            .map_err(MatchError::from)
+        play_one(
+            &config.agents[i],
+            &config.agents[j],
+            &pairing,
+            k,
+            i_first,
+            budget,
+        )
     };
     let (played, sprt) = match &config.sprt {
         None => {

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+use super::Budget;
 use crate::eval::{terminal_score, Evaluator};
 use crate::game::{Position, Rules, Side, SWAP};
 
@@ -32,6 +33,8 @@ pub struct AlphaBeta<'e, E: Evaluator> {
     me: Side,
     nodes: u64,
     deadline: Option<Instant>,
+    /// The caller's bounds (a request's deadline and node cap, a cancel), when it has any.
+    budget: Option<Budget>,
     aborted: bool,
     table: Option<Box<Table>>,
     /// Cutoffs by moves other than captures, per (maximizing?, move), weighted by the
@@ -274,6 +277,14 @@ fn move_classes(pos: &Position, rules: Rules) -> [u16; 3] {
     [extra, capture, quiet]
 }
 
+/// A search stopped by the caller's budget before its first move was valued still names a
+/// legal move: agents must always answer, and the budget's owner discards the result.
+fn any_move_if_stopped(pos: &Position, result: &mut SearchResult) {
+    if result.best_moves.is_empty() {
+        result.best_moves = pos.legal_moves().into_iter().take(1).collect();
+    }
+}
+
 impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     pub fn new(eval: &'e E, rules: Rules) -> Self {
         AlphaBeta {
@@ -282,10 +293,24 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             me: Side::South,
             nodes: 0,
             deadline: None,
+            budget: None,
             aborted: false,
             table: None,
             history: [[0; 16]; 2],
         }
+    }
+
+    /// Searches from now on stop once `budget` is spent. A fixed-depth search stopped so
+    /// returns a legal move but not a minimax result: the budget's owner must look at
+    /// [`Budget::stopped`] and discard it. A timed search stops deepening as at its own
+    /// deadline.
+    pub fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.is_bounded().then(|| budget.clone());
+    }
+
+    /// Whether the last search was cut short by its time budget or the caller's budget.
+    pub fn was_stopped(&self) -> bool {
+        self.aborted
     }
 
     /// Resets everything one search may leave behind, so that each search gives the same
@@ -348,6 +373,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         }
         let mut result = self.root(pos, depth, true);
         result.nodes = self.nodes;
+        any_move_if_stopped(pos, &mut result);
         result
     }
 
@@ -376,6 +402,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             }
         }
         best.nodes = self.nodes;
+        any_move_if_stopped(pos, &mut best);
         best
     }
 
@@ -508,6 +535,11 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         if self.nodes & 0xfff == 0 {
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
+                    self.aborted = true;
+                }
+            }
+            if let Some(budget) = &self.budget {
+                if budget.check(self.nodes) {
                     self.aborted = true;
                 }
             }

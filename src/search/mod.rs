@@ -5,9 +5,11 @@
 //! the mover's own store) is searched at the same depth.
 
 pub mod alphabeta;
+pub mod budget;
 pub mod depth;
 pub mod solver;
 
 pub use alphabeta::{minimax_plain, AlphaBeta, KeptTable, SearchResult};
+pub use budget::{Budget, CancelOnDrop, Stopped};
 pub use depth::Depth;
 pub use solver::{Solver, SolverStats};

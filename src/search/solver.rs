@@ -9,6 +9,7 @@
 //! search is MTD(f): null-window alpha-beta probes over a transposition table
 //! that keeps a lower and an upper bound per position, converging on the exact value.
 
+use super::Budget;
 use crate::game::{Position, Rules, SWAP};
 
 /// The most the side to move can gain from here, and the most it can lose: every seed left in
@@ -83,6 +84,9 @@ pub struct Solver {
     max_log2: u32,
     nodes: u64,
     total_nodes: u64,
+    /// The caller's bounds, when it has any ([`Solver::set_budget`]).
+    budget: Option<Budget>,
+    aborted: bool,
 }
 
 const BUCKET: usize = 4;
@@ -101,7 +105,21 @@ impl Solver {
             max_log2,
             nodes: 0,
             total_nodes: 0,
+            budget: None,
+            aborted: false,
         }
+    }
+
+    /// Solves from now on stop once `budget` is spent; a stopped solve's values and moves
+    /// mean nothing and nothing of it enters the table, so the owner discards the result
+    /// ([`Budget::stopped`]).
+    pub fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.is_bounded().then(|| budget.clone());
+    }
+
+    /// Whether the last solve was cut short by the budget.
+    pub fn was_stopped(&self) -> bool {
+        self.aborted
     }
 
     /// A solver whose table may grow to 400 MB.
@@ -149,6 +167,7 @@ impl Solver {
     /// The margin the side to move gains from here under perfect play.
     pub fn solve_gain(&mut self, pos: &Position) -> (i32, SolverStats) {
         self.nodes = 0;
+        self.aborted = false;
         if pos.is_game_over() {
             let me = pos.side_to_move();
             let gain = pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;
@@ -159,7 +178,7 @@ impl Solver {
         let mut upper = bound;
         let mut guess = 0;
         let mut probes = 0;
-        while lower < upper {
+        while lower < upper && !self.aborted {
             let beta = if guess == lower { guess + 1 } else { guess };
             let value = self.search(pos, beta - 1, beta);
             probes += 1;
@@ -280,6 +299,14 @@ impl Solver {
     fn search(&mut self, pos: &Position, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
         self.total_nodes += 1;
+        if self.nodes & 0xfff == 0 {
+            if let Some(budget) = &self.budget {
+                self.aborted |= budget.check(self.nodes);
+            }
+        }
+        if self.aborted {
+            return 0;
+        }
         let seeds = gain_bound(pos);
         // The side to move can gain at most every seed left and lose at most all of them.
         if seeds <= alpha {
@@ -361,6 +388,9 @@ impl Solver {
             } else {
                 gain - self.search(&child, gain - beta, gain - alpha)
             };
+            if self.aborted {
+                return 0;
+            }
             if value > best {
                 best = value;
                 best_move = mv;

@@ -12,7 +12,7 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::agents::SpecError;
+use crate::agents::{SpecError, Stopped};
 use crate::ga::ConfigError;
 use crate::game::{excerpt, excerpt_to, GameError};
 use crate::matches::MatchError;
@@ -147,7 +147,26 @@ impl ApiError {
             MatchError::Spec(s) => ApiError::from_spec("agent", s),
             MatchError::Game(g) => ApiError::from_game("board", g),
             MatchError::Invalid { field, reason } => ApiError::invalid(field, reason),
-            MatchError::Cancelled => ApiError::new(StatusCode::CONFLICT, None, "cancelled"),
+            MatchError::Stopped(why) => ApiError::from_stopped("agent", why),
+        }
+    }
+
+    /// A computation stopped by its request's budget (the API's limits table). A move that
+    /// needs too many positions will always need them: 422 on the agent. A deadline depends
+    /// on the load as well: 503. A cancelled one had a client that went away, and nobody
+    /// reads the answer.
+    pub fn from_stopped(field: &str, why: &Stopped) -> ApiError {
+        match why {
+            Stopped::Nodes(max) => ApiError::invalid(
+                field,
+                format!("one move needed more than {max} positions, the most one move may search through the API: ask for less depth, fewer seeds for `perfect` or a smaller board (the command line has no such cap)"),
+            ),
+            Stopped::Deadline(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(field),
+                format!("stopped: {why} (the API's limit): ask for less, or use the command line"),
+            ),
+            Stopped::Cancelled => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, None, "cancelled"),
         }
     }
 }

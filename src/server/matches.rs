@@ -13,7 +13,8 @@ use super::{compute, SharedState};
 use crate::agents::limits::games_core_minutes;
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::game::Position;
-use crate::matches::sprt::{play_sprt, Sprt, SprtError};
+use crate::matches::play_match_within;
+use crate::matches::sprt::{play_sprt_within, Sprt, SprtError};
 use crate::matches::{Setup, MAX_OPENING_PLIES};
 
 /// Most games in one `/api/matches` request.
@@ -113,12 +114,14 @@ pub async fn play_match(
             format!("must be 1 to {MAX_MATCH_GAMES}, got {games}"),
         ));
     }
-    check_cost("games", &[(&a, &b, games as u64)], &setup)?;
+    check_cost("games", &[(&a, &b, games as u64)], &setup, CostCap::Match)?;
     let swap = !req.fixed_colours;
     let files = state.files.clone();
+    let budget = Profile::Api.limits().match_budget();
+    let _stop_if_dropped = budget.cancel_on_drop();
     let report = compute(&state, move || {
         let (a, b) = locate_pair(&a, &b, &files)?;
-        crate::matches::play_match(&a, &b, games, &setup, swap, true)
+        play_match_within(&a, &b, games, &setup, swap, true, &budget)
             .map_err(|e| ApiError::from_match(&e))
     })
     .await??;
@@ -133,6 +136,15 @@ pub async fn play_match(
     ))
 }
 
+/// Which cap of the limits table a request's games fall under.
+#[derive(Clone, Copy)]
+pub enum CostCap {
+    /// A match played while its request waits.
+    Match,
+    /// A tournament, played in the background.
+    Tournament,
+}
+
 /// Refuses a match or tournament whose games (each pairing with its number of games) would
 /// take more processor time than the API's limits table allows, by the estimate of
 /// [`games_core_minutes`]: two `mcts` agents thinking 10 s a move would otherwise be accepted
@@ -141,17 +153,28 @@ pub fn check_cost(
     field: &str,
     pairings: &[(&AgentSpec, &AgentSpec, u64)],
     setup: &Setup,
+    cap: CostCap,
 ) -> ApiResult<()> {
     let minutes: f64 = pairings
         .iter()
         .map(|(a, b, games)| games_core_minutes(a, b, *games, setup.pits, setup.seeds))
         .sum();
-    let max = Profile::Api.limits().max_games_core_minutes;
+    let limits = Profile::Api.limits();
+    let (max, longer) = match cap {
+        CostCap::Match => (
+            limits.max_match_core_minutes,
+            "a tournament, a run or the command line plays longer",
+        ),
+        CostCap::Tournament => (
+            limits.max_games_core_minutes,
+            "a run or the command line plays longer",
+        ),
+    };
     if minutes > max as f64 {
         return Err(ApiError::invalid(
             field,
             format!(
-                "these games would take about {minutes:.0} core-minutes by a rough estimate; at most {max} are allowed through the API: fewer games, or cheaper agents (a run, or the command line, plays longer)"
+                "these games would take about {minutes:.0} core-minutes by a rough estimate; at most {max} are allowed through the API: fewer games, or cheaper agents ({longer})"
             ),
         ));
     }
@@ -207,11 +230,19 @@ async fn play_sprt_match(
             format!("must be 1 to {MAX_SPRT_PAIRS}, got {max_pairs}"),
         ));
     }
-    check_cost("max_pairs", &[(&a, &b, 2 * max_pairs)], &setup)?;
+    check_cost(
+        "max_pairs",
+        &[(&a, &b, 2 * max_pairs)],
+        &setup,
+        CostCap::Match,
+    )?;
     let files = state.files.clone();
+    let budget = Profile::Api.limits().match_budget();
+    let _stop_if_dropped = budget.cancel_on_drop();
     let report = compute(state, move || {
         let (a, b) = locate_pair(&a, &b, &files)?;
-        play_sprt(&a, &b, &setup, sprt, max_pairs, |_| {}).map_err(|e| ApiError::from_match(&e))
+        play_sprt_within(&a, &b, &setup, sprt, max_pairs, |_| {}, &budget)
+            .map_err(|e| ApiError::from_match(&e))
     })
     .await??;
     Ok(Json(

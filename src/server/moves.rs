@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{compute, SharedState};
-use crate::agents::rng_from_seed;
+use crate::agents::{rng_from_seed, Profile};
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
 
 pub fn parse_rules(field: &str, rules: Option<&str>) -> ApiResult<Rules> {
@@ -93,15 +93,25 @@ pub async fn best_move(
     let spec = resolve_agent(&state, "agent", &req.agent).await?;
     let seed = req.seed;
     let started = Instant::now();
+    // Bounded by the API's limits table, and stopped when the client goes away (the guard
+    // goes with this handler's future).
+    let budget = Profile::Api.limits().move_budget();
+    let _stop_if_dropped = budget.cancel_on_drop();
     // Built on the interactive pool too: building an a3c agent may read its model file.
-    let (built, files) = (spec.clone(), state.files.clone());
+    let (built, files, bounds) = (spec.clone(), state.files.clone(), budget.clone());
     let decision = compute(&state, move || {
-        let mut agent = built.locate(&files)?.build(rules)?;
+        let mut agent = built
+            .locate(&files)
+            .and_then(|spec| spec.build_within(rules, &bounds))
+            .map_err(|e| ApiError::from_spec("agent", &e))?;
         let mut rng = rng_from_seed(seed);
-        Ok(agent.choose(&pos, &mut rng))
+        let decision = agent.choose(&pos, &mut rng);
+        match bounds.stopped() {
+            Some(why) => Err(ApiError::from_stopped("agent", &why)),
+            None => Ok(decision),
+        }
     })
-    .await?
-    .map_err(|e| ApiError::from_spec("agent", &e))?;
+    .await??;
     let mut view = play_view(&pos, decision.mv, rules)?;
     let map = view.as_object_mut().expect("an object");
     map.insert("nodes".into(), json!(decision.nodes));

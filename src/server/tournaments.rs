@@ -11,13 +11,14 @@ use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
-use super::matches::{check_cost, parse_sprt, setup_of, BoardBody};
+use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
 use super::{compute_in_background, SharedState};
-use crate::agents::Cancel;
+use crate::agents::{Profile, Stopped};
 use crate::matches::tournament::TournamentSprt;
 use crate::matches::{
     play_tournament_until, MatchError, Tally, TournamentConfig, TournamentReport,
 };
+use crate::search::Budget;
 use crate::store::StoredTournament;
 
 /// Most games per pairing in a tournament.
@@ -50,7 +51,7 @@ pub struct TournamentState {
     pub order: u64,
     /// Set by `POST /api/tournaments/{id}/cancel`; the games look at it.
     #[serde(skip)]
-    pub cancel: Cancel,
+    pub cancel: Budget,
 }
 
 fn default_tournament_games() -> u32 {
@@ -123,7 +124,7 @@ pub async fn start(
             };
             match result {
                 Ok(Ok(report)) => t.finish(&report),
-                Ok(Err(MatchError::Cancelled)) => t.status = "cancelled",
+                Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled",
                 Ok(Err(e)) => t.fail(e.to_string()),
                 Err(e) => t.fail(e.message),
             }
@@ -187,7 +188,7 @@ async fn tournament_config(
             }
         }
     }
-    check_cost("games", &pairings, &setup)?;
+    check_cost("games", &pairings, &setup, CostCap::Tournament)?;
     Ok(TournamentConfig {
         agents: specs,
         games: req.games,
@@ -237,7 +238,7 @@ fn register(
         error: None,
         created_at: crate::store::now_rfc3339(),
         order,
-        cancel: Cancel::new(),
+        cancel: Profile::Api.limits().tournament_budget(),
     };
     map.insert(id.to_string(), entry.clone());
     Ok(entry)

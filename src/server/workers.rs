@@ -17,8 +17,8 @@ use serde_json::json;
 
 use super::runs::publish_status;
 use super::{RunEvent, SharedState};
-use crate::agents::Cancel;
 use crate::ga::{ConfigError, Evolution, GenerationRecord, LearningRun, StopReason, TunerConfig};
+use crate::search::Budget;
 use crate::store::{GenerationPoint, RunRow, RunStatus, StoreError, WriteOutcome};
 
 /// How often an idle worker looks at the queue even without being woken.
@@ -102,7 +102,7 @@ impl Stepper {
     }
 
     /// The next record, computed until `cancel` is set (then meaningless, to be dropped).
-    fn step(&mut self, cancel: &Cancel) -> Option<GenerationRecord> {
+    fn step(&mut self, cancel: &Budget) -> Option<GenerationRecord> {
         match self {
             Stepper::Ga(e) => {
                 e.set_cancel(cancel.clone());
@@ -110,7 +110,7 @@ impl Stepper {
             }
             Stepper::Learning(l) => {
                 l.set_cancel(cancel.clone());
-                l.step_while(|_| !cancel.is_cancelled())
+                l.step_while(|_| !cancel.is_stopped())
             }
         }
     }
@@ -149,7 +149,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
 
     loop {
         let pool = state.pool.clone();
-        let cancel = Cancel::new();
+        let cancel = Budget::unlimited();
         let token = cancel.clone();
         let compute = tokio::task::spawn_blocking(move || {
             let record = pool.install(|| stepper.step(&token));
@@ -164,7 +164,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
         let computed = compute.await;
         watcher.abort();
         let (back, record) = computed.map_err(|e| format!("the generation thread stopped: {e}"))?;
-        if cancel.is_cancelled() {
+        if cancel.is_stopped() {
             tracing::info!(run = %run.id, "run no longer running: the generation under way stopped");
             return Ok(());
         }
@@ -206,7 +206,7 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
 /// Sets `cancel` once the run is no longer running under `claim` (cancelled, deleted, failed,
 /// or resumed and claimed again by another worker). A database error is not a reason to stop:
 /// the write at the generation's end decides then.
-async fn cancel_when_stopped(state: SharedState, run_id: String, claim: i64, cancel: Cancel) {
+async fn cancel_when_stopped(state: SharedState, run_id: String, claim: i64, cancel: Budget) {
     loop {
         tokio::time::sleep(STATUS_POLL).await;
         match state.store.get_run(&run_id).await {
