@@ -156,7 +156,7 @@ pub trait Agent: Send {
 }
 
 /// How to choose among equally good moves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Ties {
     /// Uniformly at random, with the agent's seeded RNG.

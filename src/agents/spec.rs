@@ -51,7 +51,7 @@ fn err(spec: &str, field: &str, reason: impl Into<String>) -> SpecError {
 }
 
 /// Features of a heuristic: a named set or an explicit list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum FeatureChoice {
     Set(String),
@@ -59,7 +59,7 @@ pub enum FeatureChoice {
 }
 
 /// Weights of a heuristic: a preset name of its feature set or explicit numbers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum WeightChoice {
     Preset(String),
@@ -95,7 +95,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// Describes an agent; [`AgentSpec::build`] makes it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum AgentSpec {
     Random,

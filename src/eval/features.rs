@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::{Position, Rules, Side};
 
 /// One evaluation feature of the catalogue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Feature {
     Hoard,

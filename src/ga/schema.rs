@@ -157,6 +157,98 @@ pub fn config_schema() -> Value {
     })
 }
 
+/// A JSON Schema of `value`'s shape, from a serialised default config: every key with the
+/// JSON type of its default. What the schema knows of a config's fields is thus what the
+/// config types serialise, not a list kept by hand.
+fn shape_of(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => json!({
+            "type": "object",
+            "properties": map.iter().map(|(k, v)| (k.clone(), shape_of(v))).collect::<Map<_, _>>(),
+        }),
+        Value::Array(_) => json!({"type": "array"}),
+        // A default of 0 may stand for a real number: a number is what every default allows.
+        Value::Number(_) => json!({"type": "number"}),
+        Value::String(_) => json!({"type": "string"}),
+        Value::Bool(_) => json!({"type": "boolean"}),
+        Value::Null => json!({}),
+    }
+}
+
+/// The schema of a dotted key (`fitness.mode`) inside an object schema, made on the way.
+fn field_schema<'a>(schema: &'a mut Value, key: &str) -> &'a mut Value {
+    key.split('.').fold(schema, |at, part| {
+        if !at["properties"].is_object() {
+            at["type"] = json!("object");
+            at["properties"] = json!({});
+        }
+        &mut at["properties"][part]
+    })
+}
+
+/// The JSON Schema of a run's partial `config` (`POST /api/runs`): the GA's config (the
+/// shape of [`GaConfig::default`], with the form's ranges and options, which are the
+/// validator's constants) or a learning run's config (the shape of each learner's defaults).
+/// Every field may be left out: the config is laid over the tuner's preset or defaults.
+pub fn run_config_schema() -> Value {
+    let mut ga = shape_of(&serde_json::to_value(GaConfig::default()).unwrap_or(Value::Null));
+    ga["title"] = json!("GaConfig");
+    for field in groups()
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["fields"].as_array().cloned().unwrap_or_default())
+    {
+        let Some(key) = field["key"].as_str() else {
+            continue;
+        };
+        let mut schema = match field["kind"].as_str() {
+            Some("int") => json!({"type": "integer"}),
+            Some("real") => json!({"type": "number"}),
+            Some("bool") => json!({"type": "boolean"}),
+            Some("select") => json!({"type": "string", "enum": field["options"]}),
+            Some("opponents") => json!({"type": "array", "maxItems": field["max"]}),
+            Some("features") => json!({"anyOf": [
+                {"type": "string", "description": "a named set, or names joined by +"},
+                {"type": "array", "items": {"type": "string"}}
+            ]}),
+            Some("weights") => json!({"anyOf": [
+                {"type": "string", "description": "a preset name of the feature set"},
+                {"type": "array", "items": {"type": "number"}}
+            ]}),
+            _ => continue,
+        };
+        for bound in ["min", "max"] {
+            if field[bound].is_number() && schema["type"] != "array" {
+                let name = if bound == "min" { "minimum" } else { "maximum" };
+                schema[name] = field[bound].clone();
+            }
+        }
+        if field["optional"] == true {
+            schema["type"] = json!([schema["type"].clone(), "null"]);
+        }
+        if let Some(help) = field["help"].as_str() {
+            schema["description"] = json!(help);
+        }
+        *field_schema(&mut ga, key) = schema;
+    }
+    let learners: Vec<Value> = crate::ga::learning::LEARNING_TUNERS
+        .iter()
+        .filter_map(|tuner| {
+            let learner = crate::ga::learning::LearnerConfig::for_tuner(tuner, None).ok()?;
+            let mut schema = shape_of(&crate::ga::LearningConfig::new(learner).to_value());
+            schema["title"] = json!(format!("{tuner} config"));
+            Some(schema)
+        })
+        .collect();
+    let mut any_of = vec![ga];
+    any_of.extend(learners);
+    json!({
+        "description": "partial config laid over the tuner's preset or defaults: the GA's (GaConfig) or a learning run's (the learner's fields with play_depth, checkpoint_games and benchmark)",
+        "anyOf": any_of,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

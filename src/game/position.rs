@@ -57,7 +57,9 @@ impl fmt::Display for Side {
 }
 
 /// Which capture rule is in force (DESIGN.md section 1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rules {
     /// A capture needs seeds in the opposite pit.

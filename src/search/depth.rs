@@ -84,6 +84,29 @@ impl fmt::Display for Depth {
     }
 }
 
+/// JSON `4` or `"adaptive"`, as [`Depth`]'s serde impls read and write it.
+impl utoipa::PartialSchema for Depth {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(1))
+                    .description(Some("turns (an extra turn does not count)")),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["adaptive"]))
+                    .description(Some("the depth for the number of legal moves")),
+            )
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Depth {}
+
 impl Serialize for Depth {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {

@@ -20,10 +20,13 @@ use crate::matches::{Setup, MAX_OPENING_PLIES};
 /// Most games in one `/api/matches` request.
 pub const MAX_MATCH_GAMES: u32 = 200;
 
-#[derive(Deserialize, Clone, Copy)]
+/// Kalah(pits, seeds).
+#[derive(Deserialize, Clone, Copy, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BoardBody {
+    #[schema(minimum = 1, maximum = 12)]
     pits: usize,
+    #[schema(minimum = 1)]
     seeds: u32,
 }
 
@@ -32,21 +35,28 @@ const DEFAULT_MATCH_GAMES: u32 = 10;
 /// Most pairs one SPRT request may play.
 pub const MAX_SPRT_PAIRS: u64 = 2000;
 
-#[derive(Deserialize)]
+/// `POST /api/matches`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatchRequest {
+    #[schema(schema_with = super::openapi::api_agent)]
     south: Value,
+    #[schema(schema_with = super::openapi::api_agent)]
     north: Value,
-    /// Games in all; not with `sprt`, which decides how many it needs.
+    /// Games in all (default 10); not with `sprt`, which decides how many it needs.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 200)]
     games: Option<u32>,
     #[serde(default)]
     seed: u64,
+    /// Random sowings from the start, shared by both games of a pair.
     #[serde(default)]
+    #[schema(maximum = 30)]
     opening_plies: u32,
     #[serde(default)]
     board: Option<BoardBody>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::game::Rules>)]
     rules: Option<String>,
     /// The pie rule (DESIGN.md section 9).
     #[serde(default)]
@@ -57,9 +67,11 @@ pub struct MatchRequest {
     /// Play pairs until a sequential test decides: `"0,10"` or `{"elo0": 0, "elo1": 10,
     /// "alpha": 0.05, "beta": 0.05}`.
     #[serde(default)]
+    #[schema(schema_with = super::openapi::sprt)]
     sprt: Option<Value>,
-    /// With `sprt`: the most pairs to play before stopping inconclusive.
+    /// With `sprt`: the most pairs to play before stopping inconclusive (default 1000).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 2000)]
     max_pairs: Option<u64>,
 }
 

@@ -63,14 +63,21 @@ fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<Value> {
     Ok(view)
 }
 
-#[derive(Deserialize)]
+/// `POST /api/move`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveRequest {
+    #[schema(schema_with = super::openapi::api_agent)]
     agent: Value,
+    /// The position in KPN (docs/rules.md): South's pits, store, North's pits, store, the
+    /// side to move, and `P` when the pie rule's swap is on offer. The parser checks the rest.
+    #[schema(pattern = r"^\s*\d+(,\d+)*/\d+/\d+(,\d+)*/\d+/[SsNn](/P)?\s*$")]
     position: String,
+    /// Seeds the agent's tie-breaking (and MCTS's playouts).
     #[serde(default)]
     seed: u64,
     #[serde(default)]
+    #[schema(value_type = Option<crate::game::Rules>)]
     rules: Option<String>,
     /// The pie rule: a start position is the opening, whose move earns no extra turn and
     /// lets North swap. A position offering the swap says so itself (KPN field `P`).
@@ -126,13 +133,19 @@ pub async fn best_move(
     Ok(Json(view))
 }
 
-#[derive(Deserialize)]
+/// `POST /api/position`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PositionMove {
+    /// The position in KPN, as for `/api/move`.
+    #[schema(pattern = r"^\s*\d+(,\d+)*/\d+/\d+(,\d+)*/\d+/[SsNn](/P)?\s*$")]
     position: String,
+    /// 1 to the number of pits from the mover's side, or 16 for the pie rule's swap.
     #[serde(rename = "move")]
+    #[schema(minimum = 1, maximum = 16)]
     mv: usize,
     #[serde(default)]
+    #[schema(value_type = Option<crate::game::Rules>)]
     rules: Option<String>,
     /// The pie rule, as for `/api/move`.
     #[serde(default)]

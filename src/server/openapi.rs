@@ -1,14 +1,157 @@
-//! The OpenAPI 3.0 document of every route, written by hand as JSON: the API is small, and a
-//! plain document keeps the handlers free of annotation macros. A test checks that every
-//! route of the router appears here.
+//! The OpenAPI 3.1 document of every route.
+//!
+//! The request bodies' schemas are generated from the Rust types the handlers deserialise
+//! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`] and the
+//! rest), with the API's limits from the limits table and the run config's fields from the
+//! GA's and the learners' own config types ([`crate::ga::schema::run_config_schema`]), so they
+//! cannot drift from what the server accepts. The table of routes is written here by hand (a
+//! test checks it against the router), and so are the response schemas, which the API
+//! fuzzing run (`tests/fuzz/schemathesis.sh`) checks against real answers.
 
 use axum::Json;
 use serde_json::{json, Map, Value};
+use utoipa::openapi::schema::{Ref, Schema};
+use utoipa::openapi::RefOr;
+use utoipa::OpenApi;
 
-use super::matches::{MAX_MATCH_GAMES, MAX_SPRT_PAIRS};
-use super::tournaments::{MAX_TOURNAMENT_AGENTS, MAX_TOURNAMENT_GAMES};
+use super::matches::{BoardBody, MatchRequest};
+use super::moves::{MoveRequest, PositionMove};
+use super::runs::{CreateRun, DescribeRun};
+use super::tournaments::{TournamentRequest, MAX_TOURNAMENT_AGENTS};
 use super::MAX_BODY_BYTES;
-use crate::agents::Profile;
+use crate::agents::{AgentSpec, Profile};
+
+/// The request types whose schemas are generated, with every type they name.
+#[derive(OpenApi)]
+#[openapi(components(schemas(
+    CreateRun,
+    DescribeRun,
+    MoveRequest,
+    PositionMove,
+    MatchRequest,
+    BoardBody,
+    TournamentRequest,
+    AgentSpec
+)))]
+struct RequestTypes;
+
+/// A schema written as JSON; every one here is a literal of this module, checked by the
+/// OpenAPI test.
+fn from_json(value: Value) -> RefOr<Schema> {
+    serde_json::from_value(value).unwrap_or_else(|_| RefOr::Ref(Ref::new("#/invalid")))
+}
+
+/// How a request names an agent (`agent`, `south`, `north`): [`api_agent_schema`].
+pub fn api_agent() -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name("ApiAgent"))
+}
+
+/// A tournament's agents.
+pub fn api_agent_list() -> RefOr<Schema> {
+    from_json(json!({
+        "type": "array", "items": {"$ref": "#/components/schemas/ApiAgent"},
+        "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS
+    }))
+}
+
+/// An SPRT as a request gives it ([`super::matches::parse_sprt`]).
+pub fn sprt() -> RefOr<Schema> {
+    from_json(json!({
+        "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",
+        "oneOf": [
+            {"type": "null"},
+            {"type": "string", "example": "0,10"},
+            {"type": "object", "required": ["elo0", "elo1"], "additionalProperties": false, "properties": {
+                "elo0": {"type": "number"}, "elo1": {"type": "number"},
+                "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},
+                "beta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5}}}
+        ]
+    }))
+}
+
+/// A run's tuner: `ga` or a learner ([`crate::ga::learning::LEARNING_TUNERS`]).
+pub fn tuner_name() -> RefOr<Schema> {
+    let mut names = vec!["ga"];
+    names.extend(crate::ga::learning::LEARNING_TUNERS);
+    from_json(
+        json!({"type": ["string", "null"], "enum": names.into_iter().map(Some).chain([None]).collect::<Vec<_>>()}),
+    )
+}
+
+/// A run's preset: the GA's ([`crate::ga::PRESETS`]) or TD's ([`crate::rl::td::PRESETS`]).
+pub fn preset_name() -> RefOr<Schema> {
+    let names: Vec<Option<&str>> = crate::ga::PRESETS
+        .iter()
+        .chain(crate::rl::td::PRESETS)
+        .map(|p| Some(*p))
+        .chain([None])
+        .collect();
+    from_json(json!({"type": ["string", "null"], "enum": names}))
+}
+
+/// A run's partial config: [`crate::ga::schema::run_config_schema`].
+pub fn run_config() -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name("RunConfig"))
+}
+
+/// Every form an agent takes in a request: a short spec, an [`AgentSpec`] object within the
+/// API's limits, a run of this server, or an export document given inline (the API reads no
+/// file a client names; `export:NAME` and `a3c:NAME` name files of the models folder).
+fn api_agent_schema() -> Value {
+    json!({
+        "description": "an agent: a short spec such as \"minimax:4\", an agent object, a run of this server, or an export document inline",
+        "anyOf": [
+            {"type": "string", "minLength": 1, "example": "minimax:4",
+             "description": "short spec: random, greedy, minimax:D, heuristic:SET:WEIGHTS:D, pekar, pekar-minimax:D, perfect:S, mcts:N, a3c, a3c:NAME, export:NAME, run:ID"},
+            {"$ref": "#/components/schemas/AgentSpec"},
+            {"type": "object", "required": ["kind", "id"], "additionalProperties": false, "properties": {
+                "kind": {"type": "string", "enum": ["run"]}, "id": {"type": "string", "description": "a run's id"}}},
+            {"type": "object", "required": ["kind", "path"], "additionalProperties": false, "properties": {
+                "kind": {"type": "string", "enum": ["export"]}, "path": {"type": "string", "description": "a file name in the models folder"}}},
+            {"type": "object", "required": ["kind", "from_export"], "properties": {
+                "kind": {"type": "string", "enum": ["heuristic"]}, "from_export": {"$ref": "#/components/schemas/ExportDocument"}}}
+        ]
+    })
+}
+
+/// The generated schemas, with the API profile's limits written into the agent kinds'
+/// numeric fields (the derive knows the types, the limits table knows the bounds).
+fn request_schemas() -> Map<String, Value> {
+    let doc = serde_json::to_value(RequestTypes::openapi()).unwrap_or(Value::Null);
+    let mut schemas = doc["components"]["schemas"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let limits = Profile::Api.limits();
+    if let Some(kinds) = schemas
+        .get_mut("AgentSpec")
+        .and_then(|s| s.get_mut("oneOf"))
+        .and_then(Value::as_array_mut)
+    {
+        for kind in kinds {
+            let Some(props) = kind.get_mut("properties").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            for (field, max) in [
+                ("time_ms", limits.max_time_ms.map(|m| m as f64)),
+                ("iterations", Some(limits.max_mcts_iterations as f64)),
+                ("max_seeds", Some(limits.max_perfect_seeds as f64)),
+                ("fallback_depth", Some(limits.max_depth as f64)),
+            ] {
+                if let (Some(prop), Some(max)) = (props.get_mut(field), max) {
+                    prop["maximum"] = json!(max);
+                }
+            }
+            if let Some(depth) = props.get_mut("depth") {
+                let max = limits.max_depth;
+                *depth = json!({"allOf": [depth.clone()], "description": format!("turns, at most {max} through the API, or \"adaptive\"")});
+            }
+        }
+    }
+    schemas.insert("ApiAgent".into(), api_agent_schema());
+    schemas.insert("RunConfig".into(), crate::ga::schema::run_config_schema());
+    schemas
+}
 
 pub async fn document() -> Json<Value> {
     Json(spec())
@@ -27,7 +170,7 @@ fn error_responses(codes: &[u16]) -> Map<String, Value> {
         .iter()
         .map(|c| {
             let text = match c {
-                400 => "malformed JSON or a body that is not an object",
+                400 => "malformed JSON, a body that is not an object, or a query field given twice",
                 401 => "missing or wrong bearer token (when KALAH_TUNER_TOKEN is set)",
                 404 => "unknown id",
                 409 => "the run is not in a state that allows this",
@@ -61,6 +204,23 @@ fn with_body(mut operation: Value, schema: Value) -> Value {
     operation
 }
 
+/// OpenAPI links from a response whose body has the new object's `id` to the operations on
+/// it, so that clients (and the fuzzer's stateful phase) can follow them.
+fn with_links(mut response: Value, links: &[(&str, &str, &str)]) -> Value {
+    let links: Map<String, Value> = links
+        .iter()
+        .map(|(name, path, method)| {
+            let pointer = path.replace('~', "~0").replace('/', "~1");
+            (
+                name.to_string(),
+                json!({"operationRef": format!("#/paths/{pointer}/{method}"), "parameters": {"id": "$response.body#/id"}}),
+            )
+        })
+        .collect();
+    response["links"] = Value::Object(links);
+    response
+}
+
 fn with_params(mut operation: Value, params: Value) -> Value {
     operation["parameters"] = params;
     operation
@@ -69,7 +229,8 @@ fn with_params(mut operation: Value, params: Value) -> Value {
 /// A route that changes state: it needs the token when one is set (401), and refuses requests
 /// from other sites' pages (403, see docs/server.md#cross-site-requests).
 fn secured(mut operation: Value) -> Value {
-    operation["security"] = json!([{"bearer": []}]);
+    // Optional: the empty requirement is the default server, which has no token.
+    operation["security"] = json!([{}, {"bearer": []}]);
     operation["responses"]["401"] = ok(
         "the API token is set and the request lacks it",
         schema_ref("Error"),
@@ -85,46 +246,22 @@ fn path_id() -> Value {
     json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}})
 }
 
-fn agent_spec_schema() -> Value {
-    json!({"oneOf": [
-        {"type": "string", "example": "minimax:4", "description": "short spec: random, greedy, minimax:D, heuristic:SET:WEIGHTS:D, pekar, pekar-minimax:D, perfect:S, run:ID"},
-        {"type": "object", "required": ["kind"], "properties": {
-            "kind": {"type": "string", "enum": ["random", "greedy", "minimax", "heuristic", "pekar", "pekar-minimax", "perfect", "run"]},
-            "depth": {"type": "integer", "minimum": 1, "maximum": Profile::Api.limits().max_depth},
-            "time_ms": {"type": "integer"},
-            "features": {}, "weights": {}, "ties": {"type": "string", "enum": ["random", "first"]},
-            "from_export": {"type": "object", "description": "an export document"},
-            "id": {"type": "string", "description": "run id (kind run)"}
-        }}
-    ]})
-}
-
 /// The OpenAPI 3 document. One long JSON literal on purpose: it reads as the API's table of
 /// contents, and splitting it by route would scatter what a reader compares side by side.
 pub fn spec() -> Value {
     let run = schema_ref("Run");
-    let board = json!({"type": "object", "properties": {"pits": {"type": "integer"}, "seeds": {"type": "integer"}}});
     let paths = json!({
         "/api/runs": {
             "get": op("List runs, newest first", vec![("200", ok("the runs", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}}})))], &[]),
             "post": secured(with_body(
                 op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
-                json!({"type": "object", "properties": {
-                    "tuner": {"type": "string", "enum": ["ga", "td", "td-leaf", "texel"], "nullable": true, "description": "the tuner (default ga): the GA, TD(lambda), TD-Leaf(lambda) or Texel-style fitting"},
-                    "preset": {"type": "string", "enum": ["abrams", "hunter", "ahmed"], "nullable": true, "description": "GA presets abrams and hunter; TD preset ahmed"},
-                    "config": {"type": "object", "description": "partial config laid over the tuner's preset or defaults: a GaConfig, or a learning config (the learner's fields with play_depth, checkpoint_games and benchmark)"},
-                    "name": {"type": "string", "nullable": true, "maxLength": 200}
-                }, "additionalProperties": false})))
+                schema_ref("CreateRun")))
         },
         "/api/runs/{id}": {
             "get": with_params(op("Show a run", vec![("200", ok("the run", run.clone()))], &[404]), json!([path_id()])),
             "patch": secured(with_params(with_body(
                 op("Rename a run or set its notes and tags (any status; each part only when given)", vec![("200", ok("the run", run.clone()))], &[400, 401, 403, 404, 415, 422]),
-                json!({"type": "object", "properties": {
-                    "name": {"type": "string", "maxLength": 200, "description": "empty clears the name"},
-                    "notes": {"type": "string", "maxLength": 10000},
-                    "tags": {"type": "array", "maxItems": 20, "items": {"type": "string", "maxLength": 40}}
-                }, "additionalProperties": false})), json!([path_id()]))),
+                schema_ref("DescribeRun")), json!([path_id()]))),
             "delete": secured(with_params(json!({"summary": "Delete a run and its generations (cancels it first)", "responses": {"204": {"description": "deleted"}, "401": ok("token", schema_ref("Error")), "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()])))
         },
         "/api/runs/{id}/cancel": {
@@ -134,7 +271,7 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Queue a cancelled or failed run again; it continues from its last generation", vec![("200", ok("the run, queued", run.clone()))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/runs/{id}/generations": {
-            "get": with_params(op("The fitness curve", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}}})))], &[404, 422]),
+            "get": with_params(op("The fitness curve", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}}})))], &[400, 404, 422]),
                 json!([path_id(), {"name": "since", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "only generations after this one"}]))
         },
         "/api/runs/{id}/generations/{g}": {
@@ -146,7 +283,8 @@ pub fn spec() -> Value {
         },
         "/api/runs/{id}/events": {
             "get": with_params(json!({"summary": "Server-sent events: `status` (data: the run; sent first on connect) and `generation` (data: a generation point plus run_id)",
-                "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
+                "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "object", "required": ["event", "data"], "properties": {
+                    "event": {"type": "string", "enum": ["status", "generation"]}, "data": {"type": "string", "description": "JSON: the run (status) or a generation point with run_id (generation)"}}}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
         },
         "/api/agents": {
             "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
@@ -163,42 +301,28 @@ pub fn spec() -> Value {
         },
         "/api/move": {
             "post": secured(with_body(op("Ask an agent for a move", vec![("200", ok("the move and the position after it", schema_ref("MoveResult")))], &[400, 401, 422]),
-                json!({"type": "object", "required": ["agent", "position"], "properties": {
-                    "agent": agent_spec_schema(), "position": {"type": "string", "description": "KPN"},
-                    "seed": {"type": "integer", "minimum": 0}, "rules": {"type": "string", "enum": ["standard", "empty-capture"]}, "pie": {"type": "boolean", "default": false, "description": "the pie rule: a start position is the opening (no extra turn, North may then swap, move 16)"}}})))
+                schema_ref("MoveRequest")))
         },
         "/api/position": {
             "post": secured(with_body(op("Play a move (a human's) in a position", vec![("200", ok("the position after the move", schema_ref("MoveResult")))], &[400, 401, 422]),
-                json!({"type": "object", "required": ["position", "move"], "properties": {
-                    "position": {"type": "string"}, "move": {"type": "integer", "minimum": 1},
-                    "rules": {"type": "string", "enum": ["standard", "empty-capture"]}, "pie": {"type": "boolean", "default": false, "description": "the pie rule: a start position is the opening (no extra turn, North may then swap, move 16)"}}})))
+                schema_ref("PositionMove")))
         },
         "/api/position/start": {
-            "get": with_params(op("The start position of Kalah(pits, seeds)", vec![("200", ok("the position", schema_ref("PositionView")))], &[422]),
+            "get": with_params(op("The start position of Kalah(pits, seeds)", vec![("200", ok("the position", schema_ref("PositionView")))], &[400, 422]),
                 json!([{"name": "pits", "in": "query", "schema": {"type": "integer", "default": 6}}, {"name": "seeds", "in": "query", "schema": {"type": "integer", "default": 4}}]))
         },
         "/api/matches": {
             "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report", json!({"type": "object", "properties": {
                     "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"},
                     "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"], "description": "with sprt: the test's verdict, beside counts, llr, lower_bound, upper_bound, pairs and estimate"}}})))], &[400, 401, 422]),
-                json!({"type": "object", "required": ["south", "north"], "properties": {
-                    "south": agent_spec_schema(), "north": agent_spec_schema(),
-                    "games": {"type": "integer", "minimum": 1, "maximum": MAX_MATCH_GAMES, "default": 10},
-                    "seed": {"type": "integer"}, "opening_plies": {"type": "integer", "minimum": 0, "maximum": 30},
-                    "board": board, "rules": {"type": "string"}, "fixed_colours": {"type": "boolean"},
-                    "sprt": {"description": "play pairs until an SPRT decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games"},
-                    "max_pairs": {"type": "integer", "minimum": 1, "maximum": MAX_SPRT_PAIRS, "default": MAX_SPRT_PAIRS / 2}}})))
+                schema_ref("MatchRequest")))
         },
         "/api/tournaments": {
             "get": op("The newest 100 tournaments (stored; without their tables), newest first", vec![("200", ok("the tournaments", json!({"type": "object", "properties": {"tournaments": {"type": "array", "items": {"type": "object"}}}})))], &[]),
-            "post": secured(with_body(op("Start a round-robin tournament", vec![("202", ok("started", json!({"type": "object", "properties": {"id": {"type": "string"}, "status": {"type": "string"}}})))], &[400, 401, 422, 429]),
-                json!({"type": "object", "required": ["agents"], "properties": {
-                    "agents": {"type": "array", "items": agent_spec_schema(), "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS},
-                    "games": {"type": "integer", "minimum": 2, "maximum": MAX_TOURNAMENT_GAMES, "multipleOf": 2, "default": 20},
-                    "names": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 60}, "description": "display names of the agents, in their order"},
-                    "seed": {"type": "integer"}, "opening_plies": {"type": "integer"}, "self_play": {"type": "boolean"},
-                    "sprt": {"description": "play each pairing as an SPRT (\"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}), games being its cap; not with self_play. The finished tournament then has sprt: each pairing's verdict, LLR, bounds and Elo"},
-                    "board": board, "rules": {"type": "string"}}})))
+            "post": secured(with_body(op("Start a round-robin tournament", vec![("202", with_links(
+                    ok("started", json!({"type": "object", "required": ["id", "status"], "properties": {"id": {"type": "string"}, "status": {"type": "string"}}})),
+                    &[("GetTournament", "/api/tournaments/{id}", "get"), ("CancelTournament", "/api/tournaments/{id}/cancel", "post")]))], &[400, 401, 422, 429]),
+                schema_ref("TournamentRequest")))
         },
         "/api/tournaments/{id}": {
             "get": with_params(op("A tournament's state and cross-table", vec![("200", ok("the tournament", schema_ref("Tournament")))], &[404]), json!([path_id()]))
@@ -210,24 +334,24 @@ pub fn spec() -> Value {
         "/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
         "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}
     });
-    let nullable_number = json!({"type": "number", "nullable": true});
-    let nullable_string = json!({"type": "string", "nullable": true});
-    let schemas = json!({
+    let nullable_number = json!({"type": ["number", "null"]});
+    let nullable_string = json!({"type": ["string", "null"]});
+    let mut schemas = json!({
         "Error": {"type": "object", "properties": {"error": {"type": "object", "properties": {
             "status": {"type": "integer"}, "field": nullable_string, "message": {"type": "string"}}}}},
         "Run": {"type": "object", "properties": {
             "id": {"type": "string"}, "name": nullable_string,
             "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]},
-            "tuner": {"type": "string", "enum": ["ga", "td", "td-leaf", "texel"], "nullable": true},
+            "tuner": {"type": ["string", "null"], "enum": ["ga", "td", "td-leaf", "texel", null]},
             "preset": nullable_string, "config": {"type": "object"}, "seed": {"type": "integer"},
             "generations_total": {"type": "integer"}, "generations_done": {"type": "integer"},
             "progress": {"type": "number"}, "best_fitness": nullable_number,
-            "best_weights": {"type": "array", "items": {"type": "number"}, "nullable": true},
+            "best_weights": {"type": ["array", "null"], "items": {"type": "number"}},
             "features": {"type": "array", "items": {"type": "string"}},
             "created_at": {"type": "string", "format": "date-time"},
             "started_at": nullable_string, "finished_at": nullable_string,
             "notes": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
-            "error": nullable_string, "stop_reason": {"type": "string", "nullable": true, "enum": ["generations", "stagnation", "target-fitness", null]}}},
+            "error": nullable_string, "stop_reason": {"type": ["string", "null"], "enum": ["generations", "stagnation", "target-fitness", null]}}},
         "GenerationPoint": {"type": "object", "properties": {
             "generation": {"type": "integer"}, "best": {"type": "number"}, "mean": {"type": "number"},
             "min": {"type": "number"}, "std": {"type": "number"}, "diversity": {"type": "number"},
@@ -251,7 +375,7 @@ pub fn spec() -> Value {
             "game_over": {"type": "boolean"}, "pits": {"type": "integer"}}},
         "MoveResult": {"type": "object", "properties": {
             "move": {"type": "integer"}, "nodes": {"type": "integer"}, "playouts": {"type": "integer"},
-            "value": {"type": "object", "nullable": true, "description": "the agent's own value of the move, in its unit",
+            "value": {"type": ["object", "null"], "description": "the agent's own value of the move, in its unit",
                 "properties": {"unit": {"type": "string", "enum": ["search_score", "pekar_cost", "exact_margin", "seeds_this_turn", "network_estimate", "playout_score"]}, "value": {"type": "number"}}},
             "value_text": nullable_string,
             "position_after": {"type": "string"}, "extra_turn": {"type": "boolean"}, "capture": {"type": "integer"},
@@ -260,12 +384,15 @@ pub fn spec() -> Value {
         "Tournament": {"type": "object", "properties": {
             "id": {"type": "string"}, "status": {"type": "string", "enum": ["running", "finished", "failed"]},
             "agents": {"type": "array", "items": {"type": "string"}},
-            "table": {"type": "array", "items": {"type": "array", "items": {"type": "object", "nullable": true}}},
+            "table": {"type": "array", "items": {"type": "array", "items": {"type": ["object", "null"]}}},
             "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number"}, "error": nullable_string}},
         "Health": {"type": "object", "properties": {"status": {"type": "string"}, "database": {"type": "string", "enum": ["sqlite", "postgres"]}}}
     });
+    if let Some(map) = schemas.as_object_mut() {
+        map.extend(request_schemas());
+    }
     json!({
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",
         "info": {
             "title": "kalah-tuner",
             "version": env!("CARGO_PKG_VERSION"),
@@ -277,4 +404,62 @@ pub fn spec() -> Value {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::MAX_PITS;
+    use crate::matches::MAX_OPENING_PLIES;
+    use crate::server::matches::{MAX_MATCH_GAMES, MAX_SPRT_PAIRS};
+    use crate::server::tournaments::MAX_TOURNAMENT_GAMES;
+
+    /// utoipa's attributes take literals only: the bounds written there must be the
+    /// constants the handlers check.
+    #[test]
+    fn the_literal_bounds_of_the_request_types_are_the_handlers_constants() {
+        let schemas = request_schemas();
+        let field = |schema: &str, field: &str| schemas[schema]["properties"][field].clone();
+        assert_eq!(
+            field("MatchRequest", "games")["maximum"],
+            MAX_MATCH_GAMES as f64
+        );
+        assert_eq!(
+            field("MatchRequest", "max_pairs")["maximum"],
+            MAX_SPRT_PAIRS as f64
+        );
+        assert_eq!(
+            field("MatchRequest", "opening_plies")["maximum"],
+            MAX_OPENING_PLIES as f64
+        );
+        assert_eq!(
+            field("TournamentRequest", "games")["maximum"],
+            MAX_TOURNAMENT_GAMES as f64
+        );
+        assert_eq!(
+            field("TournamentRequest", "opening_plies")["maximum"],
+            MAX_OPENING_PLIES as f64
+        );
+        assert_eq!(field("BoardBody", "pits")["maximum"], MAX_PITS as f64);
+        assert_eq!(
+            field("PositionMove", "move")["maximum"],
+            crate::game::SWAP as f64
+        );
+        assert_eq!(
+            field("DescribeRun", "tags")["maxItems"],
+            crate::server::runs::MAX_TAGS
+        );
+        assert_eq!(
+            field("DescribeRun", "notes")["maxLength"],
+            crate::server::runs::MAX_NOTES_CHARS
+        );
+        assert_eq!(
+            field("CreateRun", "name")["maxLength"],
+            crate::server::runs::MAX_NAME_CHARS
+        );
+        // Every schema written as JSON here parses.
+        for schema in [api_agent_list(), sprt(), tuner_name(), preset_name()] {
+            assert!(!matches!(schema, RefOr::Ref(ref r) if r.ref_location == "#/invalid"));
+        }
+    }
 }

@@ -89,17 +89,25 @@ pub async fn publish_status(state: &SharedState, id: &str) {
     }
 }
 
-#[derive(Deserialize)]
+/// `POST /api/runs`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRun {
-    /// `ga` (the default), `td`, `td-leaf` or `texel`.
+    /// The tuner: the GA (the default), TD(lambda), TD-Leaf(lambda) or Texel-style fitting.
     #[serde(default)]
+    #[schema(schema_with = super::openapi::tuner_name)]
     tuner: Option<String>,
+    /// A GA preset, or TD's (`ahmed`).
     #[serde(default)]
+    #[schema(schema_with = super::openapi::preset_name)]
     preset: Option<String>,
+    /// Partial config laid over the tuner's preset or defaults.
     #[serde(default)]
+    #[schema(schema_with = super::openapi::run_config)]
     config: Option<Value>,
+    /// At most 200 characters.
     #[serde(default)]
+    #[schema(max_length = 200)]
     name: Option<String>,
 }
 
@@ -266,14 +274,20 @@ pub async fn cancel(
 
 /// What `PATCH /api/runs/{id}` may change: what the user says about a run, never what it
 /// computes.
-#[derive(Deserialize)]
+/// `PATCH /api/runs/{id}`: each part only when given.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DescribeRun {
+    /// Empty clears the name.
     #[serde(default)]
+    #[schema(max_length = 200)]
     name: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 10000)]
     notes: Option<String>,
+    /// Up to 20 tags of at most 40 characters: letters, digits, spaces and `-_.:`.
     #[serde(default)]
+    #[schema(max_items = 20)]
     tags: Option<Vec<String>>,
 }
 

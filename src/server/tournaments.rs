@@ -58,29 +58,38 @@ fn default_tournament_games() -> u32 {
     20
 }
 
-#[derive(Deserialize)]
+/// `POST /api/tournaments`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TournamentRequest {
+    #[schema(schema_with = super::openapi::api_agent_list)]
     agents: Vec<Value>,
+    /// Games of each pairing (default 20), in colour-swapped pairs; the cap of an SPRT.
     #[serde(default = "default_tournament_games")]
+    #[schema(minimum = 2, maximum = 100, multiple_of = 2)]
     games: u32,
     #[serde(default)]
     seed: u64,
     #[serde(default)]
+    #[schema(maximum = 30)]
     opening_plies: u32,
+    /// Each agent also plays itself (not with `sprt`).
     #[serde(default)]
     self_play: bool,
     #[serde(default)]
     board: Option<BoardBody>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::game::Rules>)]
     rules: Option<String>,
     /// The pie rule (DESIGN.md section 9).
     #[serde(default)]
     pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
+    #[schema(schema_with = super::openapi::sprt)]
     sprt: Option<Value>,
-    /// Display names of the agents, in their order (the dashboard's short names).
+    /// Display names of the agents, in their order (the dashboard's short names), 1 to 60
+    /// characters each.
     #[serde(default)]
     names: Option<Vec<String>>,
 }
