@@ -543,3 +543,38 @@ fn learn_with_the_pie_rule_exports_a_pie_player() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `agreement` measures agents on the same solved positions: the perfect agent makes a
+/// perfect move everywhere, and bad input is a usage error naming the flag.
+#[test]
+fn agreement_measures_agents_against_perfect_play() {
+    let out = run(&[
+        "agreement",
+        "--agent",
+        "perfect:26",
+        "--agent",
+        "random",
+        "--positions",
+        "60",
+        "--max-seeds",
+        "14",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports[0]["agent"], "perfect:26");
+    assert_eq!(reports[0]["perfect_moves"], 60);
+    assert_eq!(reports[0]["mean_loss"], 0.0);
+    assert!(reports[1]["mean_loss"].as_f64().unwrap() > 0.0);
+    assert_eq!(doc["setup"]["max_seeds"], 14);
+
+    let out = run(&["agreement", "--agent", "random", "--max-seeds", "99"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--max-seeds"), "{stderr}");
+}

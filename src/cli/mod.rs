@@ -12,6 +12,7 @@
 //! - [`mankalah`]: a ManKalah agent on standard input and output.
 //! - [`console`]: progress bars, Ctrl-C and atomic writes, shared by the long commands.
 
+pub mod agreement;
 pub mod bench;
 pub mod console;
 pub mod evolve;
@@ -50,6 +51,8 @@ pub enum Command {
     Move(position::MoveArgs),
     /// Play a match of two agents in colour-swapped pairs
     Play(matches::PlayArgs),
+    /// How often agents make a perfect move, on positions from real games solved exactly
+    Agreement(agreement::AgreementArgs),
     /// Round robin of several agents with a cross-table of win rates
     Tournament(matches::TournamentArgs),
     /// Evolve evaluation weights with the genetic algorithm and write the export document
@@ -171,6 +174,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Solve(args) => position::run_solve(&args),
         Command::Move(args) => position::run_move(&args),
         Command::Play(args) => matches::run_play(&args),
+        Command::Agreement(args) => agreement::run(&args),
         Command::Tournament(args) => matches::run_tournament(&args),
         Command::Evolve(args) => evolve::run(&args),
         Command::Learn(args) => learn::run(&args),

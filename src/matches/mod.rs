@@ -1,6 +1,7 @@
 //! Games, matches and tournaments between agents, and the statistics that summarise them.
 //! Knows agents and the game; nothing of the GA, HTTP or storage.
 
+pub mod agreement;
 pub mod game;
 pub mod mankalah;
 pub mod pairing;

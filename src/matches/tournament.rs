@@ -90,7 +90,7 @@ impl PairSeeds for MatchSeeds {
     }
 }
 
-/// Why a match or tournament could not start.
+/// Why a match, a tournament or an agreement set could not be played or made.
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {
     #[error(transparent)]
