@@ -308,11 +308,6 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         self.budget = budget.is_bounded().then(|| budget.clone());
     }
 
-    /// Whether the last search was cut short by its time budget or the caller's budget.
-    pub fn was_stopped(&self) -> bool {
-        self.aborted
-    }
-
     /// Resets everything one search may leave behind, so that each search gives the same
     /// result as on a fresh searcher. With `keep`, entries of earlier searches for the same
     /// root side stay visible: they are exact for their depth, so results do not change.

@@ -117,10 +117,6 @@ impl Solver {
         self.budget = budget.is_bounded().then(|| budget.clone());
     }
 
-    /// Whether the last solve was cut short by the budget.
-    pub fn was_stopped(&self) -> bool {
-        self.aborted
-    }
 
     /// A solver whose table may grow to 400 MB.
     pub fn with_default_table(rules: Rules) -> Solver {
