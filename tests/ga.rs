@@ -550,6 +550,33 @@ fn the_champion_comes_from_the_panel_and_is_what_the_export_plays() {
         .all(|r| r.benchmark.is_none() && r.champion.is_none()));
 }
 
+/// `benchmark.agreement` adds each leader's perfect-move agreement to the panel's results,
+/// measured on one solved set for the whole run, reproducibly on any number of threads.
+#[test]
+fn the_panel_measures_perfect_move_agreement_when_asked() {
+    let config = small_abrams()
+        .with_overrides(&json!({"generations": 2, "benchmark": {"pairs": 2, "agreement": 40}}))
+        .unwrap();
+    let one = on_threads(1, || run_all(&config));
+    let two = on_threads(2, || run_all(&config));
+    assert_eq!(canonical(&one), canonical(&two));
+    for record in &one {
+        let leader = &record.benchmark.as_ref().unwrap().leaders[0];
+        let agreement = leader.agreement.as_ref().expect("agreement measured");
+        assert_eq!(agreement.positions, 40);
+        assert!((0.0..=1.0).contains(&agreement.share), "{agreement:?}");
+        assert!(agreement.share_ci.0 <= agreement.share && agreement.share <= agreement.share_ci.1);
+        assert!(agreement.mean_loss >= 0.0);
+        let point = kalah_tuner::store::GenerationPoint::of(record);
+        assert_eq!(point.panel.unwrap().agreement.as_ref(), Some(agreement));
+    }
+    let err = err_of(json!({"benchmark": {"agreement": 0}}));
+    assert_eq!(err.field(), "benchmark.agreement");
+    // Unset, the records are as before: no agreement field at all.
+    let plain = run_all(&small_abrams());
+    assert!(!canonical(&plain).contains("agreement"));
+}
+
 #[test]
 fn the_panel_costs_at_most_a_fifth_of_a_preset_generation() {
     for name in ["abrams", "hunter"] {

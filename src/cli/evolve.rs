@@ -97,8 +97,15 @@ fn panel_line(record: &GenerationRecord) -> Option<String> {
     let leader = benchmark.leaders.first()?;
     let champion = record.champion.as_ref()?;
     let s = &leader.overall;
+    let agreement = leader.agreement.as_ref().map_or(String::new(), |a| {
+        format!(
+            "; perfect moves {:.1}%, {:.3} seeds lost a move",
+            100.0 * a.share,
+            a.mean_loss
+        )
+    });
     Some(format!(
-        "         panel: leader {} Elo {:+.0} [{:+.0}, {:+.0}]{}; champion from gen {} {}",
+        "         panel: leader {} Elo {:+.0} [{:+.0}, {:+.0}]{}; champion from gen {} {}{agreement}",
         s.display_percent(),
         s.elo,
         s.elo_low,

@@ -111,6 +111,10 @@ pub struct LearnArgs {
     /// Colour-swapped pairs against each panel agent at each checkpoint
     #[arg(long, default_value_t = 100)]
     pub pairs: u32,
+    /// Also measure perfect-move agreement at each checkpoint, on this many positions from
+    /// real games solved exactly (docs/agents.md#perfect-play-as-a-yardstick)
+    #[arg(long, value_name = "POSITIONS")]
+    pub agreement: Option<u32>,
     /// Random sowings of the benchmark's openings (learning uses another RNG stream)
     #[arg(long, default_value_t = 6)]
     pub panel_opening_plies: u32,
@@ -364,6 +368,7 @@ pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
             every: 1,
             leaders: 1,
             opening_plies: args.panel_opening_plies,
+            agreement: args.agreement,
         },
     };
     config.validate().map_err(|e| {
@@ -372,6 +377,7 @@ pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
             "play_depth" => "--play-depth".to_string(),
             "checkpoint_games" => "--every".to_string(),
             "benchmark.pairs" => "--pairs".to_string(),
+            "benchmark.agreement" => "--agreement".to_string(),
             "benchmark.opening_plies" => "--panel-opening-plies".to_string(),
             f if f.starts_with("benchmark.panel") => "--panel".to_string(),
             _ => return usage(e.to_string()),

@@ -11,6 +11,9 @@
 //! panel games says it is better: the mean of its pair-by-pair differences from the champion
 //! is above zero with one-sided 95% confidence.
 
+use std::sync::Arc;
+
+use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -19,11 +22,14 @@ use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Budget, GameRng, Ties};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
+use crate::matches::agreement::{measure, solved_positions, AgreementSetup, SolvedPosition};
 use crate::matches::{game_rng, schedule, PairSeeds, Pairing, ScoreEstimate};
 use crate::search::Depth;
 
 /// RNG stream of the panel's openings and tie-breaking, apart from every fitness stream.
 const PANEL_STREAM: u64 = 0x7061_6e65;
+/// RNG stream of the agreement set's games, beside the panel's.
+const AGREEMENT_STREAM: u64 = 0x6167_7265;
 /// One-sided 95% z: a challenger must beat the champion by this many standard errors.
 const Z_ONE_SIDED_95: f64 = 1.644_853_626_951_472_2;
 
@@ -40,6 +46,21 @@ pub struct PanelResult {
     /// The individual's points in each pair (0 to 2), panel agent by panel agent: the paired
     /// test compares these with the champion's.
     pub pair_points: Vec<f64>,
+    /// Its moves against perfect play, when the benchmark measures agreement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
+}
+
+/// A leader's moves on the run's agreement set ([`crate::matches::agreement`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agreement {
+    pub positions: usize,
+    /// Share of positions where its move is one of the perfect moves, with a 95% interval.
+    pub share: f64,
+    pub share_ci: (f64, f64),
+    /// Mean seeds given away against perfect play a move, with a 95% interval.
+    pub mean_loss: f64,
+    pub mean_loss_ci: (f64, f64),
 }
 
 /// The player a run hands out, and the panel games that made it champion.
@@ -95,6 +116,8 @@ pub struct Benchmark {
     start: Position,
     seed: u64,
     cancel: Budget,
+    /// The solved positions of `config.agreement`, shared by the clones of a run.
+    agreement_set: Option<Arc<Vec<SolvedPosition>>>,
 }
 
 impl Benchmark {
@@ -111,7 +134,25 @@ impl Benchmark {
                 ConfigError::invalid(format!("benchmark.panel[{i}]"), e.to_string())
             })?;
         }
+        let agreement_set = match config.agreement {
+            None => None,
+            Some(positions) => {
+                let pits = start.pits();
+                let setup = AgreementSetup {
+                    pits,
+                    seeds: start.seeds_in_pits() / (2 * pits as u32),
+                    rules,
+                    positions: positions as usize,
+                    seed: game_rng(seed, &[PANEL_STREAM, AGREEMENT_STREAM]).random(),
+                    ..AgreementSetup::default()
+                };
+                let set = solved_positions(&setup)
+                    .map_err(|e| ConfigError::invalid("benchmark.agreement", e.to_string()))?;
+                Some(Arc::new(set))
+            }
+        };
         Ok(Benchmark {
+            agreement_set,
             config: config.clone(),
             features: features.to_vec(),
             depth,
@@ -190,8 +231,31 @@ impl Benchmark {
         individuals
             .iter()
             .zip(points.chunks(per_individual.max(1)))
-            .map(|((index, weights), games)| self.result(*index, weights, games))
+            .map(|((index, weights), games)| {
+                let mut result = self.result(*index, weights, games);
+                result.agreement = self.agreement(weights);
+                result
+            })
             .collect()
+    }
+
+    /// `weights`' agreement with perfect play on the run's set, when it has one. The
+    /// individual's tie-breaks are seeded from the run's seed, so the figure is reproducible.
+    fn agreement(&self, weights: &[f64]) -> Option<Agreement> {
+        let set = self.agreement_set.as_ref()?;
+        if self.cancel.is_stopped() {
+            return None;
+        }
+        let spec = self.individual_spec(weights);
+        // The individual was built by the GA, so measuring it cannot fail.
+        let report = measure(&spec, set, self.rules, self.seed).ok()?;
+        Some(Agreement {
+            positions: report.positions,
+            share: report.agreement,
+            share_ci: report.agreement_ci,
+            mean_loss: report.mean_loss,
+            mean_loss_ci: report.mean_loss_ci,
+        })
     }
 
     /// Scores from one individual's games, panel agent by panel agent, each a run of pairs.
@@ -209,6 +273,7 @@ impl Benchmark {
                 .collect(),
             overall: ScoreEstimate::from_groups(&groups(games)),
             pair_points: games.chunks(2).map(|pair| pair.iter().sum()).collect(),
+            agreement: None,
         }
     }
 }
@@ -246,6 +311,7 @@ mod tests {
             per_agent: vec![],
             overall: ScoreEstimate::from_groups(&[]),
             pair_points: points.to_vec(),
+            agreement: None,
         }
     }
 

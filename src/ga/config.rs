@@ -389,7 +389,15 @@ pub struct BenchmarkConfig {
     pub leaders: usize,
     /// Random sowings of the panel's openings.
     pub opening_plies: u32,
+    /// Also measure each leader's perfect-move agreement on this many positions from real
+    /// games with at most 20 seeds in the pits, solved exactly once when the run starts
+    /// (`matches::agreement`); off when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<u32>,
 }
+
+/// Most positions of a run's agreement set.
+pub const MAX_AGREEMENT_PANEL_POSITIONS: u32 = 10_000;
 
 /// DESIGN 11's default panel.
 pub const DEFAULT_PANEL: [&str; 4] = [
@@ -410,6 +418,7 @@ impl Default for BenchmarkConfig {
             every: 1,
             leaders: 1,
             opening_plies: 4,
+            agreement: None,
         }
     }
 }
@@ -1050,6 +1059,14 @@ pub(super) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result
     check_range("benchmark.pairs", b.pairs, 1, MAX_GAMES_PER_PAIR / 2)?;
     check_range("benchmark.every", b.every, 1, MAX_GENERATIONS)?;
     check_range("benchmark.leaders", b.leaders, 1, max_leaders)?;
+    if let Some(positions) = b.agreement {
+        check_range(
+            "benchmark.agreement",
+            positions,
+            1,
+            MAX_AGREEMENT_PANEL_POSITIONS,
+        )?;
+    }
     check_range(
         "benchmark.opening_plies",
         b.opening_plies,

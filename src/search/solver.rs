@@ -117,7 +117,6 @@ impl Solver {
         self.budget = budget.is_bounded().then(|| budget.clone());
     }
 
-
     /// A solver whose table may grow to 400 MB.
     pub fn with_default_table(rules: Rules) -> Solver {
         Solver::new(rules, 24)

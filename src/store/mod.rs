@@ -210,6 +210,9 @@ pub struct PanelPoint {
     /// The champion after this generation: the generation it comes from, and its panel score.
     pub champion_generation: u32,
     pub champion: ScoreEstimate,
+    /// The leader's perfect-move agreement, when the benchmark measures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<crate::ga::benchmark::Agreement>,
 }
 
 impl PanelPoint {
@@ -223,6 +226,7 @@ impl PanelPoint {
             per_agent: leader.per_agent.clone(),
             champion_generation: champion.generation,
             champion: champion.panel.overall,
+            agreement: leader.agreement.clone(),
         })
     }
 }

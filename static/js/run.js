@@ -237,7 +237,11 @@ export async function mount(view, { id }) {
       if (g.panel) {
         const o = g.panel.overall;
         const c = g.panel.champion;
-        panelInfo.textContent = `generation ${g.generation}: leader ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from generation ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}`;
+        const a = g.panel.agreement;
+        const agreement = a
+          ? `; perfect moves ${(100 * a.share).toFixed(1)}% [${(100 * a.share_ci[0]).toFixed(1)}, ${(100 * a.share_ci[1]).toFixed(1)}], ${a.mean_loss.toFixed(3)} seeds lost a move`
+          : "";
+        panelInfo.textContent = `generation ${g.generation}: leader ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from generation ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}${agreement}`;
       }
       if (g.wall_ms != null) {
         lastWallMs.push(g.wall_ms);
