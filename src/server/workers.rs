@@ -209,8 +209,8 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
 async fn cancel_when_stopped(state: SharedState, run_id: String, claim: i64, cancel: Budget) {
     loop {
         tokio::time::sleep(STATUS_POLL).await;
-        match state.store.get_run(&run_id).await {
-            Ok(Some(run)) if run.status == RunStatus::Running && run.claim == claim => {}
+        match state.store.run_claim(&run_id).await {
+            Ok(Some((RunStatus::Running, current))) if current == claim => {}
             Ok(_) => {
                 cancel.cancel();
                 return;

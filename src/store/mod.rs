@@ -403,6 +403,20 @@ impl Store {
         row.map(|r| run_from_row(&r)).transpose()
     }
 
+    /// A run's status and claim only: what a worker polls every second while it evolves the
+    /// run, without reading and parsing the whole row.
+    pub async fn run_claim(&self, id: &str) -> Result<Option<(RunStatus, i64)>, StoreError> {
+        let row = sqlx::query("SELECT status, claim FROM runs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            let status: String = r.try_get("status")?;
+            Ok((status.parse()?, r.try_get::<i64, _>("claim")?))
+        })
+        .transpose()
+    }
+
     /// All runs, newest first. A row that cannot be read at all (not even its id and status
     /// columns) is left out with a warning in the log rather than failing the whole list.
     pub async fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
