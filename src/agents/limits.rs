@@ -103,18 +103,12 @@ impl Profile {
                 // the runs.
                 tournament_deadline_ms: Some(4 * 3_600_000),
             },
+            // The library's, but for the depth and time budgets.
             Profile::Ga => Limits {
                 profile: self,
                 max_depth: 10,
                 max_time_ms: None,
-                max_mcts_iterations: 1_000_000,
-                max_perfect_seeds: 32,
-                max_games_core_minutes: u32::MAX,
-                max_match_core_minutes: u32::MAX,
-                max_move_nodes: u64::MAX,
-                move_deadline_ms: None,
-                match_deadline_ms: None,
-                tournament_deadline_ms: None,
+                ..Profile::Library.limits()
             },
         }
     }
