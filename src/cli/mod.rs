@@ -22,6 +22,7 @@ pub mod matches;
 pub mod position;
 pub mod serve;
 pub mod train_a3c;
+pub mod worker;
 
 use std::process::ExitCode;
 
@@ -64,6 +65,9 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)
     Serve(serve::ServeArgs),
+    /// Play game batches of PostgreSQL runs from the job queue on this machine's cores (no
+    /// HTTP; start as many as there are machines)
+    Worker(worker::WorkerArgs),
     /// Train the a3c agent's network by asynchronous advantage actor-critic
     #[command(name = "train-a3c")]
     TrainA3c(train_a3c::TrainArgs),
@@ -180,6 +184,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Learn(args) => learn::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Worker(args) => worker::run(&args),
         Command::TrainA3c(args) => train_a3c::run(&args),
         Command::Mankalah(args) => mankalah::run(&args),
     }

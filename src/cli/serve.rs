@@ -39,6 +39,10 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allow_origins: Vec<String>,
+    /// On PostgreSQL, do not play game batches here: only serve and coordinate runs, and
+    /// leave every game to `kalah-tuner worker` processes
+    #[arg(long, env = "KALAH_TUNER_NO_BATCHES")]
+    pub no_batches: bool,
 }
 
 impl ServeArgs {
@@ -55,6 +59,7 @@ impl ServeArgs {
             static_dir: self.static_dir.clone(),
             models_dir: self.models_dir.clone(),
             allow_origins: self.allow_origins.clone(),
+            play_batches: !self.no_batches,
             token: std::env::var("KALAH_TUNER_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),

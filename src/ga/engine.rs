@@ -296,6 +296,12 @@ impl Evolution {
         }
     }
 
+    /// Plays the fitness games through `batches` (other processes) instead of this process's
+    /// rayon pool; the records are the same. The panel's games stay here.
+    pub fn set_batches(&mut self, batches: std::sync::Arc<dyn super::fitness::GameBatches>) {
+        self.fitness.set_batches(batches);
+    }
+
     /// Evaluates the current generation, records it and, unless the run stops here, breeds the
     /// next one. `None` once the run has finished.
     pub fn step(&mut self) -> Option<GenerationRecord> {

@@ -20,12 +20,14 @@
 //! same early positions in many of their games.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
+use crate::agents::limits::{game_side_ms, search_side_ms};
 use crate::agents::{Agent, AgentSpec, Budget, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
@@ -39,7 +41,8 @@ const OPENING_STREAM: u64 = 0x6f70_656e;
 const GAME_STREAM: u64 = 0x6761_6d65;
 
 /// Whom a game is against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Rival {
     /// Another member of the population, by index.
     Member(usize),
@@ -48,7 +51,7 @@ pub enum Rival {
 }
 
 /// One game of a generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
     /// The individual whose point of view the job is written from.
     pub me: usize,
@@ -89,7 +92,42 @@ pub struct FitnessSetup {
     /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
     /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
     opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
+    /// How much slower than Kalah(6,4) a game of this board is, for [`FitnessSetup::job_cost_ms`].
+    board_scale: f64,
     cancel: Budget,
+    /// Where the job lists are played when not on this process's rayon pool.
+    batches: Option<Arc<dyn GameBatches>>,
+}
+
+/// One parallel job list of a generation, handed to [`GameBatches::play`].
+#[derive(Clone, Copy, Debug)]
+pub struct GameSlice<'a> {
+    pub generation: u32,
+    /// Which job list of the generation: 0 for the games fixed in advance
+    /// ([`FitnessSetup::jobs`]), then one per racing round.
+    pub part: u32,
+    pub population: &'a [Genome],
+    pub jobs: &'a [Job],
+}
+
+/// Plays a generation's job lists somewhere other than this process's rayon pool (other
+/// processes, other machines), for a run whose owner only coordinates. Whatever plays them
+/// must give exactly what [`FitnessSetup::play_batch`] gives for the same jobs, so that a run
+/// writes the same records however its games were spread.
+pub trait GameBatches: Send + Sync + std::fmt::Debug {
+    /// The points of each job's individual, in job order. Once the generation is cancelled
+    /// (the run's budget is stopped, or the batches failed for good), the answer means
+    /// nothing and the generation is dropped by its owner.
+    fn play(&self, setup: &FitnessSetup, slice: GameSlice<'_>) -> Vec<f64>;
+}
+
+/// Why a batch of jobs cannot be played: it names an individual or opponent the run does not
+/// have (a corrupt or foreign queue entry).
+#[derive(Debug, thiserror::Error)]
+#[error("batch job {index} does not fit the run: {reason}")]
+pub struct BadBatch {
+    pub index: usize,
+    pub reason: String,
 }
 
 /// The evaluator, depth and ties of a fixed-depth search agent (an adaptive one is played as
@@ -237,8 +275,92 @@ impl FitnessSetup {
                 .iter()
                 .map(|spec| fixed_search(spec, config.rules))
                 .collect(),
+            board_scale: (config.board.pits as f64 * config.board.seeds as f64 / 24.0).max(1.0),
             cancel: Budget::unlimited(),
+            batches: None,
         })
+    }
+
+    /// Hands every job list of [`FitnessSetup::evaluate`] to `batches` instead of playing it
+    /// here.
+    pub fn set_batches(&mut self, batches: Arc<dyn GameBatches>) {
+        self.batches = Some(batches);
+    }
+
+    /// A rough single-core cost of `job` in milliseconds, from the same measured game times as
+    /// the run cost estimate ([`GaConfig::estimated_core_hours`]): what batches are sized by.
+    pub fn job_cost_ms(&self, job: &Job) -> f64 {
+        let me = search_side_ms(self.depth);
+        let rival = match job.rival {
+            Rival::Member(_) => me,
+            Rival::Opponent(o) => self.opponents.get(o).map_or(me, game_side_ms),
+        };
+        (me + rival) * self.board_scale
+    }
+
+    /// Plays `jobs` of generation `generation` for `population` on the current rayon pool and
+    /// returns each job's points, in job order: what a worker process does with a batch, and
+    /// exactly what the same jobs give inside [`FitnessSetup::evaluate`]. Stops early (the
+    /// answer then means nothing) once the setup's cancel budget is stopped.
+    pub fn play_batch(
+        &self,
+        population: &[Genome],
+        generation: u32,
+        jobs: &[Job],
+    ) -> Result<Vec<f64>, BadBatch> {
+        let n = population.len();
+        for (index, job) in jobs.iter().enumerate() {
+            let bad = |reason: String| Err(BadBatch { index, reason });
+            if job.me >= n {
+                return bad(format!("individual {} of {n}", job.me));
+            }
+            match job.rival {
+                Rival::Member(j) if j >= n => return bad(format!("individual {j} of {n}")),
+                Rival::Opponent(o) if o >= self.opponents.len() => {
+                    return bad(format!("opponent {o} of {}", self.opponents.len()))
+                }
+                _ => {}
+            }
+            if population[job.me].len() != self.features.len() {
+                return bad(format!(
+                    "individual {} has {} weights for {} features",
+                    job.me,
+                    population[job.me].len(),
+                    self.features.len()
+                ));
+            }
+        }
+        let evals: Vec<WeightedEval> = population.iter().map(|g| self.evaluator(g)).collect();
+        let memos = self.memos(n);
+        Ok(self.play_here(jobs, generation as u64, &evals, &memos))
+    }
+
+    /// One memo per individual, then one per fixed opponent: an opponent's moves do not depend
+    /// on whom it plays.
+    fn memos(&self, n: usize) -> Vec<Memo> {
+        (0..n + self.opponents.len())
+            .map(|_| Memo::default())
+            .collect()
+    }
+
+    fn play_here(
+        &self,
+        jobs: &[Job],
+        generation: u64,
+        evals: &[WeightedEval],
+        memos: &[Memo],
+    ) -> Vec<f64> {
+        jobs.par_iter()
+            .map(|job| self.play_unless_cancelled(job, generation, evals, memos))
+            .collect()
+    }
+
+    /// Plays one job list of a generation, here or through [`FitnessSetup::set_batches`].
+    fn play_list(&self, slice: GameSlice<'_>, evals: &[WeightedEval], memos: &[Memo]) -> Vec<f64> {
+        match &self.batches {
+            Some(batches) if !slice.jobs.is_empty() => batches.play(self, slice),
+            _ => self.play_here(slice.jobs, slice.generation as u64, evals, memos),
+        }
     }
 
     /// Games of [`FitnessSetup::evaluate`] are skipped once `cancel` is set; the evaluation
@@ -335,17 +457,16 @@ impl FitnessSetup {
     pub fn evaluate(&self, population: &[Genome], generation: u32) -> Evaluation {
         let n = population.len();
         let evals: Vec<WeightedEval> = population.iter().map(|g| self.evaluator(g)).collect();
-        // One memo per individual, then one per fixed opponent: an opponent's moves do not
-        // depend on whom it plays.
-        let memos: Vec<Memo> = (0..n + self.opponents.len())
-            .map(|_| Memo::default())
-            .collect();
+        let memos = self.memos(n);
         let jobs = self.jobs(n);
+        let slice = GameSlice {
+            generation,
+            part: 0,
+            population,
+            jobs: &jobs,
+        };
+        let my_points = self.play_list(slice, &evals, &memos);
         let generation = generation as u64;
-        let my_points: Vec<f64> = jobs
-            .par_iter()
-            .map(|job| self.play_unless_cancelled(job, generation, &evals, &memos))
-            .collect();
 
         let (mut rr_points, mut rr_avail) = (vec![0.0; n], vec![0.0; n]);
         let (mut op_points, mut op_avail) = (vec![0.0; n], vec![0.0; n]);
@@ -366,7 +487,7 @@ impl FitnessSetup {
         let mut games_played = jobs.len() as u64;
         let mut raced_games = None;
         if let Some(racing) = &self.racing {
-            let units = self.race(racing, n, generation, &evals, &memos);
+            let units = self.race(racing, population, generation, &evals, &memos);
             let games_per_unit = 2 * self.opponents.len();
             for (i, scores) in units.iter().enumerate() {
                 op_points[i] = scores.iter().sum::<f64>() * games_per_unit as f64;
@@ -413,11 +534,12 @@ impl FitnessSetup {
     fn race(
         &self,
         racing: &RacingConfig,
-        n: usize,
+        population: &[Genome],
         generation: u64,
         evals: &[WeightedEval],
         memos: &[Memo],
     ) -> Vec<Vec<f64>> {
+        let n = population.len();
         let opponents = self.opponents.len();
         let per_individual = (self.games_per_pair / 2) as u64;
         let total = n as u64 * per_individual;
@@ -460,10 +582,13 @@ impl FitnessSetup {
                     }
                 }
             }
-            let points: Vec<f64> = jobs
-                .par_iter()
-                .map(|job| self.play_unless_cancelled(job, generation, evals, memos))
-                .collect();
+            let slice = GameSlice {
+                generation: generation as u32,
+                part: round as u32 + 1,
+                population,
+                jobs: &jobs,
+            };
+            let points = self.play_list(slice, evals, memos);
             let games_per_unit = 2 * opponents;
             for (unit_jobs, unit_points) in jobs
                 .chunks(games_per_unit)

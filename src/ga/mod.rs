@@ -68,7 +68,7 @@ pub use engine::{
     Timing,
 };
 pub use export::{ExportDocument, ExportError, TunerConfig, FORMAT_VERSION};
-pub use fitness::{Evaluation, FitnessSetup};
+pub use fitness::{BadBatch, Evaluation, FitnessSetup, GameBatches, GameSlice, Job, Rival};
 pub use genome::{FitnessStats, Genome};
 pub use learning::{LearnerConfig, LearnerProgress, LearningConfig, LearningRun};
 pub use operators::{Crossover, Mutation, Selection};

@@ -34,13 +34,14 @@ use axum::middleware;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
-use tokio::sync::{broadcast, Notify, Semaphore};
+use tokio::sync::{broadcast, watch, Notify, Semaphore};
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::agents::FileAccess;
 use crate::game::excerpt;
-use crate::store::Store;
+use crate::store::queue::{start_batch_worker, BatchEnv, BatchQueue};
+use crate::store::{Backend, Store};
 use error::ApiError;
 
 /// Largest request body: an export document used as an agent fits with room to spare.
@@ -67,6 +68,10 @@ pub struct ServerConfig {
     /// Web origins besides the server's own whose pages may change state and get CORS
     /// headers (`--allow-origin`), as `scheme://host[:port]`.
     pub allow_origins: Vec<String>,
+    /// On PostgreSQL, whether this process also plays game batches from the job queue on its
+    /// game threads (off: it only coordinates its runs, and `kalah-tuner worker` processes
+    /// play every game).
+    pub play_batches: bool,
 }
 
 impl ServerConfig {
@@ -81,6 +86,7 @@ impl ServerConfig {
             token: None,
             models_dir: None,
             allow_origins: Vec::new(),
+            play_batches: true,
         }
     }
 }
@@ -125,6 +131,28 @@ pub struct AppState {
     pub files: FileAccess,
     /// `--allow-origin`, normalised by [`guard::normalize_origin`].
     pub allowed_origins: Vec<String>,
+    /// This process's name in the runs it leases (`runs.owner`).
+    pub owner: String,
+    /// The game batch queue, on PostgreSQL: GA runs this process owns play their fitness
+    /// games through it.
+    pub queue: Option<BatchQueue>,
+    /// Set once when the process starts to stop: run workers hand their runs back, event
+    /// streams end, the batch worker stops.
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl AppState {
+    /// Completes once the process is stopping.
+    pub fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.shutdown.subscribe();
+        async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        }
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        *self.shutdown.borrow()
+    }
 }
 
 pub type SharedState = Arc<AppState>;
@@ -133,39 +161,51 @@ pub type SharedState = Arc<AppState>;
 pub struct RunningServer {
     pub addr: SocketAddr,
     pub state: SharedState,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     serve: tokio::task::JoinHandle<()>,
     workers: Vec<tokio::task::JoinHandle<()>>,
+    batch_worker: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// How long a stopping process waits for its run workers to hand their runs back (they stop
+/// the generation under way within a game per thread) before it stops waiting.
+const STOP_RUNS: Duration = Duration::from_secs(8);
+
 impl RunningServer {
-    /// Stops accepting requests, stops the workers (a generation under way is dropped and
-    /// recomputed on the next start) and closes the database.
-    pub async fn shutdown(mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.serve).await;
-        self.stop_workers_and_close().await;
+    /// Stops as on SIGTERM: see [`RunningServer::wait`].
+    pub async fn shutdown(self) {
+        self.state.shutdown.send_replace(true);
+        self.wait().await;
     }
 
-    /// Serves until the process is asked to stop (Ctrl-C or SIGTERM), then stops the workers
-    /// and closes the database as [`RunningServer::shutdown`] does.
+    /// Serves until the process is told to stop (Ctrl-C, SIGTERM or [`RunningServer::shutdown`]),
+    /// then stops cleanly within about 10 seconds: no new requests, event streams closed, the
+    /// generations under way abandoned and their runs handed back to the queue (another
+    /// process resumes them at once), the batch worker's batch finished or handed back, and
+    /// the database closed.
     pub async fn wait(mut self) {
         let _ = (&mut self.serve).await;
         self.stop_workers_and_close().await;
     }
 
     async fn stop_workers_and_close(&mut self) {
-        for w in &self.workers {
-            w.abort();
-        }
-        // Aborted tasks drop their database connections once they are polled again.
+        self.state.shutdown.send_replace(true);
+        let deadline = tokio::time::Instant::now() + STOP_RUNS;
         for w in self.workers.drain(..) {
-            let _ = tokio::time::timeout(Duration::from_secs(2), w).await;
+            let abort = w.abort_handle();
+            if tokio::time::timeout_at(deadline, w).await.is_err() {
+                tracing::warn!("a run worker did not stop in time");
+                abort.abort();
+            }
         }
-        // On SQLite this folds the write-ahead log into the database file, so that the file
-        // alone is a complete copy (what a backup of a stopped server takes).
+        if let Some(batches) = self.batch_worker.take() {
+            let abort = batches.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(4), batches)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
         self.state.store.close().await;
     }
 }
@@ -242,11 +282,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             "tournaments left running by a previous process: marked failed"
         );
     }
-    let resumed = store.requeue_running().await?;
-    for id in &resumed {
-        tracing::info!(run = %id, "run left running by a previous process: resuming");
-    }
+    // Runs another process left running are not touched here: they are taken over by
+    // `claim_next` once their owner's lease is stale (it died), and never while it lives.
+    let queue = match store.backend() {
+        Backend::Postgres => Some(
+            BatchQueue::connect(&config.database_url)
+                .await
+                .context("opening the game batch queue")?,
+        ),
+        Backend::Sqlite => None,
+    };
+    let owner = process_name("serve");
     let (events, _) = broadcast::channel(1024);
+    let (shutdown, _) = watch::channel(false);
     let state = Arc::new(AppState {
         store,
         pool: Arc::new(rayon_pool(config.threads)?),
@@ -261,22 +309,29 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         static_dir: config.static_dir.clone(),
         files,
         allowed_origins,
+        owner,
+        queue,
+        shutdown,
     });
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await
         .with_context(|| format!("binding {}", config.bind))?;
     let addr = listener.local_addr()?;
     let app = router(state.clone());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let serve = tokio::spawn(async move {
-        let shutdown = async move {
-            tokio::select! {
-                _ = rx => {}
-                _ = shutdown_signal() => {}
+    let signalled = state.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = shutdown_signal() => {
+                tracing::info!("stopping: handing runs back, closing event streams");
+                signalled.shutdown.send_replace(true);
             }
-        };
+            _ = signalled.stopping() => {}
+        }
+    });
+    let stopping = state.stopping();
+    let serve = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(stopping)
             .await
         {
             tracing::error!("server error: {e}");
@@ -285,16 +340,43 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let workers = (0..config.workers)
         .map(|i| tokio::spawn(workers::worker(state.clone(), i)))
         .collect();
+    let batch_worker = match (&state.queue, config.play_batches) {
+        (Some(queue), true) => {
+            let env = BatchEnv {
+                store: state.store.clone(),
+                pool: state.pool.clone(),
+                name: state.owner.clone(),
+            };
+            Some(
+                start_batch_worker(queue, env, state.stopping())
+                    .await
+                    .context("starting the batch worker")?,
+            )
+        }
+        _ => None,
+    };
     Ok(RunningServer {
         addr,
         state,
-        shutdown: Some(tx),
         serve,
         workers,
+        batch_worker,
     })
 }
 
-async fn shutdown_signal() {
+/// A name for this process in leases and batch results: its role, host and process id, and a
+/// random suffix (process ids repeat across containers).
+pub fn process_name(role: &str) -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!("{role}@{host}:{}:{}", std::process::id(), &suffix[..8])
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -504,6 +504,8 @@ pub async fn events(
             }
         }
     });
-    Ok(Sse::new(first.chain(updates))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    // A stopping server ends every stream, so that its graceful shutdown is not held open
+    // by browsers watching runs.
+    let stream = first.chain(updates).take_until(state.stopping());
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -11,6 +11,7 @@
 //! generation's remaining games are skipped and its result dropped, so the cores are free
 //! again within about a second plus one game per thread.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
@@ -19,12 +20,13 @@ use super::runs::publish_status;
 use super::{RunEvent, SharedState};
 use crate::ga::{ConfigError, Evolution, GenerationRecord, LearningRun, StopReason, TunerConfig};
 use crate::search::Budget;
-use crate::store::{GenerationPoint, RunRow, RunStatus, StoreError, WriteOutcome};
+use crate::store::queue::Distributed;
+use crate::store::{GenerationPoint, RunRow, StoreError, WriteOutcome};
 
 /// How often an idle worker looks at the queue even without being woken.
 const POLL: Duration = Duration::from_secs(1);
-/// How often a worker looks at its run's status while a generation computes.
-const STATUS_POLL: Duration = Duration::from_secs(1);
+/// How often an owner renews its run's lease (and so learns that the run was cancelled).
+const LEASE_BEAT: Duration = Duration::from_secs(1);
 /// How long a worker waits out a database that does not answer before it gives up on the
 /// run (which stays `running`, and is resumed by the next process to start).
 const MAX_OUTAGE: Duration = Duration::from_secs(600);
@@ -53,26 +55,38 @@ where
 
 pub async fn worker(state: SharedState, index: usize) {
     loop {
-        match state.store.claim_next().await {
+        if state.is_stopping() {
+            return;
+        }
+        match state.store.claim_next(&state.owner).await {
             Ok(Some(run)) => {
                 let id = run.id.clone();
-                tracing::info!(run = %id, worker = index, "run started");
+                tracing::info!(run = %id, worker = index, claim = run.claim, "run started");
                 publish_status(&state, &id).await;
                 let claim = run.claim;
-                if let Err(e) = evolve(&state, run).await {
-                    tracing::warn!(run = %id, "run failed: {e}");
-                    if let Err(e2) = state.store.fail(&id, claim, &e).await {
-                        tracing::error!(run = %id, "could not mark the run failed: {e2}");
+                match evolve(&state, run).await {
+                    Ok(()) => {}
+                    Err(e) => {
+                        tracing::warn!(run = %id, "run failed: {e}");
+                        if let Err(e2) = state.store.fail(&id, claim, &e).await {
+                            tracing::error!(run = %id, "could not mark the run failed: {e2}");
+                        }
                     }
                 }
                 publish_status(&state, &id).await;
             }
             Ok(None) => {
-                let _ = tokio::time::timeout(POLL, state.wake.notified()).await;
+                tokio::select! {
+                    _ = tokio::time::timeout(POLL, state.wake.notified()) => {}
+                    _ = state.stopping() => return,
+                }
             }
             Err(e) => {
                 tracing::error!(worker = index, "claiming a run: {e}");
-                tokio::time::sleep(POLL).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(POLL) => {}
+                    _ = state.stopping() => return,
+                }
             }
         }
     }
@@ -123,9 +137,32 @@ impl Stepper {
     }
 }
 
-/// Steps a claimed run until it finishes or stops being `running`. `Err` carries the message
-/// stored with a failed run.
+/// Steps a claimed run until it finishes, stops being this process's `running` run, or the
+/// process stops (then the run goes back to the queue). `Err` carries the message stored
+/// with a failed run.
 async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
+    let budget = Budget::unlimited();
+    let lease = tokio::spawn(keep_lease(
+        state.clone(),
+        run.id.clone(),
+        run.claim,
+        budget.clone(),
+    ));
+    let outcome = evolve_leased(state, &run, &budget).await;
+    lease.abort();
+    if state.is_stopping() && outcome.is_ok() {
+        match state.store.release(&run.id, run.claim).await {
+            Ok(true) => tracing::info!(run = %run.id, "stopping: run handed back to the queue"),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(run = %run.id,
+                "stopping: could not hand the run back ({e}); another process takes it over \
+                 once its lease is stale"),
+        }
+    }
+    outcome
+}
+
+async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Result<(), String> {
     let last = with_retries(&run.id, "reading the last generation", || {
         state.store.last_record(&run.id)
     })
@@ -138,34 +175,48 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     // Off the async runtime: locating and loading the agents' models reads the disk, and a
     // Texel run plays and labels its positions before its first checkpoint.
     let (files, pool) = (state.files.clone(), state.pool.clone());
-    let mut stepper = tokio::task::spawn_blocking(move || {
+    let (mut stepper, located) = tokio::task::spawn_blocking(move || {
         let config = config.locate_agents(&files)?;
-        pool.install(|| Stepper::prepare(config, last.as_ref()))
+        let stepper = pool.install(|| Stepper::prepare(config.clone(), last.as_ref()))?;
+        Ok::<_, ConfigError>((stepper, config))
     })
     .await
     .map_err(|e| format!("preparing the run stopped: {e}"))?
     .map_err(|e| e.to_string())?;
     let champion_config = run.config()?;
+    // On PostgreSQL a GA run's fitness games go to the batch queue, where this and any other
+    // process's batch workers play them.
+    let distributed = match (&mut stepper, &state.queue, located) {
+        (Stepper::Ga(evolution), Some(queue), TunerConfig::Ga(config)) => {
+            let batches = Arc::new(Distributed::new(
+                queue.clone(),
+                state.store.clone(),
+                tokio::runtime::Handle::current(),
+                run.id.clone(),
+                run.claim,
+                *config,
+                budget.clone(),
+            ));
+            evolution.set_batches(batches.clone());
+            Some(batches)
+        }
+        _ => None,
+    };
 
     loop {
         let pool = state.pool.clone();
-        let cancel = Budget::unlimited();
-        let token = cancel.clone();
-        let compute = tokio::task::spawn_blocking(move || {
+        let token = budget.clone();
+        let computed = tokio::task::spawn_blocking(move || {
             let record = pool.install(|| stepper.step(&token));
             (stepper, record)
-        });
-        let watcher = tokio::spawn(cancel_when_stopped(
-            state.clone(),
-            run.id.clone(),
-            run.claim,
-            cancel.clone(),
-        ));
-        let computed = compute.await;
-        watcher.abort();
+        })
+        .await;
         let (back, record) = computed.map_err(|e| format!("the generation thread stopped: {e}"))?;
-        if cancel.is_stopped() {
-            tracing::info!(run = %run.id, "run no longer running: the generation under way stopped");
+        if let Some(failure) = distributed.as_ref().and_then(|d| d.take_failure()) {
+            return Err(failure);
+        }
+        if budget.is_stopped() {
+            tracing::info!(run = %run.id, "run no longer this process's to run: the generation under way stopped");
             return Ok(());
         }
         stepper = back;
@@ -196,26 +247,39 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
             }
             WriteOutcome::Written => announce(state, &run.id, &record),
         }
+        if let Some(d) = &distributed {
+            tracing::debug!(run = %run.id, stats = ?d.stats(), "batches so far");
+        }
         if record.stop.is_some() {
             tracing::info!(run = %run.id, stop = ?record.stop, "run finished");
+            return Ok(());
+        }
+        if state.is_stopping() {
             return Ok(());
         }
     }
 }
 
-/// Sets `cancel` once the run is no longer running under `claim` (cancelled, deleted, failed,
-/// or resumed and claimed again by another worker). A database error is not a reason to stop:
-/// the write at the generation's end decides then.
-async fn cancel_when_stopped(state: SharedState, run_id: String, claim: i64, cancel: Budget) {
+/// Renews the run's lease every second while its owner evolves it, and stops `budget` once
+/// the run is no longer running under `claim` (cancelled, deleted, failed, or taken over by
+/// another process that found the lease stale) or the process is stopping. A database error
+/// is not a reason to stop: the write at the generation's end decides then.
+async fn keep_lease(state: SharedState, run_id: String, claim: i64, budget: Budget) {
     loop {
-        tokio::time::sleep(STATUS_POLL).await;
-        match state.store.run_claim(&run_id).await {
-            Ok(Some((RunStatus::Running, current))) if current == claim => {}
-            Ok(_) => {
-                cancel.cancel();
+        tokio::select! {
+            _ = tokio::time::sleep(LEASE_BEAT) => {}
+            _ = state.stopping() => {
+                budget.cancel();
                 return;
             }
-            Err(e) => tracing::warn!(run = %run_id, "checking the run's status: {e}"),
+        }
+        match state.store.heartbeat(&run_id, claim).await {
+            Ok(true) => {}
+            Ok(false) => {
+                budget.cancel();
+                return;
+            }
+            Err(e) => tracing::warn!(run = %run_id, "renewing the run's lease: {e}"),
         }
     }
 }

@@ -9,6 +9,11 @@
 //! Status changes are single conditional `UPDATE`s (`... WHERE status IN (...)`), so two
 //! callers racing on one run never both succeed, whatever the backend.
 
+mod batches;
+pub mod queue;
+
+pub use batches::{ResultWrite, SliceKey};
+
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -255,12 +260,17 @@ pub enum WriteOutcome {
 
 /// Now, as fixed-width RFC 3339 UTC with milliseconds (sorts as text).
 pub fn now_rfc3339() -> String {
-    let now = OffsetDateTime::now_utc();
-    let now = now
-        .replace_nanosecond(now.millisecond() as u32 * 1_000_000)
-        .unwrap_or(now);
+    rfc3339(OffsetDateTime::now_utc())
+}
+
+/// `at` as fixed-width RFC 3339 UTC with milliseconds, so that times compare as text.
+fn rfc3339(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    let at = at
+        .replace_nanosecond(at.millisecond() as u32 * 1_000_000)
+        .unwrap_or(at);
     // Formatting a valid UTC time with the well-known format cannot fail.
-    let text = now.format(&Rfc3339).unwrap_or_default();
+    let text = at.format(&Rfc3339).unwrap_or_default();
     // Rfc3339 drops a zero fraction; keep the width fixed for text ordering.
     if text.len() == 20 {
         format!("{}.000Z", &text[..19])
@@ -268,6 +278,11 @@ pub fn now_rfc3339() -> String {
         text
     }
 }
+
+/// How long a run's owner may go without a heartbeat before another process takes the run
+/// over. Owners beat every second; processes on several machines need clocks within a few
+/// seconds of each other (NTP), as the comparison is of each writer's own clock.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
 
 const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
@@ -445,30 +460,28 @@ impl Store {
         Ok(row.try_get::<i64, _>("n")?.max(0) as u64)
     }
 
-    /// Runs a dead process left `running` go back to the queue; their generations stay, so
-    /// a worker resumes them from the last one written.
-    pub async fn requeue_running(&self) -> Result<Vec<String>, StoreError> {
-        let rows =
-            sqlx::query("UPDATE runs SET status = 'queued' WHERE status = 'running' RETURNING id")
-                .fetch_all(&self.pool)
-                .await?;
-        self.changed();
-        rows.iter()
-            .map(|r| r.try_get::<String, _>("id").map_err(StoreError::from))
-            .collect()
-    }
-
-    /// Takes the oldest queued run and marks it running; `None` when the queue is empty or
-    /// another worker took the run first.
-    pub async fn claim_next(&self) -> Result<Option<RunRow>, StoreError> {
+    /// Takes the oldest run that is queued, or running under an owner whose heartbeat is
+    /// older than [`LEASE_TTL`] (a process that died), and leases it to `owner`: running, a
+    /// new claim number, a fresh heartbeat. A taken-over run keeps its generations, so the new
+    /// owner resumes it from the last one written. `None` when there is nothing to take or
+    /// another process took the run first (one conditional UPDATE: on PostgreSQL the loser
+    /// re-reads the row after the winner commits and finds its lease fresh).
+    pub async fn claim_next(&self, owner: &str) -> Result<Option<RunRow>, StoreError> {
+        let now = OffsetDateTime::now_utc();
+        let stale_before = rfc3339(now - LEASE_TTL);
         let row = sqlx::query(
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1), \
-             claim = claim + 1 \
+             claim = claim + 1, owner = $2, heartbeat_at = $1 \
              WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
+                           OR (status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $3)) \
                          ORDER BY created_at, id LIMIT 1) \
-             AND status = 'queued' RETURNING id",
+             AND (status = 'queued' \
+                  OR (status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $3))) \
+             RETURNING id",
         )
-        .bind(now_rfc3339())
+        .bind(rfc3339(now))
+        .bind(owner)
+        .bind(stale_before)
         .fetch_optional(&self.pool)
         .await?;
         match row {
@@ -479,6 +492,37 @@ impl Store {
             }
             None => Ok(None),
         }
+    }
+
+    /// Renews the lease of a run evaluated under `claim`: `Ok(false)` once the run is no
+    /// longer running under that claim (cancelled, deleted, failed, or taken over), when its
+    /// owner must stop.
+    pub async fn heartbeat(&self, id: &str, claim: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET heartbeat_at = $3 WHERE id = $1 AND claim = $2 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(claim)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Gives a run evaluated under `claim` back to the queue at once (a process stopping
+    /// cleanly), so that another process resumes it from its last generation without waiting
+    /// for the lease to go stale. `Ok(false)` when the run was no longer this owner's.
+    pub async fn release(&self, id: &str, claim: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = 'queued', owner = NULL, heartbeat_at = NULL \
+             WHERE id = $1 AND claim = $2 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(claim)
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        Ok(done.rows_affected() == 1)
     }
 
     /// Sets what the user says about a run (each part only when given); the run as it is
@@ -583,6 +627,10 @@ impl Store {
     /// Deletes a run and its generations. `Ok(false)` when there was no such run.
     pub async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM batch_results WHERE run_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("DELETE FROM generations WHERE run_id = $1")
             .bind(id)
             .execute(&mut *tx)

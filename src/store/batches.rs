@@ -1,0 +1,159 @@
+//! Results of game batches (slices of a generation's job lists) played by worker processes,
+//! as [`super::queue`] stores and reads them.
+
+use sqlx::Row;
+
+use super::{corrupt, now_rfc3339, Store, StoreError};
+
+/// One slice of one job list of a run's generation: `jobs` consecutive jobs from `first_job`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SliceKey {
+    pub run_id: String,
+    pub generation: u32,
+    /// 0 for the games fixed in advance, then one per racing round.
+    pub part: u32,
+    pub first_job: u64,
+    pub jobs: u64,
+}
+
+/// What became of a batch result a worker wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResultWrite {
+    Written,
+    /// The slice already had this very result (a batch run twice, by a worker that was
+    /// thought dead and another).
+    Same,
+    /// The slice already had another result: the games are not deterministic.
+    Different {
+        stored: Vec<f64>,
+    },
+}
+
+impl Store {
+    /// Writes the points of a slice once; see [`ResultWrite`].
+    pub async fn put_slice_result(
+        &self,
+        key: &SliceKey,
+        points: &[f64],
+        worker: &str,
+        play_ms: u64,
+    ) -> Result<ResultWrite, StoreError> {
+        if points.len() as u64 != key.jobs {
+            return Err(StoreError::Corrupt(format!(
+                "a slice of {} jobs has {} results",
+                key.jobs,
+                points.len()
+            )));
+        }
+        let text = serde_json::to_string(points).map_err(|e| corrupt("batch points", e))?;
+        let inserted = sqlx::query(
+            "INSERT INTO batch_results (run_id, generation, part, first_job, jobs, points, worker, \
+             play_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (run_id, generation, part, first_job, jobs) DO NOTHING",
+        )
+        .bind(&key.run_id)
+        .bind(key.generation as i64)
+        .bind(key.part as i64)
+        .bind(key.first_job as i64)
+        .bind(key.jobs as i64)
+        .bind(text)
+        .bind(worker)
+        .bind(play_ms as i64)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            return Ok(ResultWrite::Written);
+        }
+        let stored = self
+            .slice_results(&key.run_id, key.generation, key.part)
+            .await?
+            .into_iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, p, _)| p)
+            .ok_or_else(|| StoreError::Corrupt("a batch result vanished while read".into()))?;
+        Ok(if stored == points {
+            ResultWrite::Same
+        } else {
+            ResultWrite::Different { stored }
+        })
+    }
+
+    /// The slices of one job list that have results: their keys only, which is what a
+    /// coordinator polls while it waits.
+    pub async fn slices_done(
+        &self,
+        run_id: &str,
+        generation: u32,
+        part: u32,
+    ) -> Result<Vec<(u64, u64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT first_job, jobs FROM batch_results \
+             WHERE run_id = $1 AND generation = $2 AND part = $3",
+        )
+        .bind(run_id)
+        .bind(generation as i64)
+        .bind(part as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get::<i64, _>("first_job")? as u64,
+                    r.try_get::<i64, _>("jobs")? as u64,
+                ))
+            })
+            .collect()
+    }
+
+    /// Every stored slice result of one job list: its points, and the milliseconds its
+    /// worker took to play it.
+    pub async fn slice_results(
+        &self,
+        run_id: &str,
+        generation: u32,
+        part: u32,
+    ) -> Result<Vec<(SliceKey, Vec<f64>, u64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT first_job, jobs, points, play_ms FROM batch_results \
+             WHERE run_id = $1 AND generation = $2 AND part = $3",
+        )
+        .bind(run_id)
+        .bind(generation as i64)
+        .bind(part as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let points: String = r.try_get("points")?;
+                Ok((
+                    SliceKey {
+                        run_id: run_id.to_string(),
+                        generation,
+                        part,
+                        first_job: r.try_get::<i64, _>("first_job")? as u64,
+                        jobs: r.try_get::<i64, _>("jobs")? as u64,
+                    },
+                    serde_json::from_str(&points).map_err(|e| corrupt("batch points", e))?,
+                    r.try_get::<i64, _>("play_ms")?.max(0) as u64,
+                ))
+            })
+            .collect()
+    }
+
+    /// Fails a running run whoever owns it: what a worker does on finding that a batch gave
+    /// two different results. The owner sees the run stop running and drops its generation.
+    pub async fn fail_running(&self, id: &str, error: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(error)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        self.changed();
+        Ok(done.rows_affected() == 1)
+    }
+}
