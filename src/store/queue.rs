@@ -364,14 +364,53 @@ async fn stop_when_not_running(store: Store, run_id: String, claim: i64, budget:
 
 /// Starts a queue worker that plays batches one at a time on `env.pool` until `shutdown`
 /// completes; then it lets the batch under way finish for [`SHUTDOWN_GRACE`], hands it back
-/// to the queue otherwise, and the returned task ends.
+/// to the queue otherwise, and the returned task ends. A worker that stops on a database
+/// error (a lost connection, a restarting server) is started again after [`RESTART_DELAY`],
+/// for as long as the process runs: the queue returns whatever batch it held.
 pub async fn start_batch_worker(
     queue: &BatchQueue,
     env: BatchEnv,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<tokio::task::JoinHandle<()>, QueueError> {
+    use futures_util::FutureExt;
+    let shutdown = shutdown.boxed().shared();
     let name = env.name.clone();
-    let worker = WorkerOptions::default()
+    let first = batch_worker(queue, env.clone(), shutdown.clone()).await?;
+    let queue = queue.clone();
+    Ok(tokio::spawn(async move {
+        tracing::info!(worker = %name, "playing game batches from the queue");
+        let mut worker = Some(first);
+        loop {
+            if let Some(running) = worker.take() {
+                match running.run().await {
+                    Ok(()) => return,
+                    Err(e) => tracing::error!(worker = %name, "the batch worker stopped: {e}"),
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(RESTART_DELAY) => {}
+                _ = shutdown.clone() => return,
+            }
+            match batch_worker(&queue, env.clone(), shutdown.clone()).await {
+                Ok(restarted) => {
+                    tracing::info!(worker = %name, "the batch worker started again");
+                    worker = Some(restarted);
+                }
+                Err(e) => tracing::warn!(worker = %name, "restarting the batch worker: {e}"),
+            }
+        }
+    }))
+}
+
+/// How long a batch worker that stopped on an error waits before it starts again.
+const RESTART_DELAY: Duration = Duration::from_secs(1);
+
+async fn batch_worker(
+    queue: &BatchQueue,
+    env: BatchEnv,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<graphile_worker::Worker, QueueError> {
+    WorkerOptions::default()
         .pg_pool(queue.pool.clone())
         .schema(SCHEMA)
         .concurrency(1)
@@ -388,13 +427,7 @@ pub async fn start_batch_worker(
         .recovery_delay(Duration::ZERO)
         .init()
         .await
-        .map_err(queue_error)?;
-    Ok(tokio::spawn(async move {
-        tracing::info!(worker = %name, "playing game batches from the queue");
-        if let Err(e) = worker.run().await {
-            tracing::error!(worker = %name, "the batch worker stopped: {e}");
-        }
-    }))
+        .map_err(queue_error)
 }
 
 impl fmt::Debug for BatchEnv {
