@@ -58,6 +58,10 @@ pub struct Limits {
     pub tournament_deadline_ms: Option<u64>,
 }
 
+/// Most positions a `perfect` agent's exact solve above its `max_seeds` may visit per move
+/// (about three minutes), under any profile; the API's node cap applies below it.
+pub const MAX_SOLVE_NODES: u64 = 1_000_000_000;
+
 /// Largest UCT exploration constant.
 pub const MAX_MCTS_C: f64 = 100.0;
 
@@ -163,11 +167,18 @@ pub fn game_side_ms(spec: &super::AgentSpec) -> f64 {
             None => search_side_ms(depth_of(*depth)),
         },
         A::PekarMinimax { depth, .. } => search_side_ms(depth_of(*depth)),
+        // A capped solve is counted as spent in full on every move, at about 5 million
+        // positions a second.
         A::Perfect {
             max_seeds,
             fallback_depth,
+            solve_nodes,
             ..
-        } => 21.0 * 4f64.powf((*max_seeds as f64 - 22.0) / 2.0) + search_side_ms(*fallback_depth),
+        } => {
+            21.0 * 4f64.powf((*max_seeds as f64 - 22.0) / 2.0)
+                + search_side_ms(*fallback_depth)
+                + *solve_nodes as f64 / 5_000.0 * MOVES_A_SIDE
+        }
         A::Mcts {
             iterations,
             time_ms,

@@ -7,6 +7,7 @@
 
 pub mod a3c;
 pub mod catalogue;
+pub mod endgame;
 pub mod files;
 mod greedy;
 pub mod limits;
@@ -24,6 +25,7 @@ use crate::game::Position;
 
 pub use crate::search::{Budget, Stopped};
 pub use a3c::A3cAgent;
+pub use endgame::EndgameTable;
 pub use files::FileAccess;
 pub use greedy::Greedy;
 pub use limits::{Limits, Profile};

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use super::{Agent, Decision, GameRng, MoveValue, Ties};
+use super::{Agent, Decision, EndgameTable, GameRng, MoveValue, Ties};
 use crate::eval::Evaluator;
 use crate::game::{Position, Rules};
 use crate::search::{AlphaBeta, Budget, Depth, KeptTable};
@@ -19,12 +19,18 @@ pub struct SearchAgent<E: Evaluator> {
     pub table: KeptTable,
     /// The caller's bounds ([`super::Agent::set_budget`]).
     pub budget: Budget,
+    /// Exact values at the leaves and inner nodes the endgame database covers (`"egdb"`).
+    pub egdb: EndgameTable,
 }
 
 impl<E: Evaluator> Agent for SearchAgent<E> {
     fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
+        let egdb = self.egdb.get(pos.pits(), self.rules);
         let mut search = AlphaBeta::new(&self.eval, self.rules);
         search.set_budget(&self.budget);
+        if let Some(db) = &egdb {
+            search.set_egdb(db);
+        }
         let depth = self.depth.for_root(pos.legal_moves().len());
         let result = match self.time {
             Some(budget) => search.search_time(pos, budget, depth),

@@ -27,7 +27,9 @@ use super::a3c::{load_model, A3cAgent};
 use super::files::{read_capped, FileAccess, MAX_EXPORT_BYTES};
 use super::limits::{Profile, MAX_MCTS_C};
 use super::mcts::{self, Mcts};
-use super::{Agent, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties};
+use super::{
+    Agent, EndgameTable, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties,
+};
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
 use crate::game::{excerpt, Rules};
 use crate::search::Depth;
@@ -93,6 +95,9 @@ fn default_epsilon() -> f64 {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 
 /// Describes an agent; [`AgentSpec::build`] makes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -111,6 +116,10 @@ pub enum AgentSpec {
         time_ms: Option<u64>,
         #[serde(default)]
         ties: Ties,
+        /// Read exact values from the endgame database (`kalah-tuner egdb build`) where it
+        /// covers a position: endgames are played perfectly.
+        #[serde(default, skip_serializing_if = "is_false")]
+        egdb: bool,
     },
     Heuristic {
         #[serde(default = "default_features")]
@@ -123,6 +132,10 @@ pub enum AgentSpec {
         time_ms: Option<u64>,
         #[serde(default)]
         ties: Ties,
+        /// Read exact values from the endgame database (`kalah-tuner egdb build`) where it
+        /// covers a position: endgames are played perfectly.
+        #[serde(default, skip_serializing_if = "is_false")]
+        egdb: bool,
     },
     Pekar {
         #[serde(default)]
@@ -138,11 +151,19 @@ pub enum AgentSpec {
         /// Solve exactly when at most this many seeds are in the pits.
         #[serde(default = "default_max_seeds")]
         max_seeds: u32,
-        /// Depth of the store-difference search used with more seeds than that.
+        /// Depth of the store-difference search used where no exact answer is found.
         #[serde(default = "default_fallback_depth")]
         fallback_depth: u32,
+        /// Above `max_seeds`, try an exact solve of at most this many positions per move
+        /// before falling back to the search (0: never).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        solve_nodes: u64,
         #[serde(default)]
         ties: Ties,
+        /// Read exact values from the endgame database (`kalah-tuner egdb build`) where it
+        /// covers a position: endgames are played perfectly.
+        #[serde(default, skip_serializing_if = "is_false")]
+        egdb: bool,
     },
     /// Monte Carlo tree search (UCT), Hunter 5.5.
     Mcts {
@@ -393,9 +414,18 @@ impl AgentSpec {
             AgentSpec::Perfect {
                 max_seeds,
                 fallback_depth,
+                solve_nodes,
                 ..
             } => {
                 check_depth("fallback_depth", Depth::Fixed(*fallback_depth))?;
+                let max_nodes = limits.max_move_nodes.min(super::limits::MAX_SOLVE_NODES);
+                if *solve_nodes > max_nodes {
+                    return Err(err(
+                        &me,
+                        "solve_nodes",
+                        format!("must be at most {max_nodes}{context}, got {solve_nodes}"),
+                    ));
+                }
                 let max = limits.max_perfect_seeds;
                 if *max_seeds > max {
                     return Err(err(
@@ -474,6 +504,7 @@ impl AgentSpec {
                 depth,
                 time_ms,
                 ties,
+                egdb,
             } => Box::new(SearchAgent {
                 eval: StoreDiff,
                 rules,
@@ -482,11 +513,13 @@ impl AgentSpec {
                 ties: *ties,
                 table: Default::default(),
                 budget: Default::default(),
+                egdb: EndgameTable::new(*egdb),
             }),
             AgentSpec::Heuristic {
                 depth,
                 time_ms,
                 ties,
+                egdb,
                 ..
             } => {
                 let (features, weights) = self.heuristic_terms()?;
@@ -500,6 +533,7 @@ impl AgentSpec {
                     ties: *ties,
                     table: Default::default(),
                     budget: Default::default(),
+                    egdb: EndgameTable::new(*egdb),
                 })
             }
             AgentSpec::Pekar { ties } => Box::new(Pekar { rules, ties: *ties }),
@@ -512,8 +546,13 @@ impl AgentSpec {
             AgentSpec::Perfect {
                 max_seeds,
                 fallback_depth,
+                solve_nodes,
                 ties,
-            } => Box::new(Perfect::new(rules, *max_seeds, *fallback_depth, *ties)),
+                egdb,
+            } => Box::new(
+                Perfect::new(rules, *max_seeds, *fallback_depth, *ties)
+                    .with_egdb(*egdb, *solve_nodes),
+            ),
             AgentSpec::Mcts {
                 iterations,
                 c,
@@ -730,6 +769,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                 depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(default_depth()),
                 time_ms: None,
                 ties: Ties::Random,
+                egdb: false,
             }
         }
         "pekar" => {
@@ -753,7 +793,9 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                     None => default_max_seeds(),
                 },
                 fallback_depth: default_fallback_depth(),
+                solve_nodes: 0,
                 ties: Ties::Random,
+                egdb: false,
             }
         }
         "a3c" => {
@@ -817,6 +859,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                 depth,
                 time_ms: None,
                 ties: Ties::Random,
+                egdb: false,
             }
         }
         "" => return Err(err(text, "kind", "empty agent spec")),

@@ -347,11 +347,13 @@ pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
                 depth: Depth::Fixed(args.play_depth),
                 time_ms: None,
                 ties: Ties::Random,
+                egdb: false,
             },
             AgentSpec::Minimax {
                 depth: Depth::Fixed(args.play_depth),
                 time_ms: None,
                 ties: Ties::Random,
+                egdb: false,
             },
         ],
     };

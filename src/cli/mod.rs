@@ -15,6 +15,7 @@
 pub mod agreement;
 pub mod bench;
 pub mod console;
+pub mod egdb;
 pub mod evolve;
 pub mod learn;
 pub mod mankalah;
@@ -65,6 +66,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Serve the HTTP API and dashboard (runs are stored in SQLite or PostgreSQL)
     Serve(serve::ServeArgs),
+    /// Build and list endgame databases (exact values of every position with few seeds left)
+    Egdb(egdb::EgdbArgs),
     /// Play game batches of PostgreSQL runs from the job queue on this machine's cores (no
     /// HTTP; start as many as there are machines)
     Worker(worker::WorkerArgs),
@@ -185,6 +188,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Worker(args) => worker::run(&args),
+        Command::Egdb(args) => egdb::run(&args),
         Command::TrainA3c(args) => train_a3c::run(&args),
         Command::Mankalah(args) => mankalah::run(&args),
     }

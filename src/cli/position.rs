@@ -9,7 +9,8 @@ use clap::Args;
 use super::{usage, PieArg, RulesArg};
 use crate::agents::{rng_from_seed, AgentSpec};
 use crate::game::{parse_board, parse_kpn, perft, Position};
-use crate::search::Solver;
+use crate::search::egdb::default_dir;
+use crate::search::{Egdb, Solver};
 
 #[derive(Args, Debug)]
 pub struct PerftArgs {
@@ -42,6 +43,13 @@ pub struct SolveArgs {
     /// Also print the exact value of every legal move
     #[arg(long)]
     pub moves: bool,
+    /// Folder of endgame databases (`egdb build`); the largest one for the board and rules is
+    /// used (default: KALAH_TUNER_EGDB_DIR, else ~/.cache/kalah-tuner/egdb)
+    #[arg(long)]
+    pub egdb_dir: Option<std::path::PathBuf>,
+    /// Search without an endgame database even when one is built
+    #[arg(long, conflicts_with = "egdb_dir")]
+    pub no_egdb: bool,
 }
 
 #[derive(Args, Debug)]
@@ -112,6 +120,18 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     .with_pie(args.pie.pie);
     let start = Instant::now();
     let mut solver = Solver::with_default_table(args.rules.rules);
+    if !args.no_egdb {
+        let dir = args.egdb_dir.clone().unwrap_or_else(default_dir);
+        if let Some(db) = Egdb::open_largest(&dir, pos.pits(), args.rules.rules)? {
+            eprintln!(
+                "endgame database: up to {} seeds ({:.1} MiB), opened in {:.3} s",
+                db.max_seeds(),
+                db.entries() as f64 / (1u64 << 20) as f64,
+                start.elapsed().as_secs_f64()
+            );
+            solver.set_egdb(std::sync::Arc::new(db));
+        }
+    }
     let (value, stats) = solver.solve(&pos);
     if args.moves && !pos.is_game_over() {
         for (mv, v) in solver.solve_moves(&pos) {
@@ -119,10 +139,11 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
         }
     }
     eprintln!(
-        "solved {pos} ({}) in {:.3} s, {} nodes",
+        "solved {pos} ({}) in {:.3} s, {} nodes, {} probes",
         args.rules.rules,
         start.elapsed().as_secs_f64(),
-        stats.nodes
+        stats.nodes,
+        stats.probes
     );
     println!("{value}");
     Ok(())

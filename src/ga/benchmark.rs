@@ -181,6 +181,7 @@ impl Benchmark {
             depth: Depth::Fixed(self.depth),
             time_ms: None,
             ties: Ties::Random,
+            egdb: false,
         }
     }
 

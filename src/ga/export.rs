@@ -206,6 +206,7 @@ impl ExportDocument {
             depth: Depth::Fixed(config.play_depth),
             time_ms: None,
             ties: Ties::Random,
+            egdb: false,
         };
         let doc = ExportDocument {
             format_version: FORMAT_VERSION,
@@ -284,6 +285,7 @@ impl ExportDocument {
             depth: Depth::Fixed(config.depth),
             time_ms: None,
             ties: Ties::Random,
+            egdb: false,
         };
         let doc = ExportDocument {
             format_version: FORMAT_VERSION,

@@ -130,8 +130,8 @@ pub struct BadBatch {
     pub reason: String,
 }
 
-/// The evaluator, depth and ties of a fixed-depth search agent (an adaptive one is played as
-/// built). `minimax` searches the store
+/// The evaluator, depth and ties of a fixed-depth search agent without an endgame database
+/// (an adaptive one, or one that reads a database, is played as built). `minimax` searches the store
 /// difference, which is the one-feature weighted evaluation `store_diff` with weight 1 (the
 /// same integer at every leaf).
 fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ties)> {
@@ -140,6 +140,7 @@ fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ti
             depth: Depth::Fixed(depth),
             time_ms: None,
             ties,
+            egdb: false,
         } => WeightedEval::new(&[Feature::StoreDiff], &[1.0], rules)
             .ok()
             .map(|eval| (eval, *depth, *ties)),
@@ -147,6 +148,7 @@ fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ti
             depth: Depth::Fixed(depth),
             time_ms: None,
             ties,
+            egdb: false,
             ..
         } => {
             let (features, weights) = spec.heuristic_terms().ok()?;
@@ -840,6 +842,7 @@ mod tests {
             depth: Depth::Fixed(config.depth),
             time_ms: None,
             ties: Ties::Random,
+            egdb: false,
         };
         // Shared by all the games below, so that many moves come from the memo.
         let memos = [Memo::default(), Memo::default()];
@@ -888,6 +891,7 @@ mod tests {
                     depth: Depth::Fixed(config.depth),
                     time_ms: None,
                     ties: Ties::Random,
+                    egdb: false,
                 }
                 .build(config.rules)
                 .unwrap();

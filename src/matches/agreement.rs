@@ -126,6 +126,7 @@ pub fn solved_positions(setup: &AgreementSetup) -> Result<Vec<SolvedPosition>, M
         depth: Depth::Fixed(4),
         time_ms: None,
         ties: Default::default(),
+        egdb: false,
     };
     sampler.validate()?;
     // Games in rounds until enough give a position; each game's position depends on its

@@ -513,6 +513,7 @@ mod tests {
             depth: crate::search::Depth::Fixed(2),
             time_ms: None,
             ties: crate::agents::Ties::Random,
+            egdb: false,
         };
         assert!(spec.build(Rules::Standard).is_ok());
     }

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use super::Budget;
+use super::{Budget, Egdb};
 use crate::eval::{terminal_score, Evaluator};
 use crate::game::{Position, Rules, Side, SWAP};
 
@@ -40,6 +40,8 @@ pub struct AlphaBeta<'e, E: Evaluator> {
     /// Cutoffs by moves other than captures, per (maximizing?, move), weighted by the
     /// remaining depth.
     history: [[u32; 16]; 2],
+    /// Exact values of the positions it covers, scored as finished games.
+    egdb: Option<&'e Egdb>,
 }
 
 /// Transposition table slots. Big enough for the GA's depth-7 searches, small enough to stay
@@ -297,7 +299,29 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             aborted: false,
             table: None,
             history: [[0; 16]; 2],
+            egdb: None,
         }
+    }
+
+    /// Scores every position `egdb` covers by its exact value, as a finished game with that
+    /// margin, instead of searching or evaluating it: endgames are then played perfectly. A
+    /// database of other rules is ignored.
+    pub fn set_egdb(&mut self, egdb: &'e Egdb) {
+        if egdb.rules() == self.rules {
+            self.egdb = Some(egdb);
+        }
+    }
+
+    /// The exact score of `pos` from the database, from the root mover's point of view.
+    #[inline]
+    fn exact(&self, pos: &Position) -> Option<i64> {
+        let margin = self.egdb?.value(pos)?;
+        let mine = if pos.side_to_move() == self.me {
+            margin
+        } else {
+            -margin
+        };
+        Some(terminal_score(mine))
     }
 
     /// Searches from now on stop once `budget` is spent. A fixed-depth search stopped so
@@ -415,6 +439,9 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             // The sweep has emptied every pit: the stores are final.
             self.nodes += 1;
             terminal_score(child.store_diff(self.me))
+        } else if let Some(exact) = self.exact(child) {
+            self.nodes += 1;
+            exact
         } else if depth == 0 {
             self.nodes += 1;
             self.eval.evaluate(child, self.me)
@@ -515,6 +542,9 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     /// between.
     #[inline]
     fn search(&mut self, pos: &Position, depth: u32, alpha: i64, beta: i64) -> i64 {
+        if let Some(exact) = self.exact(pos) {
+            return exact;
+        }
         if depth == 1 {
             self.frontier(pos, alpha, beta)
         } else {

@@ -7,9 +7,11 @@
 pub mod alphabeta;
 pub mod budget;
 pub mod depth;
+pub mod egdb;
 pub mod solver;
 
 pub use alphabeta::{minimax_plain, AlphaBeta, KeptTable, SearchResult};
 pub use budget::{Budget, CancelOnDrop, Stopped};
 pub use depth::Depth;
+pub use egdb::{Egdb, EgdbError};
 pub use solver::{Solver, SolverStats};

@@ -9,7 +9,9 @@
 //! search is MTD(f): null-window alpha-beta probes over a transposition table
 //! that keeps a lower and an upper bound per position, converging on the exact value.
 
-use super::Budget;
+use std::sync::Arc;
+
+use super::{Budget, Egdb};
 use crate::game::{Position, Rules, SWAP};
 
 /// The most the side to move can gain from here, and the most it can lose: every seed left in
@@ -87,6 +89,14 @@ pub struct Solver {
     /// The caller's bounds, when it has any ([`Solver::set_budget`]).
     budget: Option<Budget>,
     aborted: bool,
+    /// Exact values of every position with few seeds left, read instead of searched.
+    egdb: Option<Arc<Egdb>>,
+    /// Most seeds in the pits the database answers for (0 without one), checked before the
+    /// lookup so that positions above it pay one comparison.
+    egdb_seeds: u32,
+    egdb_hits: u64,
+    /// Most positions one call of [`Solver::best_moves_within`] may visit.
+    node_cap: u64,
 }
 
 const BUCKET: usize = 4;
@@ -107,7 +117,42 @@ impl Solver {
             total_nodes: 0,
             budget: None,
             aborted: false,
+            egdb: None,
+            egdb_seeds: 0,
+            egdb_hits: 0,
+            node_cap: u64::MAX,
         }
+    }
+
+    /// Reads exact values from `egdb` for the positions it covers instead of searching them.
+    /// A database of other rules or another board is ignored for the positions it does not
+    /// cover ([`Egdb::gain`] checks each).
+    pub fn set_egdb(&mut self, egdb: Arc<Egdb>) {
+        if egdb.rules() == self.rules {
+            self.egdb_seeds = egdb.max_seeds();
+            self.egdb = Some(egdb);
+        }
+    }
+
+    /// The database this solver reads, if any.
+    pub fn egdb(&self) -> Option<&Arc<Egdb>> {
+        self.egdb.as_ref()
+    }
+
+    /// Positions answered by the database since the solver was made.
+    pub fn egdb_hits(&self) -> u64 {
+        self.egdb_hits
+    }
+
+    /// The database's gain for `pos`, when it covers it.
+    #[inline]
+    fn egdb_gain(&mut self, pos: &Position) -> Option<i32> {
+        if pos.seeds_in_pits() > self.egdb_seeds {
+            return None;
+        }
+        let gain = self.egdb.as_ref()?.gain(pos)?;
+        self.egdb_hits += 1;
+        Some(gain)
     }
 
     /// Solves from now on stop once `budget` is spent; a stopped solve's values and moves
@@ -166,6 +211,9 @@ impl Solver {
         if pos.is_game_over() {
             let me = pos.side_to_move();
             let gain = pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;
+            return (gain, SolverStats::default());
+        }
+        if let Some(gain) = self.egdb_gain(pos) {
             return (gain, SolverStats::default());
         }
         let bound = gain_bound(pos);
@@ -227,6 +275,20 @@ impl Solver {
             }
         }
         (value, best)
+    }
+
+    /// [`Solver::best_moves`] within `max_nodes` positions: `None` when the solve needs more
+    /// (what it proved on the way stays in the table, so a later call goes further), or when
+    /// the caller's budget stopped it.
+    pub fn best_moves_within(
+        &mut self,
+        pos: &Position,
+        max_nodes: u64,
+    ) -> Option<(i32, Vec<usize>)> {
+        self.node_cap = max_nodes;
+        let found = self.best_moves(pos);
+        self.node_cap = u64::MAX;
+        (!self.aborted).then_some(found)
     }
 
     /// The exact value (as in [`Solver::solve`]) after each legal move of the side to move, from
@@ -298,9 +360,13 @@ impl Solver {
             if let Some(budget) = &self.budget {
                 self.aborted |= budget.check(self.nodes);
             }
+            self.aborted |= self.nodes > self.node_cap;
         }
         if self.aborted {
             return 0;
+        }
+        if let Some(gain) = self.egdb_gain(pos) {
+            return gain;
         }
         let seeds = gain_bound(pos);
         // The side to move can gain at most every seed left and lose at most all of them.
@@ -350,7 +416,7 @@ impl Solver {
             moves[0] = best_hint;
             n = 1;
         }
-        // Extra turns first (nearest the store first), then the rest nearest the store first.
+        // Extra turns first (nearest the store first), then the rest by what they gain.
         let legal = pos.legal_moves();
         for mv in (1..=m).rev() {
             if legal.contains(mv) && mv as u8 != best_hint && pos.landing_cell(me, mv) == my_store {
@@ -358,11 +424,23 @@ impl Solver {
                 n += 1;
             }
         }
+        // Moves that pass the turn by what they put in the store, captures above all, largest
+        // first; equal ones stay nearest the store first (the sort is stable). On Kalah(6,4)
+        // this cut a solve's nodes 2 to 6 fold against nearest-the-store order alone.
+        let mut passing = [(0i32, 0u8); 16];
+        let mut k = 0;
         for mv in (1..=m).rev() {
             if legal.contains(mv) && mv as u8 != best_hint && pos.landing_cell(me, mv) != my_store {
-                moves[n] = mv as u8;
-                n += 1;
+                let mut child = *pos;
+                child.play_unchecked(mv, self.rules);
+                passing[k] = (pos.store(me) as i32 - child.store(me) as i32, mv as u8);
+                k += 1;
             }
+        }
+        passing[..k].sort_by_key(|&(loss, _)| loss);
+        for &(_, mv) in &passing[..k] {
+            moves[n] = mv;
+            n += 1;
         }
         if legal.contains(SWAP) && SWAP as u8 != best_hint {
             moves[n] = SWAP as u8;
