@@ -215,7 +215,7 @@ impl EgdbIndex {
     fn unrank(&self, k: u32, mut offset: u64) -> [u8; 2 * MAX_EGDB_PITS] {
         let mut board = [0u8; 2 * MAX_EGDB_PITS];
         let mut rest = k as usize;
-        for i in 0..self.parts - 1 {
+        for (i, slot) in board[..self.parts - 1].iter_mut().enumerate() {
             let q = self.parts - i;
             // The largest v whose `before` does not pass the offset.
             let mut v = 0;
@@ -223,7 +223,7 @@ impl EgdbIndex {
                 v += 1;
             }
             offset -= self.before(q, rest, v);
-            board[i] = v as u8;
+            *slot = v as u8;
             rest -= v;
         }
         board[self.parts - 1] = rest as u8;
