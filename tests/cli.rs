@@ -578,3 +578,75 @@ fn agreement_measures_agents_against_perfect_play() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--max-seeds"), "{stderr}");
 }
+
+#[test]
+fn egdb_builds_lists_and_serves_solve() {
+    let dir = std::env::temp_dir().join(format!("kalah-cli-egdb-{}", std::process::id()));
+    let dir_arg = dir.to_str().unwrap();
+    let out = run(&[
+        "egdb",
+        "build",
+        "--pits",
+        "4",
+        "--seeds",
+        "16",
+        "--rules",
+        "empty-capture",
+        "--dir",
+        dir_arg,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = dir.join("kalah-4-empty-capture-16.egdb");
+    assert_eq!(last_line(&out), file.display().to_string());
+    assert!(file.is_file());
+    // Built once: a second build keeps it.
+    let again = run(&[
+        "egdb",
+        "build",
+        "--pits",
+        "4",
+        "--seeds",
+        "16",
+        "--rules",
+        "empty-capture",
+        "--dir",
+        dir_arg,
+    ]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already built"));
+
+    let list = run(&["egdb", "list", "--dir", dir_arg]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("pits 4\tempty-capture\tseeds 16"),
+        "{listed}"
+    );
+
+    // Kalah(4,4) of the shared table: +2 with empty captures, through the database.
+    let solved = run(&[
+        "solve",
+        "--board",
+        "4,4",
+        "--rules",
+        "empty-capture",
+        "--egdb-dir",
+        dir_arg,
+    ]);
+    assert!(solved.status.success());
+    assert_eq!(last_line(&solved), "2");
+    assert!(String::from_utf8_lossy(&solved.stderr).contains("endgame database: up to 16 seeds"));
+
+    for bad in [
+        vec!["egdb", "build", "--pits", "9", "--seeds", "4"],
+        vec!["egdb", "build", "--pits", "6", "--seeds", "65"],
+        vec!["egdb", "build", "--pits", "6", "--seeds", "40"],
+    ] {
+        let out = run(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

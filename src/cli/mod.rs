@@ -3,6 +3,7 @@
 //! read their last line. Nothing in the library depends on this module.
 //!
 //! - [`position`]: `perft`, `solve`, `move`.
+//! - [`egdb`]: `egdb build` and `egdb list`, the endgame databases.
 //! - [`matches`]: `play`, `tournament`.
 //! - [`evolve`]: a GA run without the server.
 //! - [`learn`]: the TD tuners, TD(lambda) and TD-Leaf(lambda).
