@@ -257,3 +257,30 @@ fn agents_play_endgames_perfectly_from_the_database() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The agreement yardstick's positions and exact values are the same with the database, and
+/// only with one may positions have more than 26 seeds.
+#[test]
+fn agreement_sets_are_the_same_through_the_database() {
+    use kalah_tuner::matches::agreement::{
+        solved_positions, solved_positions_with, AgreementSetup,
+    };
+    let setup = AgreementSetup {
+        positions: 60,
+        max_seeds: 16,
+        seed: 3,
+        ..AgreementSetup::default()
+    };
+    let db = Arc::new(Egdb::build(6, 12, setup.rules, &Quiet).unwrap());
+    assert_eq!(
+        solved_positions(&setup).unwrap(),
+        solved_positions_with(&setup, Some(db.clone())).unwrap()
+    );
+    let deeper = AgreementSetup {
+        max_seeds: 30,
+        positions: 5,
+        ..setup
+    };
+    assert!(solved_positions(&deeper).is_err());
+    assert_eq!(solved_positions_with(&deeper, Some(db)).unwrap().len(), 5);
+}

@@ -9,7 +9,7 @@ use clap::Args;
 use super::{thread_pool, usage, RulesArg};
 use crate::agents::AgentSpec;
 use crate::game::parse_board;
-use crate::matches::agreement::{measure, solved_positions, AgreementReport, AgreementSetup};
+use crate::matches::agreement::{measure, solved_positions_with, AgreementReport, AgreementSetup};
 
 #[derive(Args, Debug)]
 pub struct AgreementArgs {
@@ -39,6 +39,10 @@ pub struct AgreementArgs {
     /// Print the reports as JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    /// Solve the positions through the endgame database built for the board (`egdb build`),
+    /// which allows --max-seeds up to 40
+    #[arg(long)]
+    pub egdb: bool,
 }
 
 pub fn run(args: &AgreementArgs) -> Result<()> {
@@ -59,8 +63,24 @@ pub fn run(args: &AgreementArgs) -> Result<()> {
     };
     let pool = thread_pool(args.threads)?;
     let started = Instant::now();
+    let egdb = if args.egdb {
+        match crate::search::egdb::shared(pits, setup.rules)? {
+            Some(db) => Some(db),
+            None => {
+                return Err(usage(format!(
+                    "--egdb: no endgame database for Kalah({pits}) {} in {}; build one with \
+                     `kalah-tuner egdb build --pits {pits} --seeds 20 --rules {}`",
+                    setup.rules,
+                    crate::search::egdb::default_dir().display(),
+                    setup.rules
+                )))
+            }
+        }
+    } else {
+        None
+    };
     let set = pool
-        .install(|| solved_positions(&setup))
+        .install(|| solved_positions_with(&setup, egdb))
         .map_err(|e| usage(format!("--{}", e.to_string().replace('_', "-"))))?;
     eprintln!(
         "sampled and solved {} positions of Kalah({pits},{seeds}) with at most {} seeds in the pits in {:.1} s",

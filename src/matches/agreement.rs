@@ -15,6 +15,8 @@
 //! after every legal move), so several agents are measured on the same positions at the
 //! cost of their own moves only.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -23,7 +25,7 @@ use super::stats::wilson;
 use super::MatchError;
 use crate::agents::AgentSpec;
 use crate::game::{Position, Rules};
-use crate::search::{Depth, Solver};
+use crate::search::{Depth, Egdb, Solver};
 
 /// Where the positions of an agreement set come from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -59,6 +61,8 @@ pub const MAX_AGREEMENT_POSITIONS: usize = 100_000;
 /// Most seeds in the pits of a sampled position: the exact solve of every move grows about
 /// fourfold with every two seeds more.
 pub const MAX_AGREEMENT_SEEDS: u32 = 26;
+/// The same with an endgame database, which answers the solves' last 20 or more seeds.
+pub const MAX_AGREEMENT_SEEDS_WITH_EGDB: u32 = 40;
 
 /// A sampled position and the exact final margin, for the mover, after each legal move.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,18 +107,28 @@ fn check_range(field: &'static str, value: u64, low: u64, high: u64) -> Result<(
 /// Samples and solves the positions of `setup` (see the module docs). Deterministic: the
 /// same setup gives the same positions on any number of threads.
 pub fn solved_positions(setup: &AgreementSetup) -> Result<Vec<SolvedPosition>, MatchError> {
+    solved_positions_with(setup, None)
+}
+
+/// [`solved_positions`], the solves reading `egdb` (which allows positions with up to
+/// [`MAX_AGREEMENT_SEEDS_WITH_EGDB`] seeds). The positions and their values are the same
+/// with or without it.
+pub fn solved_positions_with(
+    setup: &AgreementSetup,
+    egdb: Option<Arc<Egdb>>,
+) -> Result<Vec<SolvedPosition>, MatchError> {
     check_range(
         "positions",
         setup.positions as u64,
         1,
         MAX_AGREEMENT_POSITIONS as u64,
     )?;
-    check_range(
-        "max_seeds",
-        setup.max_seeds.into(),
-        1,
-        MAX_AGREEMENT_SEEDS.into(),
-    )?;
+    let max_seeds = if egdb.is_some() {
+        MAX_AGREEMENT_SEEDS_WITH_EGDB
+    } else {
+        MAX_AGREEMENT_SEEDS
+    };
+    check_range("max_seeds", setup.max_seeds.into(), 1, max_seeds.into())?;
     check_range(
         "opening_plies",
         setup.opening_plies.into(),
@@ -162,7 +176,13 @@ pub fn solved_positions(setup: &AgreementSetup) -> Result<Vec<SolvedPosition>, M
     Ok(positions
         .into_par_iter()
         .map_init(
-            || Solver::new(setup.rules, 20),
+            || {
+                let mut solver = Solver::new(setup.rules, 20);
+                if let Some(db) = &egdb {
+                    solver.set_egdb(db.clone());
+                }
+                solver
+            },
             |solver, position| SolvedPosition {
                 move_values: solver.solve_moves(&position),
                 position,
