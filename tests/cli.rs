@@ -583,7 +583,7 @@ fn agreement_measures_agents_against_perfect_play() {
 fn egdb_builds_lists_and_serves_solve() {
     let dir = std::env::temp_dir().join(format!("kalah-cli-egdb-{}", std::process::id()));
     let dir_arg = dir.to_str().unwrap();
-    let out = run(&[
+    let build = [
         "egdb",
         "build",
         "--pits",
@@ -594,7 +594,8 @@ fn egdb_builds_lists_and_serves_solve() {
         "empty-capture",
         "--dir",
         dir_arg,
-    ]);
+    ];
+    let out = run(&build);
     assert!(
         out.status.success(),
         "{}",
@@ -604,18 +605,7 @@ fn egdb_builds_lists_and_serves_solve() {
     assert_eq!(last_line(&out), file.display().to_string());
     assert!(file.is_file());
     // Built once: a second build keeps it.
-    let again = run(&[
-        "egdb",
-        "build",
-        "--pits",
-        "4",
-        "--seeds",
-        "16",
-        "--rules",
-        "empty-capture",
-        "--dir",
-        dir_arg,
-    ]);
+    let again = run(&build);
     assert!(String::from_utf8_lossy(&again.stderr).contains("already built"));
 
     let list = run(&["egdb", "list", "--dir", dir_arg]);
