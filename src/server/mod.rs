@@ -211,6 +211,10 @@ impl RunningServer {
 }
 
 fn rayon_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    named_game_pool(threads, "kalah-games")
+}
+
+fn named_game_pool(threads: Option<usize>, name: &'static str) -> Result<rayon::ThreadPool> {
     let threads = threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -218,10 +222,10 @@ fn rayon_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     });
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
-        .thread_name(|i| format!("kalah-games-{i}"))
+        .thread_name(move |i| format!("{name}-{i}"))
         .start_handler(|_| lower_priority())
         .build()
-        .context("starting the game threads")
+        .with_context(|| format!("starting the {name} threads"))
 }
 
 /// Up to two threads at normal priority for interactive requests ([`compute`]).
@@ -342,9 +346,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .collect();
     let batch_worker = match (&state.queue, config.play_batches) {
         (Some(queue), true) => {
+            // Batches play on a pool of their own: a coordinator's generation blocks a thread
+            // of the runs' pool while it waits for its batches, and a game thread that steals
+            // that wait while its own batch is under way would wait for itself (it did, in
+            // tests/server_api.rs's cancel-and-resume test under load).
             let env = BatchEnv {
                 store: state.store.clone(),
-                pool: state.pool.clone(),
+                pool: Arc::new(named_game_pool(config.threads, "kalah-batches")?),
                 name: state.owner.clone(),
             };
             Some(
