@@ -6,7 +6,9 @@
 #
 # DIR holds the databases (default: a fresh temporary folder, so every build is timed from
 # nothing; give a folder that already has them to time the solves alone). ROWS picks rows by
-# name (default: "small 64"; "65" adds Kalah(6,5), which takes far longer).
+# name (default: "small 64"; "64big" and "65" use the 24-seed databases, "64xl" and "65xl" the
+# 28-seed one of standard rules: 5.6 GB, over half an hour to build). Solves run on every
+# core; SOLVE_ARGS adds flags to each solve (e.g. "--threads 1 --table-mb 3200").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/target/release/kalah-tuner
@@ -24,8 +26,13 @@ row() {
   if grep -q "already built" <<<"$out"; then build_s="(built)"; else
     build_s=$(awk '/^TIME/ {print $2}' <<<"$out"); fi
   size_mb=$(du -m "$dir/kalah-$pits-$rules-$seeds.egdb" | cut -f1)
+  # The solve reads the largest database in its folder: a folder of this one alone.
+  local only="$dir/only-$pits-$rules-$seeds"
+  mkdir -p "$only"
+  ln -sf "$dir/kalah-$pits-$rules-$seeds.egdb" "$only/"
+  # shellcheck disable=SC2086
   out=$( { /usr/bin/time -f "TIME %e %M" "$bin" solve --board "$board" --rules "$rules" \
-             --egdb-dir "$dir"; } 2>&1 )
+             --egdb-dir "$only" ${SOLVE_ARGS:-}; } 2>&1 )
   local value solve_s peak_mb nodes
   value=$(grep -E '^-?[0-9]+$' <<<"$out" | tail -1)
   solve_s=$(awk '/^TIME/ {print $2}' <<<"$out")
@@ -54,5 +61,9 @@ for r in $rows; do
     65)
       row 6,5 empty-capture 6 24
       row 6,5 standard 6 24 ;;
+    64xl)
+      row 6,4 standard 6 28 ;;
+    65xl)
+      row 6,5 standard 6 28 ;;
   esac
 done

@@ -119,3 +119,43 @@ fn solves_endgames_with_22_seeds_on_6_and_8_pit_boards() {
         }
     }
 }
+
+/// The parallel search (young brothers wait on a shared table) changes node counts and
+/// times, never values or best moves.
+#[test]
+fn two_threads_find_the_same_values_and_best_moves() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut checked = 0;
+    for table in common::start_tables() {
+        for &(m, n, expected) in &table.entries {
+            let start = Position::start(m, n).unwrap();
+            if !(24..=36).contains(&start.total_seeds()) {
+                continue;
+            }
+            let mut serial = Solver::with_default_table(table.rules);
+            let mut parallel = Solver::with_default_table(table.rules);
+            parallel.set_parallel(true);
+            let (value, _) = pool.install(|| parallel.solve(&start));
+            assert_eq!(value, expected, "Kalah({m},{n}) {}", table.rules);
+            assert_eq!(
+                pool.install(|| parallel.best_moves(&start)),
+                serial.best_moves(&start),
+                "Kalah({m},{n}) {}",
+                table.rules
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} table entries checked");
+    // A node cap stops every thread, and the call says so.
+    let start = Position::start(6, 4).unwrap();
+    let mut capped = Solver::with_default_table(kalah_tuner::game::Rules::Standard);
+    capped.set_parallel(true);
+    assert_eq!(
+        pool.install(|| capped.best_moves_within(&start, 100_000)),
+        None
+    );
+}

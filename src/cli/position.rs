@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{usage, PieArg, RulesArg};
+use super::{thread_pool, usage, PieArg, RulesArg};
 use crate::agents::{rng_from_seed, AgentSpec};
 use crate::game::{parse_board, parse_kpn, perft, Position};
 use crate::search::egdb::default_dir;
@@ -50,6 +50,13 @@ pub struct SolveArgs {
     /// Search without an endgame database even when one is built
     #[arg(long, conflicts_with = "egdb_dir")]
     pub no_egdb: bool,
+    /// Most memory of the transposition table, in MiB (rounded down to a power of two of
+    /// slots); it starts small and grows as the search fills it
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub table_mb: u64,
+    /// Threads that share the search (default: all cores)
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -119,7 +126,7 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     }
     .with_pie(args.pie.pie);
     let start = Instant::now();
-    let mut solver = Solver::with_default_table(args.rules.rules);
+    let mut solver = Solver::with_table_mb(args.rules.rules, args.table_mb);
     if !args.no_egdb {
         let dir = args.egdb_dir.clone().unwrap_or_else(default_dir);
         if let Some(db) = Egdb::open_largest(&dir, pos.pits(), args.rules.rules)? {
@@ -132,18 +139,32 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
             solver.set_egdb(std::sync::Arc::new(db));
         }
     }
-    let (value, stats) = solver.solve(&pos);
+    let pool = thread_pool(args.threads)?;
+    solver.set_parallel(pool.current_num_threads() > 1);
+    let (value, stats) = pool.install(|| {
+        solver.solve_observed(&pos, &mut |report| {
+            eprintln!(
+                "probe {}: value in [{}, {}] after {} nodes, {:.1} s",
+                report.probe,
+                report.lower,
+                report.upper,
+                report.nodes,
+                start.elapsed().as_secs_f64()
+            )
+        })
+    });
     if args.moves && !pos.is_game_over() {
-        for (mv, v) in solver.solve_moves(&pos) {
+        for (mv, v) in pool.install(|| solver.solve_moves(&pos)) {
             println!("move {}: {v}", move_text(mv));
         }
     }
     eprintln!(
-        "solved {pos} ({}) in {:.3} s, {} nodes, {} probes",
+        "solved {pos} ({}) in {:.3} s, {} nodes, {} probes, table {} MiB",
         args.rules.rules,
         start.elapsed().as_secs_f64(),
         stats.nodes,
-        stats.probes
+        stats.probes,
+        solver.table_bytes() >> 20
     );
     println!("{value}");
     Ok(())

@@ -14,4 +14,4 @@ pub use alphabeta::{minimax_plain, AlphaBeta, KeptTable, SearchResult};
 pub use budget::{Budget, CancelOnDrop, Stopped};
 pub use depth::Depth;
 pub use egdb::{Egdb, EgdbError};
-pub use solver::{Solver, SolverStats};
+pub use solver::{ProbeReport, Solver, SolverStats};

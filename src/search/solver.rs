@@ -3,13 +3,17 @@
 //! The value of a position depends only on its pits and the side to move, not on the stores,
 //! so the solver searches the margin the side to move will *gain from here* and the caller
 //! adds the current store difference. That keeps transpositions that differ only in stores
-//! together (the pie rule's swap offer is the one exception, see [`Solver::search`]). With the
+//! together (the pie rule's swap offer is the one exception, see [`Walker::search`]). With the
 //! pie rule a swap is one more move; as [`crate::game::SWAP`] relabels the board, the value
 //! of the position after it is negated like that of any move that passes the turn. The
 //! search is MTD(f): null-window alpha-beta probes over a transposition table
 //! that keeps a lower and an upper bound per position, converging on the exact value.
 
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use super::{Budget, Egdb};
 use crate::game::{Position, Rules, SWAP};
@@ -33,13 +37,17 @@ pub struct SolverStats {
     pub probes: u32,
 }
 
-/// One table slot as three words, `[key high, key low, meta]`, so that a fresh table is
-/// all-zero memory the allocator hands out lazily (allocating a big table costs nothing until
-/// it is used). A key of 0 marks an empty slot: no position that is still being searched has
-/// all pits empty.
-type Slot = [u64; 3];
+/// Where a solve stands after one MTD(f) probe: the value lies in `lower..=upper`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeReport {
+    pub probe: u32,
+    pub lower: i32,
+    pub upper: i32,
+    /// Positions searched so far in this solve.
+    pub nodes: u64,
+}
 
-/// The non-key part of a slot.
+/// The non-key part of a table slot.
 #[derive(Clone, Copy)]
 struct Meta {
     lower: i16,
@@ -71,296 +79,245 @@ impl Meta {
     }
 }
 
-#[inline]
-fn slot_key(slot: &Slot) -> u128 {
-    (slot[0] as u128) << 64 | slot[1] as u128
-}
-
-/// An exact solver with its transposition table; reuse it across calls on the same rules to
-/// keep what it learned.
-pub struct Solver {
-    rules: Rules,
-    table: Vec<Slot>,
-    mask: usize,
-    used: usize,
-    max_log2: u32,
-    nodes: u64,
-    total_nodes: u64,
-    /// The caller's bounds, when it has any ([`Solver::set_budget`]).
-    budget: Option<Budget>,
-    aborted: bool,
-    /// Exact values of every position with few seeds left, read instead of searched.
-    egdb: Option<Arc<Egdb>>,
-    /// Most seeds in the pits the database answers for (0 without one), checked before the
-    /// lookup so that positions above it pay one comparison.
-    egdb_seeds: u32,
-    egdb_hits: u64,
-    /// Most positions one call of [`Solver::best_moves_within`] may visit.
-    node_cap: u64,
-}
+/// One table slot as three words, `[key high ^ meta, key low ^ meta, meta]`. Threads read and
+/// write slots without locks; a slot torn by two writers fails the key check (the key words
+/// only match under the meta word they were written with), so a reader never takes one
+/// position's bounds for another's. A meta word of 0 marks an empty slot (an entry always has
+/// seeds in the pits, so its meta is never 0).
+type Slot = [AtomicU64; 3];
 
 const BUCKET: usize = 4;
 
-impl Solver {
-    /// A solver whose table starts small and doubles as it fills, up to `2^max_log2` slots of
-    /// 24 bytes each (2^24 slots take 400 MB).
-    pub fn new(rules: Rules, max_log2: u32) -> Solver {
-        let max_log2 = max_log2.clamp(8, 30);
-        let size = 1usize << max_log2.min(14);
-        Solver {
-            rules,
-            table: vec![[0u64; 3]; size],
+/// The transposition table, shared by the threads of one solve.
+struct Table {
+    /// Zeroed by the allocator, so a big table costs nothing until it is used.
+    slots: Box<[Slot]>,
+    mask: usize,
+    /// Slots that hold an entry (threads add their counts in batches).
+    used: AtomicUsize,
+}
+
+impl Table {
+    fn new(log2: u32) -> Table {
+        let size = 1usize << log2;
+        Table {
+            slots: bytemuck::allocation::zeroed_slice_box(size),
             mask: size - 1,
-            used: 0,
-            max_log2,
-            nodes: 0,
-            total_nodes: 0,
-            budget: None,
-            aborted: false,
-            egdb: None,
-            egdb_seeds: 0,
-            egdb_hits: 0,
-            node_cap: u64::MAX,
+            used: AtomicUsize::new(0),
         }
     }
 
-    /// Reads exact values from `egdb` for the positions it covers instead of searching them.
-    /// A database of other rules or another board is ignored for the positions it does not
-    /// cover ([`Egdb::gain`] checks each).
-    pub fn set_egdb(&mut self, egdb: Arc<Egdb>) {
-        if egdb.rules() == self.rules {
-            self.egdb_seeds = egdb.max_seeds();
-            self.egdb = Some(egdb);
-        }
-    }
-
-    /// The database this solver reads, if any.
-    pub fn egdb(&self) -> Option<&Arc<Egdb>> {
-        self.egdb.as_ref()
-    }
-
-    /// Positions answered by the database since the solver was made.
-    pub fn egdb_hits(&self) -> u64 {
-        self.egdb_hits
-    }
-
-    /// The database's gain for `pos`, when it covers it.
-    #[inline]
-    fn egdb_gain(&mut self, pos: &Position) -> Option<i32> {
-        if pos.seeds_in_pits() > self.egdb_seeds {
-            return None;
-        }
-        let gain = self.egdb.as_ref()?.gain(pos)?;
-        self.egdb_hits += 1;
-        Some(gain)
-    }
-
-    /// Solves from now on stop once `budget` is spent; a stopped solve's values and moves
-    /// mean nothing and nothing of it enters the table, so the owner discards the result
-    /// ([`Budget::stopped`]).
-    pub fn set_budget(&mut self, budget: &Budget) {
-        self.budget = budget.is_bounded().then(|| budget.clone());
-    }
-
-    /// A solver whose table may grow to 400 MB.
-    pub fn with_default_table(rules: Rules) -> Solver {
-        Solver::new(rules, 24)
-    }
-
-    /// Kept for callers that size by the seeds in play; the table grows on demand anyway.
-    pub fn for_seeds(rules: Rules, _seeds: u32) -> Solver {
-        Solver::with_default_table(rules)
-    }
-
-    /// Doubles the table and re-inserts what it holds.
-    fn grow(&mut self) {
-        let old = std::mem::take(&mut self.table);
-        let size = old.len() * 2;
-        self.table = vec![[0u64; 3]; size];
-        self.mask = size - 1;
-        self.used = 0;
-        for slot in old {
-            let key = slot_key(&slot);
-            if key != 0 {
-                let meta = Meta::unpack(slot[2]);
-                self.insert(key, meta);
-            }
-        }
-    }
-
-    /// Positions searched since the solver was made.
-    pub fn total_nodes(&self) -> u64 {
-        self.total_nodes
-    }
-
-    pub fn rules(&self) -> Rules {
-        self.rules
-    }
-
-    /// The exact value of `pos` for the side to move: its final store minus the other side's,
-    /// counting the seeds already in the stores.
-    pub fn solve(&mut self, pos: &Position) -> (i32, SolverStats) {
-        let (gain, stats) = self.solve_gain(pos);
-        (pos.store_diff(pos.side_to_move()) + gain, stats)
-    }
-
-    /// The margin the side to move gains from here under perfect play.
-    pub fn solve_gain(&mut self, pos: &Position) -> (i32, SolverStats) {
-        self.nodes = 0;
-        self.aborted = false;
-        if pos.is_game_over() {
-            let me = pos.side_to_move();
-            let gain = pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;
-            return (gain, SolverStats::default());
-        }
-        if let Some(gain) = self.egdb_gain(pos) {
-            return (gain, SolverStats::default());
-        }
-        let bound = gain_bound(pos);
-        let mut lower = -bound;
-        let mut upper = bound;
-        let mut guess = 0;
-        let mut probes = 0;
-        while lower < upper && !self.aborted {
-            let beta = if guess == lower { guess + 1 } else { guess };
-            let value = self.search(pos, beta - 1, beta);
-            probes += 1;
-            if value < beta {
-                upper = value;
-            } else {
-                lower = value;
-            }
-            guess = value;
-        }
-        (
-            lower,
-            SolverStats {
-                nodes: self.nodes,
-                probes,
-            },
-        )
-    }
-
-    /// The exact value of `pos` (as in [`Solver::solve`]) and every move that keeps it.
-    ///
-    /// Proving that a move keeps the value takes one null-window probe, far cheaper than
-    /// solving each move exactly (a position's value can be much easier to prove than the exact
-    /// value of a poor move).
-    pub fn best_moves(&mut self, pos: &Position) -> (i32, Vec<usize>) {
-        let (gain, _) = self.solve_gain(pos);
-        let value = pos.store_diff(pos.side_to_move()) + gain;
-        if pos.is_game_over() {
-            return (value, Vec::new());
-        }
-        let me = pos.side_to_move();
-        let before = pos.store_diff(me);
-        let mut best = Vec::new();
-        for mv in pos.legal_moves() {
-            let mut child = *pos;
-            let outcome = child.play_unchecked(mv, self.rules);
-            let step = child.store_diff(me) - before;
-            let keeps = if outcome.game_over {
-                step >= gain
-            } else if outcome.extra_turn {
-                // Need step + v(child) >= gain.
-                let bound = gain - step;
-                self.search(&child, bound - 1, bound) >= bound
-            } else {
-                // Need step - v(child) >= gain, i.e. v(child) <= step - gain.
-                let bound = step - gain;
-                self.search(&child, bound, bound + 1) <= bound
-            };
-            if keeps {
-                best.push(mv);
-            }
-        }
-        (value, best)
-    }
-
-    /// [`Solver::best_moves`] within `max_nodes` positions: `None` when the solve needs more
-    /// (what it proved on the way stays in the table, so a later call goes further), or when
-    /// the caller's budget stopped it.
-    pub fn best_moves_within(
-        &mut self,
-        pos: &Position,
-        max_nodes: u64,
-    ) -> Option<(i32, Vec<usize>)> {
-        self.node_cap = max_nodes;
-        let found = self.best_moves(pos);
-        self.node_cap = u64::MAX;
-        (!self.aborted).then_some(found)
-    }
-
-    /// The exact value (as in [`Solver::solve`]) after each legal move of the side to move, from
-    /// the mover's point of view. Each is a full solve: prefer [`Solver::best_moves`] to play.
-    pub fn solve_moves(&mut self, pos: &Position) -> Vec<(usize, i32)> {
-        let me = pos.side_to_move();
-        pos.legal_moves()
-            .into_iter()
-            .map(|mv| {
-                let mut child = *pos;
-                child.play_unchecked(mv, self.rules);
-                let (value, _) = self.solve(&child);
-                let mine = if child.side_to_move() == me {
-                    value
-                } else {
-                    -value
-                };
-                (mv, mine)
-            })
-            .collect()
-    }
-
-    /// Packs the pits exactly: 8 bits a pit when every pit holds under 256 seeds and there are
-    /// at most 16 pits, which covers every position the solver can finish; otherwise a 128-bit
-    /// mix of all pits (a false match then needs a 128-bit collision).
-    #[inline]
-    fn key(pos: &Position) -> u128 {
-        let m = pos.pits();
-        let cells = pos.cells();
-        let fits = m <= 8 && cells.iter().all(|&c| c < 256);
-        let mut key: u128 = 0;
-        if fits {
-            for &c in &cells[..m] {
-                key = (key << 8) | c as u128;
-            }
-            for &c in &cells[m + 1..2 * m + 1] {
-                key = (key << 8) | c as u128;
-            }
-            // Pits only; a position with all pits empty is never stored, so 0 means "empty".
-            key
-        } else {
-            let mut a: u64 = 0x9e37_79b9_7f4a_7c15;
-            let mut b: u64 = 0xc2b2_ae3d_27d4_eb4f;
-            for (i, &c) in cells.iter().enumerate() {
-                if i == m || i == 2 * m + 1 {
-                    continue;
-                }
-                a = (a ^ c as u64).wrapping_mul(0x100_0000_01b3).rotate_left(17);
-                b = (b ^ (c as u64 + i as u64)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-            }
-            ((a as u128) << 64 | b as u128) | 1
-        }
+    fn len(&self) -> usize {
+        self.slots.len()
     }
 
     #[inline]
-    fn slot(&self, key: u128, side: u8) -> usize {
+    fn bucket(&self, key: u128, side: u8) -> usize {
         let h = (key as u64) ^ ((key >> 64) as u64) ^ (side as u64).wrapping_mul(0x9e37_79b9);
         let h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         ((h >> 20) as usize) & self.mask & !(BUCKET - 1)
     }
 
-    /// Null-window-friendly fail-soft alpha-beta on the gain from here. Kept in one piece: it
-    /// is the solver's hot loop (table probe, move ordering, recursion, table store share the
-    /// position and bounds), and helpers would have to pass all of that through every call.
-    fn search(&mut self, pos: &Position, mut alpha: i32, mut beta: i32) -> i32 {
-        self.nodes += 1;
-        self.total_nodes += 1;
-        if self.nodes & 0xfff == 0 {
-            if let Some(budget) = &self.budget {
-                self.aborted |= budget.check(self.nodes);
+    /// The entry in slot `i` when it is whole: its key and meta.
+    #[inline]
+    fn read(&self, i: usize) -> Option<(u128, Meta)> {
+        let slot = &self.slots[i];
+        let meta = slot[2].load(Relaxed);
+        if meta == 0 {
+            return None;
+        }
+        let high = slot[0].load(Relaxed) ^ meta;
+        let low = slot[1].load(Relaxed) ^ meta;
+        Some(((high as u128) << 64 | low as u128, Meta::unpack(meta)))
+    }
+
+    #[inline]
+    fn write(&self, i: usize, key: u128, meta: Meta) {
+        let word = meta.pack();
+        let slot = &self.slots[i];
+        slot[0].store((key >> 64) as u64 ^ word, Relaxed);
+        slot[1].store(key as u64 ^ word, Relaxed);
+        slot[2].store(word, Relaxed);
+    }
+
+    /// The slot and entry of `key` for `side`, if the table holds one.
+    #[inline]
+    fn probe(&self, key: u128, side: u8) -> Option<(usize, Meta)> {
+        let base = self.bucket(key, side);
+        (base..base + BUCKET).find_map(|i| match self.read(i) {
+            Some((k, meta)) if k == key && meta.side == side => Some((i, meta)),
+            _ => None,
+        })
+    }
+
+    /// Puts an entry in its bucket, over the slot that saves the least work; true when it
+    /// took an empty slot.
+    fn insert(&self, key: u128, meta: Meta) -> bool {
+        let base = self.bucket(key, meta.side);
+        let mut victim = base;
+        let mut victim_work = u16::MAX;
+        for i in base..base + BUCKET {
+            let word = self.slots[i][2].load(Relaxed);
+            if word == 0 {
+                self.write(i, key, meta);
+                return true;
             }
-            self.aborted |= self.nodes > self.node_cap;
+            let work = Meta::unpack(word).work;
+            if work < victim_work {
+                victim = i;
+                victim_work = work;
+            }
+        }
+        self.write(victim, key, meta);
+        false
+    }
+
+    /// A table of `2^log2` slots holding every whole entry of this one.
+    fn resized(&self, log2: u32) -> Table {
+        let table = Table::new(log2);
+        let mut used = 0;
+        for i in 0..self.len() {
+            if let Some((key, meta)) = self.read(i) {
+                used += table.insert(key, meta) as usize;
+            }
+        }
+        table.used.store(used, Relaxed);
+        table
+    }
+}
+
+/// What the threads of one probe share besides the table.
+struct Probe<'a> {
+    /// Set to stop every thread: a spent budget or node cap, or a table that must grow.
+    stop: AtomicBool,
+    grow: AtomicBool,
+    /// Positions searched, added by each thread every few thousand.
+    nodes: AtomicU64,
+    egdb_hits: AtomicU64,
+    /// Nodes of the current call before this probe, for the budget and the node cap.
+    nodes_before: u64,
+    node_cap: u64,
+    budget: Option<&'a Budget>,
+    /// Used slots past which the table should grow (`usize::MAX` at its largest).
+    grow_at: usize,
+}
+
+/// Positions a thread searches between two looks at the shared stop flag and its siblings'
+/// cutoffs.
+const CHECK_EVERY: u64 = 0x3ff;
+/// Plies from a probe's root within which a node's later moves may be searched in parallel.
+const SPLIT_PLIES: u32 = 12;
+/// Seeds in the pits beyond the database's reach below which a subtree is too small to share.
+const SPLIT_SEEDS: u32 = 8;
+
+/// One thread's walk of the tree within a probe.
+struct Walker<'a> {
+    rules: Rules,
+    table: &'a Table,
+    probe: &'a Probe<'a>,
+    egdb: Option<&'a Egdb>,
+    egdb_seeds: u32,
+    parallel: bool,
+    /// Cutoff flags of the parallel sections this walker belongs to, innermost last: once a
+    /// sibling cuts, the rest of its section is wasted work.
+    cuts: Vec<&'a AtomicBool>,
+    nodes: u64,
+    egdb_hits: u64,
+    inserted: usize,
+    aborted: bool,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker for a sibling in a parallel section whose cutoff flag is `cut`.
+    fn helper<'b>(&'b self, cut: &'b AtomicBool) -> Walker<'b> {
+        let mut cuts = Vec::with_capacity(self.cuts.len() + 1);
+        cuts.extend(self.cuts.iter().copied());
+        cuts.push(cut);
+        Walker {
+            rules: self.rules,
+            table: self.table,
+            probe: self.probe,
+            egdb: self.egdb,
+            egdb_seeds: self.egdb_seeds,
+            parallel: self.parallel,
+            cuts,
+            nodes: 0,
+            egdb_hits: 0,
+            inserted: 0,
+            aborted: false,
+        }
+    }
+
+    /// Hands this walker's counters to the probe.
+    fn finish(&mut self) {
+        self.probe
+            .nodes
+            .fetch_add(self.nodes & CHECK_EVERY, Relaxed);
+        self.probe.egdb_hits.fetch_add(self.egdb_hits, Relaxed);
+        self.flush_inserted();
+    }
+
+    fn flush_inserted(&mut self) {
+        let used = self.table.used.fetch_add(self.inserted, Relaxed) + self.inserted;
+        self.inserted = 0;
+        if used > self.probe.grow_at {
+            self.probe.grow.store(true, Relaxed);
+            self.probe.stop.store(true, Relaxed);
+        }
+    }
+
+    /// Every [`CHECK_EVERY`] positions: whether to stop.
+    #[cold]
+    fn check(&mut self) {
+        let nodes = self.probe.nodes.fetch_add(CHECK_EVERY + 1, Relaxed)
+            + CHECK_EVERY
+            + 1
+            + self.probe.nodes_before;
+        if nodes > self.probe.node_cap || self.probe.budget.is_some_and(|b| b.check(nodes)) {
+            self.probe.stop.store(true, Relaxed);
+        }
+        self.aborted |= self.should_stop();
+    }
+
+    #[inline]
+    fn should_stop(&self) -> bool {
+        self.probe.stop.load(Relaxed) || self.cuts.iter().any(|cut| cut.load(Relaxed))
+    }
+
+    #[inline]
+    fn egdb_gain(&mut self, pos: &Position) -> Option<i32> {
+        if pos.seeds_in_pits() > self.egdb_seeds {
+            return None;
+        }
+        let gain = self.egdb?.gain(pos)?;
+        self.egdb_hits += 1;
+        Some(gain)
+    }
+
+    /// The mover's gain from `pos` through move `mv` and perfect play after it, within the
+    /// window.
+    #[inline]
+    fn through(&mut self, pos: &Position, mv: u8, alpha: i32, beta: i32, ply: u32) -> i32 {
+        let me = pos.side_to_move();
+        let mut child = *pos;
+        let outcome = child.play_unchecked(mv as usize, self.rules);
+        let gain = child.store_diff(me) - pos.store_diff(me);
+        if outcome.game_over {
+            gain
+        } else if outcome.extra_turn {
+            gain + self.search(&child, alpha - gain, beta - gain, ply + 1)
+        } else {
+            gain - self.search(&child, gain - beta, gain - alpha, ply + 1)
+        }
+    }
+
+    /// Fail-soft alpha-beta on the gain from here. Kept in one piece: it is the solver's hot
+    /// loop (table probe, move ordering, recursion, table store share the position and
+    /// bounds), and helpers would have to pass all of that through every call.
+    fn search(&mut self, pos: &Position, mut alpha: i32, mut beta: i32, ply: u32) -> i32 {
+        self.nodes += 1;
+        if self.nodes & CHECK_EVERY == 0 {
+            self.check();
         }
         if self.aborted {
             return 0;
@@ -376,33 +333,23 @@ impl Solver {
         if -seeds >= beta {
             return -seeds;
         }
-        let key = Self::key(pos);
+        let key = key(pos);
         // The pie state is part of what the value depends on. A swap-offer position's value
         // also depends on its stores (the swap hands them over), but the offer only follows
         // South's first move from a start, where the pits alone tell the position.
         let side = pos.side_to_move() as u8 | (pos.pie() as u8) << 1;
-        let base = self.slot(key, side);
         let mut best_hint = 0u8;
-        let mut found = None;
-        for i in base..base + BUCKET {
-            let slot = &self.table[i];
-            if slot_key(slot) != key {
-                continue;
+        let found = self.table.probe(key, side);
+        if let Some((_, e)) = found {
+            if e.lower >= beta as i16 {
+                return e.lower as i32;
             }
-            let e = Meta::unpack(slot[2]);
-            if e.side == side {
-                found = Some(i);
-                if e.lower >= beta as i16 {
-                    return e.lower as i32;
-                }
-                if e.upper <= alpha as i16 {
-                    return e.upper as i32;
-                }
-                alpha = alpha.max(e.lower as i32);
-                beta = beta.min(e.upper as i32);
-                best_hint = e.best;
-                break;
+            if e.upper <= alpha as i16 {
+                return e.upper as i32;
             }
+            alpha = alpha.max(e.lower as i32);
+            beta = beta.min(e.upper as i32);
+            best_hint = e.best;
         }
         let original_alpha = alpha;
         let original_beta = beta;
@@ -447,20 +394,27 @@ impl Solver {
             n += 1;
         }
 
-        let before = pos.store_diff(me);
+        // Young brothers wait: the first move is searched alone, and only when it does not
+        // cut are the others shared among the threads.
+        let split = self.parallel
+            && ply < SPLIT_PLIES
+            && n > 1
+            && pos.seeds_in_pits() >= self.egdb_seeds + SPLIT_SEEDS;
         let mut best = i32::MIN;
         let mut best_move = 0u8;
-        for &mv in &moves[..n] {
-            let mut child = *pos;
-            let outcome = child.play_unchecked(mv as usize, self.rules);
-            let gain = child.store_diff(me) - before;
-            let value = if outcome.game_over {
-                gain
-            } else if outcome.extra_turn {
-                gain + self.search(&child, alpha - gain, beta - gain)
-            } else {
-                gain - self.search(&child, gain - beta, gain - alpha)
-            };
+        for (i, &mv) in moves[..n].iter().enumerate() {
+            if split && i == 1 {
+                let (value, mv) = self.siblings(pos, &moves[1..n], alpha, beta, ply);
+                if self.aborted {
+                    return 0;
+                }
+                if value > best {
+                    best = value;
+                    best_move = mv;
+                }
+                break;
+            }
+            let value = self.through(pos, mv, alpha, beta, ply);
             if self.aborted {
                 return 0;
             }
@@ -487,10 +441,54 @@ impl Solver {
         best
     }
 
+    /// Searches `moves` of `pos` in parallel within one window; the best value and its move.
+    /// Once one of them reaches `beta` the others stop, their work discarded. Kept out of line
+    /// so that the serial path's hot loop stays small.
+    #[inline(never)]
+    fn siblings(
+        &mut self,
+        pos: &Position,
+        moves: &[u8],
+        alpha: i32,
+        beta: i32,
+        ply: u32,
+    ) -> (i32, u8) {
+        let cut = AtomicBool::new(false);
+        let this = &*self;
+        let results: Vec<(i32, u8, bool, u64)> = moves
+            .par_iter()
+            .map(|&mv| {
+                let mut helper = this.helper(&cut);
+                let value = helper.through(pos, mv, alpha, beta, ply);
+                let whole = !helper.aborted;
+                if whole && value >= beta {
+                    cut.store(true, Relaxed);
+                }
+                helper.finish();
+                (value, mv, whole, helper.nodes)
+            })
+            .collect();
+        // The helpers' nodes are counted by the probe; they only move this walker's
+        // next check closer.
+        let mut best = (i32::MIN, 0u8);
+        for (value, mv, whole, _) in results {
+            if whole && value > best.0 {
+                best = (value, mv);
+            }
+        }
+        if best.0 < beta && self.should_stop() {
+            self.aborted = true;
+        }
+        if best.0 == i32::MIN {
+            self.aborted = true;
+        }
+        best
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn store(
         &mut self,
-        found: Option<usize>,
+        found: Option<(usize, Meta)>,
         key: u128,
         side: u8,
         lower: i32,
@@ -498,52 +496,394 @@ impl Solver {
         work: u16,
         best: u8,
     ) {
-        if let Some(i) = found {
-            // The table may have been overwritten during the search below this node.
-            let slot = &mut self.table[i];
-            let mut e = Meta::unpack(slot[2]);
-            if slot_key(slot) == key && e.side == side {
-                e.lower = e.lower.max(lower as i16);
-                e.upper = e.upper.min(upper as i16);
-                e.best = best;
-                slot[2] = e.pack();
-                return;
+        if let Some((i, _)) = found {
+            // The slot may have been overwritten during the search below this node.
+            if let Some((k, mut e)) = self.table.read(i) {
+                if k == key && e.side == side {
+                    e.lower = e.lower.max(lower as i16);
+                    e.upper = e.upper.min(upper as i16);
+                    e.best = best;
+                    self.table.write(i, key, e);
+                    return;
+                }
             }
         }
-        self.insert(
-            key,
-            Meta {
-                lower: lower as i16,
-                upper: upper as i16,
-                work,
-                side,
-                best,
-            },
-        );
-        if self.used * 4 > self.table.len() * 3 && self.table.len() < 1 << self.max_log2 {
-            self.grow();
+        let meta = Meta {
+            lower: lower as i16,
+            upper: upper as i16,
+            work,
+            side,
+            best,
+        };
+        if self.table.insert(key, meta) {
+            self.inserted += 1;
+            if self.inserted == 256 {
+                self.flush_inserted();
+            }
+        }
+    }
+}
+
+/// The table key of a position: its pits, exactly when every pit holds under 256 seeds and
+/// there are at most 16 pits, which covers every position the solver can finish; otherwise a
+/// 128-bit mix of all pits (a false match then needs a 128-bit collision).
+#[inline]
+fn key(pos: &Position) -> u128 {
+    let m = pos.pits();
+    let cells = pos.cells();
+    let fits = m <= 8 && cells.iter().all(|&c| c < 256);
+    let mut key: u128 = 0;
+    if fits {
+        for &c in &cells[..m] {
+            key = (key << 8) | c as u128;
+        }
+        for &c in &cells[m + 1..2 * m + 1] {
+            key = (key << 8) | c as u128;
+        }
+        key
+    } else {
+        let mut a: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut b: u64 = 0xc2b2_ae3d_27d4_eb4f;
+        for (i, &c) in cells.iter().enumerate() {
+            if i == m || i == 2 * m + 1 {
+                continue;
+            }
+            a = (a ^ c as u64).wrapping_mul(0x100_0000_01b3).rotate_left(17);
+            b = (b ^ (c as u64 + i as u64)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        }
+        ((a as u128) << 64 | b as u128) | 1
+    }
+}
+
+/// An exact solver with its transposition table; reuse it across calls on the same rules to
+/// keep what it learned.
+pub struct Solver {
+    rules: Rules,
+    table: Table,
+    max_log2: u32,
+    /// Positions searched in the current call, and since the solver was made.
+    nodes: u64,
+    total_nodes: u64,
+    /// The caller's bounds, when it has any ([`Solver::set_budget`]).
+    budget: Option<Budget>,
+    aborted: bool,
+    /// Exact values of every position with few seeds left, read instead of searched.
+    egdb: Option<Arc<Egdb>>,
+    egdb_hits: u64,
+    /// Most positions one call of [`Solver::best_moves_within`] may visit.
+    node_cap: u64,
+    /// Whether probes share their work among the threads of the current rayon pool.
+    parallel: bool,
+}
+
+impl Solver {
+    /// A solver whose table starts small and doubles as it fills, up to `2^max_log2` slots of
+    /// 24 bytes each (2^24 slots take 400 MB).
+    pub fn new(rules: Rules, max_log2: u32) -> Solver {
+        let max_log2 = max_log2.clamp(8, 30);
+        Solver {
+            rules,
+            table: Table::new(max_log2.min(14)),
+            max_log2,
+            nodes: 0,
+            total_nodes: 0,
+            budget: None,
+            aborted: false,
+            egdb: None,
+            egdb_hits: 0,
+            node_cap: u64::MAX,
+            parallel: false,
         }
     }
 
-    /// Puts an entry in its bucket, over the slot that saves the least work.
-    fn insert(&mut self, key: u128, meta: Meta) {
-        let base = self.slot(key, meta.side);
-        let mut victim = base;
-        let mut victim_work = u16::MAX;
-        for i in base..base + BUCKET {
-            let slot = &self.table[i];
-            if slot_key(slot) == 0 {
-                victim = i;
-                self.used += 1;
-                break;
+    /// A solver whose table may grow to 400 MB.
+    pub fn with_default_table(rules: Rules) -> Solver {
+        Solver::new(rules, 24)
+    }
+
+    /// A solver whose table may grow to `mb` MiB (at least 256 slots, at most 2^30).
+    pub fn with_table_mb(rules: Rules, mb: u64) -> Solver {
+        let slots = (mb << 20) / std::mem::size_of::<Slot>() as u64;
+        Solver::new(rules, slots.max(1).ilog2())
+    }
+
+    /// Kept for callers that size by the seeds in play; the table grows on demand anyway.
+    pub fn for_seeds(rules: Rules, _seeds: u32) -> Solver {
+        Solver::with_default_table(rules)
+    }
+
+    /// Shares each probe among the threads of the rayon pool the solve runs in (young
+    /// brothers wait: a node's later moves are searched in parallel once its first move has
+    /// not cut). Values never depend on it; node counts and times do. Callers that already
+    /// run many solves at once leave it off.
+    pub fn set_parallel(&mut self, parallel: bool) {
+        self.parallel = parallel;
+    }
+
+    /// Reads exact values from `egdb` for the positions it covers instead of searching them.
+    /// A database of other rules or another board is ignored for the positions it does not
+    /// cover ([`Egdb::gain`] checks each).
+    pub fn set_egdb(&mut self, egdb: Arc<Egdb>) {
+        if egdb.rules() == self.rules {
+            self.egdb = Some(egdb);
+        }
+    }
+
+    /// The database this solver reads, if any.
+    pub fn egdb(&self) -> Option<&Arc<Egdb>> {
+        self.egdb.as_ref()
+    }
+
+    /// Positions answered by the database since the solver was made.
+    pub fn egdb_hits(&self) -> u64 {
+        self.egdb_hits
+    }
+
+    /// Solves from now on stop once `budget` is spent; a stopped solve's values and moves
+    /// mean nothing and nothing of it enters the table, so the owner discards the result
+    /// ([`Budget::stopped`]).
+    pub fn set_budget(&mut self, budget: &Budget) {
+        self.budget = budget.is_bounded().then(|| budget.clone());
+    }
+
+    /// The table's memory now.
+    pub fn table_bytes(&self) -> usize {
+        self.table.len() * std::mem::size_of::<Slot>()
+    }
+
+    /// Positions searched since the solver was made.
+    pub fn total_nodes(&self) -> u64 {
+        self.total_nodes
+    }
+
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// The exact gain of the side to move from `pos` when it lies outside `alpha..beta`, and
+    /// a bound on it otherwise (fail-soft); `None` once the budget or node cap is spent. A
+    /// probe that fills the table is stopped, the table doubled, and the probe run again
+    /// from what the table kept.
+    fn probe(&mut self, pos: &Position, alpha: i32, beta: i32) -> Option<i32> {
+        if self.aborted {
+            return None;
+        }
+        loop {
+            let grow_at = if self.table.len() < 1 << self.max_log2 {
+                self.table.len() / 4 * 3
+            } else {
+                usize::MAX
+            };
+            let probe = Probe {
+                stop: AtomicBool::new(false),
+                grow: AtomicBool::new(false),
+                nodes: AtomicU64::new(0),
+                egdb_hits: AtomicU64::new(0),
+                nodes_before: self.nodes,
+                node_cap: self.node_cap,
+                budget: self.budget.as_ref(),
+                grow_at,
+            };
+            let egdb = self.egdb.as_deref();
+            let mut walker = Walker {
+                rules: self.rules,
+                table: &self.table,
+                probe: &probe,
+                egdb,
+                egdb_seeds: egdb.map_or(0, |db| db.max_seeds()),
+                parallel: self.parallel,
+                cuts: Vec::new(),
+                nodes: 0,
+                egdb_hits: 0,
+                inserted: 0,
+                aborted: false,
+            };
+            let value = walker.search(pos, alpha, beta, 0);
+            let aborted = walker.aborted;
+            walker.finish();
+            let nodes = probe.nodes.load(Relaxed);
+            self.nodes += nodes;
+            self.total_nodes += nodes;
+            self.egdb_hits += probe.egdb_hits.load(Relaxed);
+            if !aborted {
+                return Some(value);
             }
-            let w = Meta::unpack(slot[2]).work;
-            if w < victim_work {
-                victim = i;
-                victim_work = w;
+            if !probe.grow.load(Relaxed) || self.budget.as_ref().is_some_and(|b| b.is_stopped()) {
+                self.aborted = true;
+                return None;
+            }
+            let log2 = self.table.len().ilog2() + 1;
+            self.table = self.table.resized(log2);
+        }
+    }
+
+    /// Starts a call: its node count and abort state.
+    fn begin(&mut self) {
+        self.nodes = 0;
+        self.aborted = false;
+    }
+
+    /// The exact value of `pos` for the side to move: its final store minus the other side's,
+    /// counting the seeds already in the stores.
+    pub fn solve(&mut self, pos: &Position) -> (i32, SolverStats) {
+        let (gain, stats) = self.solve_gain(pos);
+        (pos.store_diff(pos.side_to_move()) + gain, stats)
+    }
+
+    /// The margin the side to move gains from here under perfect play.
+    pub fn solve_gain(&mut self, pos: &Position) -> (i32, SolverStats) {
+        self.solve_gain_observed(pos, &mut |_| {})
+    }
+
+    /// [`Solver::solve`], telling `observe` the bounds after every MTD(f) probe: a long solve
+    /// narrows them one probe at a time, and that is its progress.
+    pub fn solve_observed(
+        &mut self,
+        pos: &Position,
+        observe: &mut dyn FnMut(&ProbeReport),
+    ) -> (i32, SolverStats) {
+        let offset = pos.store_diff(pos.side_to_move());
+        let mut shifted = |report: &ProbeReport| {
+            observe(&ProbeReport {
+                lower: report.lower + offset,
+                upper: report.upper + offset,
+                ..*report
+            })
+        };
+        let (gain, stats) = self.solve_gain_observed(pos, &mut shifted);
+        (offset + gain, stats)
+    }
+
+    fn solve_gain_observed(
+        &mut self,
+        pos: &Position,
+        observe: &mut dyn FnMut(&ProbeReport),
+    ) -> (i32, SolverStats) {
+        self.begin();
+        if pos.is_game_over() {
+            let me = pos.side_to_move();
+            let gain = pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;
+            return (gain, SolverStats::default());
+        }
+        if let Some(gain) = self.egdb_gain(pos) {
+            return (gain, SolverStats::default());
+        }
+        let bound = gain_bound(pos);
+        let mut lower = -bound;
+        let mut upper = bound;
+        let mut guess = 0;
+        let mut probes = 0;
+        while lower < upper {
+            let beta = if guess == lower { guess + 1 } else { guess };
+            let Some(value) = self.probe(pos, beta - 1, beta) else {
+                break;
+            };
+            probes += 1;
+            if value < beta {
+                upper = value;
+            } else {
+                lower = value;
+            }
+            guess = value;
+            observe(&ProbeReport {
+                probe: probes,
+                lower,
+                upper,
+                nodes: self.nodes,
+            });
+        }
+        (
+            lower,
+            SolverStats {
+                nodes: self.nodes,
+                probes,
+            },
+        )
+    }
+
+    /// The database's gain for `pos`, when it covers it.
+    fn egdb_gain(&mut self, pos: &Position) -> Option<i32> {
+        let gain = self.egdb.as_ref()?.gain(pos)?;
+        self.egdb_hits += 1;
+        Some(gain)
+    }
+
+    /// The exact value of `pos` (as in [`Solver::solve`]) and every move that keeps it; no
+    /// moves when the budget stopped the solve.
+    ///
+    /// Proving that a move keeps the value takes one null-window probe, far cheaper than
+    /// solving each move exactly (a position's value can be much easier to prove than the exact
+    /// value of a poor move).
+    pub fn best_moves(&mut self, pos: &Position) -> (i32, Vec<usize>) {
+        let (gain, _) = self.solve_gain(pos);
+        let value = pos.store_diff(pos.side_to_move()) + gain;
+        if pos.is_game_over() || self.aborted {
+            return (value, Vec::new());
+        }
+        let me = pos.side_to_move();
+        let before = pos.store_diff(me);
+        let mut best = Vec::new();
+        for mv in pos.legal_moves() {
+            let mut child = *pos;
+            let outcome = child.play_unchecked(mv, self.rules);
+            let step = child.store_diff(me) - before;
+            let keeps = if outcome.game_over {
+                step >= gain
+            } else if outcome.extra_turn {
+                // Need step + v(child) >= gain.
+                let bound = gain - step;
+                self.probe(&child, bound - 1, bound)
+                    .map(|v| v >= bound)
+                    .unwrap_or(false)
+            } else {
+                // Need step - v(child) >= gain, i.e. v(child) <= step - gain.
+                let bound = step - gain;
+                self.probe(&child, bound, bound + 1)
+                    .map(|v| v <= bound)
+                    .unwrap_or(false)
+            };
+            if self.aborted {
+                return (value, Vec::new());
+            }
+            if keeps {
+                best.push(mv);
             }
         }
-        self.table[victim] = [(key >> 64) as u64, key as u64, meta.pack()];
+        (value, best)
+    }
+
+    /// [`Solver::best_moves`] within `max_nodes` positions: `None` when the solve needs more
+    /// (what it proved on the way stays in the table, so a later call goes further), or when
+    /// the caller's budget stopped it.
+    pub fn best_moves_within(
+        &mut self,
+        pos: &Position,
+        max_nodes: u64,
+    ) -> Option<(i32, Vec<usize>)> {
+        self.node_cap = max_nodes;
+        let found = self.best_moves(pos);
+        self.node_cap = u64::MAX;
+        (!self.aborted).then_some(found)
+    }
+
+    /// The exact value (as in [`Solver::solve`]) after each legal move of the side to move, from
+    /// the mover's point of view. Each is a full solve: prefer [`Solver::best_moves`] to play.
+    pub fn solve_moves(&mut self, pos: &Position) -> Vec<(usize, i32)> {
+        let me = pos.side_to_move();
+        pos.legal_moves()
+            .into_iter()
+            .map(|mv| {
+                let mut child = *pos;
+                child.play_unchecked(mv, self.rules);
+                let (value, _) = self.solve(&child);
+                let mine = if child.side_to_move() == me {
+                    value
+                } else {
+                    -value
+                };
+                (mv, mine)
+            })
+            .collect()
     }
 }
 
