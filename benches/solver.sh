@@ -37,7 +37,7 @@ row() {
   value=$(grep -E '^-?[0-9]+$' <<<"$out" | tail -1)
   solve_s=$(awk '/^TIME/ {print $2}' <<<"$out")
   peak_mb=$(awk '/^TIME/ {printf "%d", $3 / 1024}' <<<"$out")
-  nodes=$(sed -n 's/.* \([0-9]*\) nodes.*/\1/p' <<<"$out")
+  nodes=$(sed -n 's/^solved .* \([0-9]*\) nodes.*/\1/p' <<<"$out")
   echo "| Kalah($board) | $rules | $pits pits, up to $seeds seeds | $build_s s | $size_mb MB | $solve_s s | $peak_mb MB | $nodes | $value |"
 }
 
