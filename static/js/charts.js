@@ -316,6 +316,42 @@ export function panelChart(el, agents) {
   };
 }
 
+/**
+ * Perfect-move agreement of each measured generation's leader: the share of the run's solved
+ * positions where its move is a perfect one, in percent, with its 95% band. Unmeasured
+ * generations leave gaps.
+ */
+export function agreementChart(el) {
+  const cols = [[], [], [], []]; // x, share, low, high
+  const band = "rgba(44,160,44,0.15)";
+  const opts = {
+    class: "chart-agreement",
+    series: [
+      xSeries,
+      { label: "perfect moves %", stroke: PALETTE[2], width: 2.5, value: val(1), spanGaps: true },
+      { label: "95% low", stroke: "rgba(44,160,44,0.35)", width: 1, value: val(1), spanGaps: true },
+      { label: "95% high", stroke: "rgba(44,160,44,0.35)", width: 1, value: val(1), spanGaps: true },
+    ],
+    bands: [{ series: [3, 2], fill: band }],
+    scales: { x: generationScale },
+    axes: axes("perfect moves %"),
+  };
+  const chart = new LiveChart(el, opts, cols, 220);
+  const pct = (v) => (v == null ? null : 100 * v);
+  return {
+    chart,
+    push(g) {
+      const a = g.panel?.agreement;
+      cols[0].push(g.generation);
+      cols[1].push(pct(a?.share));
+      cols[2].push(pct(a?.share_ci?.[0]));
+      cols[3].push(pct(a?.share_ci?.[1]));
+    },
+    redraw: () => chart.redraw(),
+    destroy: () => chart.destroy(),
+  };
+}
+
 /** Diversity of each generation. */
 export function diversityChart(el) {
   const cols = [[], []];

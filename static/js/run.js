@@ -2,7 +2,7 @@
 // the population of any generation as a sortable table, and the export.
 
 import { api } from "./api.js";
-import { dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, weightsChart } from "./charts.js";
+import { agreementChart, dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, weightsChart } from "./charts.js";
 import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
@@ -69,6 +69,9 @@ export async function mount(view, { id }) {
   // ---- charts and tables -------------------------------------------------------------------
   const panelAgents = (run.config?.benchmark?.panel || []).map(specLabel);
   const panelEl = h("div.chart", { id: "chart-panel" });
+  const agreementPositions = run.config?.benchmark?.agreement || 0;
+  const agreementEl = h("div.chart", { id: "chart-agreement" });
+  const agreementTools = h("span.chart-tools");
   const panelInfo = h("p.muted.small", { id: "panel-info" });
   const fitEl = h("div.chart", { id: "chart-fitness" });
   const divEl = h("div.chart", { id: "chart-diversity" });
@@ -144,6 +147,14 @@ export async function mount(view, { id }) {
           panelEl,
         )
       : h("section.card", h("h2", "Benchmark panel"), h("p.hint", "This run has no benchmark panel (benchmark.panel is empty), so only relative fitness is shown.")),
+    agreementPositions
+      ? h(
+          "section.card",
+          h("div.card-head", h("h2", "Perfect-move agreement"), agreementTools),
+          h("p.hint", `Share of ${agreementPositions} solved positions from real games where each measured generation's leader makes a perfect move, with its 95% band (the exact solver's answer: benchmark.agreement). The panel's text above also gives the seeds it loses a move against perfect play.`),
+          agreementEl,
+        )
+      : null,
     h(
       "section.card",
       h("div.card-head", h("h2", "Fitness"), genCount, fitTools),
@@ -188,12 +199,14 @@ export async function mount(view, { id }) {
   const div = diversityChart(divEl);
   const wts = weightsChart(wEl, features, pickGeneration);
   const panel = panelAgents.length ? panelChart(panelEl, panelAgents) : null;
+  const agreement = agreementPositions ? agreementChart(agreementEl) : null;
   const stem = `kalah-tuner-${shortId(id)}`;
   if (panel) panelTools.append(dataButtons(panel.chart, `${stem}-panel`, "panel-data"));
+  if (agreement) agreementTools.append(dataButtons(agreement.chart, `${stem}-agreement`, "agreement-data"));
   fitTools.append(logToggle(fit.chart, "fitness-log"), " ", dataButtons(fit.chart, `${stem}-fitness`, "fitness-data"));
   divTools.append(logToggle(div.chart, "diversity-log"), " ", dataButtons(div.chart, `${stem}-diversity`, "diversity-data"));
   wTools.append(dataButtons(wts.chart, `${stem}-weights`, "weights-data"));
-  linkZoom([panel?.chart, fit.chart, div.chart, wts.chart].filter(Boolean));
+  linkZoom([panel?.chart, agreement?.chart, fit.chart, div.chart, wts.chart].filter(Boolean));
   // With many features the lines tangle: pick the ones to show.
   const featureBoxes = features.map((f, i) =>
     h("label.check", h("input", { type: "checkbox", checked: true, dataset: { feature: f }, onchange: (e) => wts.chart.plot.setSeries(i + 1, { show: e.target.checked }) }), ` ${f}`),
@@ -234,14 +247,15 @@ export async function mount(view, { id }) {
       div.push(g);
       wts.push(g);
       if (panel) panel.push(g);
+      if (agreement) agreement.push(g);
       if (g.panel) {
         const o = g.panel.overall;
         const c = g.panel.champion;
         const a = g.panel.agreement;
-        const agreement = a
+        const agreementText = a
           ? `; perfect moves ${(100 * a.share).toFixed(1)}% [${(100 * a.share_ci[0]).toFixed(1)}, ${(100 * a.share_ci[1]).toFixed(1)}], ${a.mean_loss.toFixed(3)} seeds lost a move`
           : "";
-        panelInfo.textContent = `generation ${g.generation}: leader ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from generation ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}${agreement}`;
+        panelInfo.textContent = `generation ${g.generation}: leader ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from generation ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}${agreementText}`;
       }
       if (g.wall_ms != null) {
         lastWallMs.push(g.wall_ms);
@@ -254,6 +268,7 @@ export async function mount(view, { id }) {
     div.redraw();
     wts.redraw();
     if (panel) panel.redraw();
+    if (agreement) agreement.redraw();
     genCount.textContent = `${fit.count()} generations`;
     genInput.max = lastGen;
     if (followBox.checked) {
@@ -623,6 +638,7 @@ export async function mount(view, { id }) {
     div.destroy();
     wts.destroy();
     if (panel) panel.destroy();
+    if (agreement) agreement.destroy();
   };
 }
 

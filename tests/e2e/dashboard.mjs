@@ -429,6 +429,27 @@ try {
     await page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" }).waitFor();
   });
 
+  await step("a run that measures perfect-move agreement charts it per generation", async () => {
+    const created = await page.evaluate(async () => {
+      const resp = await fetch("/api/runs", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "e2e agreement run", config: { population: 4, depth: 1, generations: 2, benchmark: { agreement: 20 } } }),
+      });
+      return { status: resp.status, body: await resp.json() };
+    });
+    check(created.status === 201, `creating the run answered ${created.status}: ${JSON.stringify(created.body)}`);
+    await page.goto(`${base}/#/runs/${created.body.id}`);
+    await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
+    await page.locator("#chart-agreement .uplot").waitFor();
+    await page.waitForFunction(
+      () => /Perfect-move agreement, 2 generations; .*perfect moves % \d/.test(document.querySelector("#chart-agreement")?.getAttribute("aria-label") || ""),
+      null,
+      { timeout: TIMEOUT },
+    );
+    console.log(`     ${await page.getAttribute("#chart-agreement", "aria-label")}`);
+  });
+
   await step("two runs compared: curves overlaid, config differences listed", async () => {
     await page.goto(`${base}/#/runs`);
     for (const name of ["e2e tiny run", "e2e renamed"]) {
