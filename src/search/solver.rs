@@ -455,7 +455,7 @@ impl<'a> Walker<'a> {
     ) -> (i32, u8) {
         let cut = AtomicBool::new(false);
         let this = &*self;
-        let results: Vec<(i32, u8, bool, u64)> = moves
+        let results: Vec<(i32, u8, bool)> = moves
             .par_iter()
             .map(|&mv| {
                 let mut helper = this.helper(&cut);
@@ -465,13 +465,11 @@ impl<'a> Walker<'a> {
                     cut.store(true, Relaxed);
                 }
                 helper.finish();
-                (value, mv, whole, helper.nodes)
+                (value, mv, whole)
             })
             .collect();
-        // The helpers' nodes are counted by the probe; they only move this walker's
-        // next check closer.
         let mut best = (i32::MIN, 0u8);
-        for (value, mv, whole, _) in results {
+        for (value, mv, whole) in results {
             if whole && value > best.0 {
                 best = (value, mv);
             }
