@@ -640,3 +640,67 @@ fn egdb_builds_lists_and_serves_solve() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `solve` on a fresh machine: with no database in the folder it builds the largest one
+/// within --egdb-mb (with progress), then solves through it; `--egdb-build never` only says
+/// which one to build.
+#[test]
+fn solve_builds_the_database_it_needs() {
+    let dir = std::env::temp_dir().join(format!("kalah-solve-egdb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_arg = dir.to_str().unwrap();
+    // Kalah(4,4) of the shared table: +2 with empty captures.
+    let never = run(&[
+        "solve",
+        "--board",
+        "4,4",
+        "--rules",
+        "empty-capture",
+        "--egdb-dir",
+        dir_arg,
+        "--egdb-build",
+        "never",
+        "--egdb-mb",
+        "4",
+    ]);
+    assert!(never.status.success());
+    assert_eq!(last_line(&never), "2");
+    let said = String::from_utf8_lossy(&never.stderr);
+    assert!(
+        said.contains("egdb build --pits 4 --seeds 20 --rules empty-capture"),
+        "{said}"
+    );
+    assert!(!dir.exists(), "never builds nothing");
+
+    let auto = run(&[
+        "solve",
+        "--board",
+        "4,4",
+        "--rules",
+        "empty-capture",
+        "--egdb-dir",
+        dir_arg,
+        "--egdb-mb",
+        "4",
+    ]);
+    let said = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{said}");
+    assert_eq!(last_line(&auto), "2");
+    assert!(said.contains("building one first"), "{said}");
+    assert!(said.contains("endgame database: up to 20 seeds"), "{said}");
+    assert!(dir.join("kalah-4-empty-capture-20.egdb").is_file());
+
+    // Built once: the next solve reads it without building.
+    let again = run(&[
+        "solve",
+        "--board",
+        "4,4",
+        "--rules",
+        "empty-capture",
+        "--egdb-dir",
+        dir_arg,
+    ]);
+    assert_eq!(last_line(&again), "2");
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("building"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

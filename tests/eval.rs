@@ -178,3 +178,100 @@ fn ahmed10_counts_on_a_hand_worked_position() {
         .collect();
     assert_eq!(north, [3.0, 8.0, 4.0, 4.0, 1.0, 0.0, 1.0, 2.0, 2.0, 8.0]);
 }
+
+/// The board seen from the other chair: the halves exchanged and the other player to move.
+/// Every feature is defined for "me", never for a seat, so a player's features (and so any
+/// weighted sum and any search) must read the same on both boards.
+fn mirror(pos: &Position) -> Position {
+    let m = pos.pits();
+    let c: Vec<u32> = pos.cells().iter().map(|&s| s as u32).collect();
+    Position::new(
+        &c[m + 1..2 * m + 1],
+        c[2 * m + 1],
+        &c[..m],
+        c[m],
+        pos.side_to_move().opponent(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_player_is_valued_the_same_from_either_chair_and_across_the_pie_swap() {
+    use kalah_tuner::game::SWAP;
+    use kalah_tuner::search::AlphaBeta;
+    let mut rng = rng_from_seed(37);
+    let random_weights = |rng: &mut kalah_tuner::agents::GameRng, n: usize| -> Vec<f64> {
+        (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
+    };
+    let all = Feature::ALL.to_vec();
+    let positions = positions();
+    for (i, pos) in positions.iter().enumerate().filter(|(i, _)| i % 7 == 0) {
+        let mirrored = mirror(pos);
+        let me = pos.side_to_move();
+        let weights = random_weights(&mut rng, all.len());
+        for rules in [Rules::Standard, Rules::EmptyCapture] {
+            for &f in &all {
+                for side in [Side::South, Side::North] {
+                    assert_eq!(
+                        f.value(pos, side, rules),
+                        f.value(&mirrored, side.opponent(), rules),
+                        "{f} for {side} on {pos} and its mirror image {mirrored}"
+                    );
+                }
+            }
+            let eval = WeightedEval::new(&all, &weights, rules).unwrap();
+            assert_eq!(
+                eval.evaluate(pos, me),
+                eval.evaluate(&mirrored, me.opponent()),
+                "weighted sum on {pos} and {mirrored}"
+            );
+            if !pos.is_game_over() && i % 3 == 0 && pos.pits() <= 8 {
+                let a = AlphaBeta::new(&eval, rules).search_depth(pos, 3);
+                let b = AlphaBeta::new(&eval, rules).search_depth(&mirrored, 3);
+                assert_eq!(
+                    (a.value, &a.best_moves),
+                    (b.value, &b.best_moves),
+                    "search on {pos} and {mirrored}"
+                );
+            }
+        }
+    }
+
+    // The pie rule: once North swaps, North owns the half South sowed, and the first mover,
+    // now in North's chair, is to move. Sides name players, so the position after the swap
+    // is the mirror image of the board as the seats see it: the swapper is scored on what
+    // it took over, never on the chair it started in.
+    for (m, n) in [(6, 4), (7, 7), (4, 3)] {
+        let start = Position::start(m, n).unwrap().with_pie(true);
+        for mv in start.legal_moves().to_vec() {
+            let mut offer = start;
+            offer.play(mv, Rules::Standard).unwrap();
+            assert!(offer.swap_available());
+            let mut swapped = offer;
+            swapped.play(SWAP, Rules::Standard).unwrap();
+            let seats = offer.with_side_to_move(Side::North);
+            assert_eq!(
+                swapped.cells(),
+                mirror(&seats).cells(),
+                "swap after move {mv}"
+            );
+            assert_eq!(swapped.side_to_move(), mirror(&seats).side_to_move());
+            let weights = random_weights(&mut rng, all.len());
+            let eval = WeightedEval::new(&all, &weights, Rules::Standard).unwrap();
+            // The swapper (North) after the swap is South of the seat view before it.
+            assert_eq!(
+                eval.evaluate(&swapped, Side::North),
+                eval.evaluate(&seats, Side::South)
+            );
+            assert_eq!(
+                eval.evaluate(&swapped, Side::South),
+                eval.evaluate(&seats, Side::North)
+            );
+            // The first mover, to move after the swap, searches the same game from either
+            // description of it.
+            let a = AlphaBeta::new(&eval, Rules::Standard).search_depth(&swapped, 3);
+            let b = AlphaBeta::new(&eval, Rules::Standard).search_depth(&seats, 3);
+            assert_eq!((a.value, &a.best_moves), (b.value, &b.best_moves));
+        }
+    }
+}

@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 
 use super::console::progress_bar;
 use super::{thread_pool, usage, RulesArg};
-use crate::search::egdb::{default_dir, BuildObserver, Egdb, EgdbError, EgdbIndex};
+use crate::search::egdb::{default_dir, BuildObserver, Egdb, EgdbError, EgdbIndex, MAX_EGDB_SEEDS};
 
 #[derive(Args, Debug)]
 pub struct EgdbArgs {
@@ -105,12 +105,25 @@ fn run_build(args: &BuildArgs) -> Result<()> {
         println!("{}", path.display());
         return Ok(());
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let pool = thread_pool(args.threads)?;
+    let path = build_into(&dir, &index, rules, args.threads)?;
+    println!("{}", path.display());
+    Ok(())
+}
+
+/// Builds the database `index` describes for `rules` into `dir`, with progress on standard
+/// error, and returns its path. `solve` calls this too when it finds no database.
+pub(crate) fn build_into(
+    dir: &std::path::Path,
+    index: &EgdbIndex,
+    rules: crate::game::Rules,
+    threads: Option<usize>,
+) -> Result<PathBuf> {
+    let (pits, seeds) = (index.pits(), index.max_seeds());
+    let path = dir.join(Egdb::file_name(pits, seeds, rules));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let pool = thread_pool(threads)?;
     eprintln!(
-        "building Kalah({}) {rules} up to {} seeds: {} positions ({:.1} MiB) into {}",
-        args.pits,
-        args.seeds,
+        "building Kalah({pits}) {rules} up to {seeds} seeds: {} positions ({:.1} MiB) into {}",
         index.entries(),
         index.entries() as f64 / (1u64 << 20) as f64,
         dir.display()
@@ -122,7 +135,7 @@ fn run_build(args: &BuildArgs) -> Result<()> {
         ),
     };
     let start = Instant::now();
-    let db = pool.install(|| Egdb::build(args.pits, args.seeds, rules, &progress))?;
+    let db = pool.install(|| Egdb::build(pits, seeds, rules, &progress))?;
     let built = start.elapsed().as_secs_f64();
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();
@@ -133,8 +146,24 @@ fn run_build(args: &BuildArgs) -> Result<()> {
         start.elapsed().as_secs_f64() - built,
         path.display()
     );
-    println!("{}", path.display());
-    Ok(())
+    Ok(path)
+}
+
+/// The database `solve` builds for a board of `pits` pits when it finds none: the most seeds
+/// whose file fits `max_bytes`, and never more than the `seeds_in_pits` the position holds
+/// (a larger one would cover nothing more). `None` when even a small one does not fit or
+/// would not help.
+pub(crate) fn index_within(pits: usize, max_bytes: u64, seeds_in_pits: u32) -> Option<EgdbIndex> {
+    // Below this many seeds a database covers only endgames the search settles at once.
+    const SMALLEST_USEFUL: u32 = 8;
+    let mut best = None;
+    for seeds in SMALLEST_USEFUL..=seeds_in_pits.min(MAX_EGDB_SEEDS) {
+        match EgdbIndex::new(pits, seeds) {
+            Ok(index) if index.entries() <= max_bytes => best = Some(index),
+            _ => break,
+        }
+    }
+    best
 }
 
 fn run_list(args: &DirArg) -> Result<()> {
