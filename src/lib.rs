@@ -10,7 +10,7 @@
 //! - [`agents`]: [`agents::AgentSpec`] (JSON or `minimax:4`-style strings) and the agents it
 //!   builds (`random`, `greedy`, `minimax`, `heuristic`, `pekar`, `pekar-minimax`, `perfect`,
 //!   `mcts`, `a3c`).
-//! - [`matches`]: the game loop, the pairing engine (colour-swapped pairs from shared
+//! - [`matches`](mod@matches): the game loop, the pairing engine (colour-swapped pairs from shared
 //!   openings), matches and round-robin tournaments on rayon, with confidence intervals.
 //! - [`rl`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped

@@ -530,3 +530,48 @@ fn budgets_stop_searches_with_a_legal_move_and_a_reason() {
         assert_eq!(budget.stopped(), None);
     }
 }
+
+/// Equal-time matches: `@20ms` after a short spec puts a search on the clock, the report
+/// writes it back the same way, and `with_time_per_move` lifts alpha-beta's depth so that
+/// the clock decides.
+#[test]
+fn time_budgets_in_short_specs_and_for_equal_time_matches() {
+    let spec = AgentSpec::parse("minimax:6@20ms").unwrap();
+    assert!(matches!(
+        spec,
+        AgentSpec::Minimax {
+            time_ms: Some(20),
+            ..
+        }
+    ));
+    assert_eq!(spec.to_string(), "minimax:6@20ms");
+    assert_eq!(AgentSpec::parse(&spec.to_string()).unwrap(), spec);
+    let mcts = AgentSpec::parse("mcts:4000@15ms").unwrap();
+    assert_eq!(mcts.to_string(), "mcts:4000@15ms");
+    let heuristic = AgentSpec::parse("heuristic:hunter10:published:4@7ms").unwrap();
+    assert_eq!(heuristic.to_string(), "heuristic:hunter10:published:4@7ms");
+    for (bad, field) in [
+        ("random@5ms", "time_ms"),
+        ("greedy@5ms", "time_ms"),
+        ("minimax:4@0ms", "time_ms"),
+        ("minimax:4@600000ms", "time_ms"),
+    ] {
+        let e = AgentSpec::parse(bad).unwrap_err();
+        assert_eq!(e.field, field, "{bad}: {e}");
+    }
+    // Not a time suffix: read as before (and refused as before).
+    assert!(AgentSpec::parse("minimax:4@5").is_err());
+
+    let (timed, on_clock) = AgentSpec::parse("minimax:4")
+        .unwrap()
+        .with_time_per_move(20);
+    assert!(on_clock);
+    assert_eq!(timed.to_string(), "minimax:20@20ms");
+    timed.validate().unwrap();
+    let (greedy, on_clock) = AgentSpec::parse("greedy").unwrap().with_time_per_move(20);
+    assert!(!on_clock);
+    assert_eq!(greedy.to_string(), "greedy");
+    let mut agent = timed.build(Rules::Standard).unwrap();
+    let decision = agent.choose(&Position::start(6, 4).unwrap(), &mut rng_from_seed(1));
+    assert!(Position::start(6, 4).unwrap().is_legal(decision.mv));
+}

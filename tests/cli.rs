@@ -704,3 +704,55 @@ fn solve_builds_the_database_it_needs() {
     assert!(!String::from_utf8_lossy(&again.stderr).contains("building"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `play --time-ms`: every agent with a clock plays on it, the report says so.
+#[test]
+fn play_at_equal_time_per_move() {
+    let out = run(&[
+        "play",
+        "--south",
+        "minimax:4",
+        "--north",
+        "mcts:4000",
+        "--games",
+        "2",
+        "--time-ms",
+        "3",
+        "--threads",
+        "1",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("A = minimax:20@3ms vs B = mcts:4000@3ms"),
+        "{text}"
+    );
+    assert!(text.contains("equal time: 3 ms a move"), "{text}");
+    let out = run(&[
+        "play",
+        "--south",
+        "greedy",
+        "--north",
+        "minimax:2",
+        "--games",
+        "2",
+        "--time-ms",
+        "2",
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("greedy has no clock"));
+    let out = run(&[
+        "play",
+        "--south",
+        "greedy",
+        "--north",
+        "random",
+        "--time-ms",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -213,6 +213,23 @@ impl AgentSpec {
         files: &FileAccess,
     ) -> Result<AgentSpec, SpecError> {
         let text = text.trim();
+        if !text.starts_with('{') {
+            if let Some((base, ms)) = split_time_suffix(text) {
+                let spec = AgentSpec::parse_with(base, profile, files)?;
+                let kind = spec.kind();
+                let timed = spec.with_time_ms(ms).ok_or_else(|| {
+                    err(
+                        text,
+                        "time_ms",
+                        format!(
+                            "{kind} agents have no time control (minimax, heuristic and mcts have)"
+                        ),
+                    )
+                })?;
+                timed.check(profile)?;
+                return Ok(timed);
+            }
+        }
         let spec = if text.starts_with('{') {
             let value: serde_json::Value =
                 serde_json::from_str(text).map_err(|e| err(text, "json", e.to_string()))?;
@@ -348,6 +365,38 @@ impl AgentSpec {
             AgentSpec::Mcts { .. } => "mcts",
             AgentSpec::A3c { .. } => "a3c",
         }
+    }
+
+    /// The same agent searching to a clock of `ms` milliseconds a move (short form
+    /// `minimax:6@20ms`), within its depth; `None` for the kinds with no time control.
+    pub fn with_time_ms(&self, ms: u64) -> Option<AgentSpec> {
+        let mut spec = self.clone();
+        match &mut spec {
+            AgentSpec::Minimax { time_ms, .. }
+            | AgentSpec::Heuristic { time_ms, .. }
+            | AgentSpec::Mcts { time_ms, .. } => *time_ms = Some(ms),
+            _ => return None,
+        }
+        Some(spec)
+    }
+
+    /// The agent as an equal-time match plays it (`play --time-ms`): searches that can follow
+    /// a clock get `ms` milliseconds a move, alpha-beta deepening as far as the library's
+    /// depth limit allows so that the clock, not the depth, decides. Kinds without a clock
+    /// (random, greedy, pekar, pekar-minimax, perfect, a3c) stay as they are: `false`.
+    pub fn with_time_per_move(&self, ms: u64) -> (AgentSpec, bool) {
+        let deepest = Depth::Fixed(Profile::Library.limits().max_depth);
+        let mut spec = self.clone();
+        match &mut spec {
+            AgentSpec::Minimax { depth, time_ms, .. }
+            | AgentSpec::Heuristic { depth, time_ms, .. } => {
+                *depth = deepest;
+                *time_ms = Some(ms);
+            }
+            AgentSpec::Mcts { time_ms, .. } => *time_ms = Some(ms),
+            _ => return (spec, false),
+        }
+        (spec, true)
     }
 
     /// Checks the spec against the library's limits (the command line's).
@@ -897,10 +946,38 @@ impl FromStr for AgentSpec {
     }
 }
 
-/// The short string of a spec (parameters the short form cannot carry, such as `time_ms`, are
-/// left out: use JSON for those).
+/// `minimax:6@20ms` is `minimax:6` with `time_ms` 20: the base spec and the milliseconds.
+fn split_time_suffix(text: &str) -> Option<(&str, u64)> {
+    let (base, suffix) = text.rsplit_once('@')?;
+    let digits = suffix.strip_suffix("ms")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((base, digits.parse().ok()?))
+}
+
+/// The short string of a spec; a time budget is written `@20ms` after it. Parameters the
+/// short form cannot carry (ties, egdb, mcts reuse, ...) are left out: use JSON for those.
 impl fmt::Display for AgentSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_untimed(f)?;
+        match self {
+            AgentSpec::Minimax {
+                time_ms: Some(ms), ..
+            }
+            | AgentSpec::Heuristic {
+                time_ms: Some(ms), ..
+            }
+            | AgentSpec::Mcts {
+                time_ms: Some(ms), ..
+            } => write!(f, "@{ms}ms"),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl AgentSpec {
+    fn fmt_untimed(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AgentSpec::Random => write!(f, "random"),
             AgentSpec::Greedy { .. } => write!(f, "greedy"),

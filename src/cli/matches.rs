@@ -35,6 +35,11 @@ pub struct MatchArgs {
     /// Worker threads (default: all cores); results do not depend on it
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Equal time: every agent that can follow a clock (minimax, heuristic, mcts) gets this
+    /// many milliseconds a move, alpha-beta deepening up to depth 20; the others play as
+    /// given. Results then depend on the machine's speed and load and do not reproduce
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub time_ms: Option<u64>,
     /// Print the report as JSON, or with a path (`--json out.json`) write it there and
     /// print the text report
     #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
@@ -42,6 +47,24 @@ pub struct MatchArgs {
 }
 
 impl MatchArgs {
+    /// The specs as this match plays them: with `--time-ms`, on the clock, and a line on
+    /// standard error for each agent that has no clock and so plays as given.
+    fn timed(&self, specs: Vec<AgentSpec>) -> Vec<AgentSpec> {
+        let Some(ms) = self.time_ms else {
+            return specs;
+        };
+        specs
+            .into_iter()
+            .map(|spec| {
+                let (timed, on_clock) = spec.with_time_per_move(ms);
+                if !on_clock {
+                    eprintln!("--time-ms: {spec} has no clock and plays as given");
+                }
+                timed
+            })
+            .collect()
+    }
+
     fn setup(&self) -> Result<Setup> {
         let (pits, seeds) = parse_board(&self.board)?;
         Ok(Setup {
@@ -105,8 +128,14 @@ pub struct TournamentArgs {
 }
 
 pub fn run_play(args: &PlayArgs) -> Result<()> {
-    let a = AgentSpec::parse(&args.south)?;
-    let b = AgentSpec::parse(&args.north)?;
+    let [a, b]: [AgentSpec; 2] = args
+        .common
+        .timed(vec![
+            AgentSpec::parse(&args.south)?,
+            AgentSpec::parse(&args.north)?,
+        ])
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("two agents"))?;
     let setup = args.common.setup()?;
     if let Some(text) = &args.sprt {
         let sprt = Sprt::parse(text).map_err(|e| usage(format!("--sprt: {e}")))?;
@@ -123,7 +152,10 @@ pub fn run_play(args: &PlayArgs) -> Result<()> {
             false,
         )
     })?;
-    let text = match_text(&report, start.elapsed().as_secs_f64());
+    let mut text = match_text(&report, start.elapsed().as_secs_f64());
+    if let Some(ms) = args.common.time_ms {
+        text.push_str(&equal_time_note(ms));
+    }
     write_report(args.common.json.as_deref(), &report, &text)?;
     Ok(())
 }
@@ -156,7 +188,10 @@ fn run_sprt(
         bar.finish_and_clear();
     }
     let seconds = start.elapsed().as_secs_f64();
-    let text = format!("{}{:.1} s\n", report.to_text(), seconds);
+    let mut text = format!("{}{:.1} s\n", report.to_text(), seconds);
+    if let Some(ms) = args.common.time_ms {
+        text.push_str(&equal_time_note(ms));
+    }
     write_report(args.common.json.as_deref(), &report, &text)?;
     Ok(())
 }
@@ -180,7 +215,7 @@ pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
         (Some(p), _) => {
             setup.opening_plies = args.common.opening_plies.unwrap_or(p.opening_plies);
             TournamentConfig {
-                agents: p.agents.clone(),
+                agents: args.common.timed(p.agents.clone()),
                 games: args.common.games.unwrap_or(p.games),
                 self_play: (p.self_play || args.self_play) && sprt.is_none(),
                 sprt,
@@ -188,7 +223,7 @@ pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
             }
         }
         (None, Some(agents)) => TournamentConfig {
-            agents: parse_spec_list(agents)?,
+            agents: args.common.timed(parse_spec_list(agents)?),
             games: args.common.games.unwrap_or(100),
             self_play: args.self_play,
             sprt,
@@ -207,8 +242,18 @@ pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
         "{} games in {:.1} s\n",
         report.total_games, seconds
     ));
+    if let Some(ms) = args.common.time_ms {
+        text.push_str(&equal_time_note(ms));
+    }
     write_report(args.common.json.as_deref(), &report, &text)?;
     Ok(())
+}
+
+/// What an equal-time report says under its figures.
+fn equal_time_note(ms: u64) -> String {
+    format!(
+        "equal time: {ms} ms a move for every agent with a clock (@{ms}ms); measured on this machine under its load, so the games do not reproduce\n"
+    )
 }
 
 /// Prints `text`, or with `--json` the JSON report instead (`--json PATH`: both, the JSON

@@ -4,10 +4,10 @@
 //!
 //! - [`position`]: `perft`, `solve`, `move`.
 //! - [`egdb`]: `egdb build` and `egdb list`, the endgame databases.
-//! - [`matches`]: `play`, `tournament`.
+//! - [`matches`](mod@matches): `play`, `tournament`.
 //! - [`evolve`]: a GA run without the server.
 //! - [`learn`]: the TD tuners, TD(lambda) and TD-Leaf(lambda).
-//! - [`bench`]: single-threaded speed figures.
+//! - [`bench`](mod@bench): single-threaded speed figures.
 //! - [`serve`]: the HTTP API and dashboard.
 //! - [`train_a3c`]: training of the a3c network.
 //! - [`mankalah`]: a ManKalah agent on standard input and output.

@@ -4,7 +4,7 @@
 //!   unchecked fast path [`Position::play_unchecked`].
 //! - [`Rules`]: `standard` or `empty-capture`.
 //! - [`notation`]: KPN, the one-line position notation of DESIGN.md section 2.
-//! - [`perft`]: move-path counts, for testing move generation against shared vectors.
+//! - [`perft`](mod@perft): move-path counts, for testing move generation against shared vectors.
 
 pub mod notation;
 pub mod perft;

@@ -3,7 +3,7 @@
 //! The value of a position depends only on its pits and the side to move, not on the stores,
 //! so the solver searches the margin the side to move will *gain from here* and the caller
 //! adds the current store difference. That keeps transpositions that differ only in stores
-//! together (the pie rule's swap offer is the one exception, see [`Walker::search`]). With the
+//! together (the pie rule's swap offer is the one exception, see `Walker::search`). With the
 //! pie rule a swap is one more move; as [`crate::game::SWAP`] relabels the board, the value
 //! of the position after it is negated like that of any move that passes the turn. The
 //! search is MTD(f): null-window alpha-beta probes over a transposition table

@@ -49,7 +49,7 @@ pub const BATCH_TARGET_MS: f64 = 15_000.0;
 /// targets still spreads over many workers.
 pub const MIN_BATCHES: usize = 16;
 /// Batches are not made smaller than this for the sake of [`MIN_BATCHES`]: below it, the
-/// queue's latency (up to [`QUEUE_POLL`] per batch) would cost more than spreading gains.
+/// queue's latency (up to `QUEUE_POLL` per batch) would cost more than spreading gains.
 pub const MIN_BATCH_MS: f64 = 2_000.0;
 /// How often an idle worker asks the queue for a batch, beside PostgreSQL's notification of
 /// new batches (graphile_worker takes one batch per signal, so a worker that finishes a
@@ -363,9 +363,9 @@ async fn stop_when_not_running(store: Store, run_id: String, claim: i64, budget:
 }
 
 /// Starts a queue worker that plays batches one at a time on `env.pool` until `shutdown`
-/// completes; then it lets the batch under way finish for [`SHUTDOWN_GRACE`], hands it back
+/// completes; then it lets the batch under way finish for `SHUTDOWN_GRACE`, hands it back
 /// to the queue otherwise, and the returned task ends. A worker that stops on a database
-/// error (a lost connection, a restarting server) is started again after [`RESTART_DELAY`],
+/// error (a lost connection, a restarting server) is started again after `RESTART_DELAY`,
 /// for as long as the process runs: the queue returns whatever batch it held.
 pub async fn start_batch_worker(
     queue: &BatchQueue,
