@@ -541,6 +541,7 @@ fn time_budgets_in_short_specs_and_for_equal_time_matches() {
         spec,
         AgentSpec::Minimax {
             time_ms: Some(20),
+            nodes: None,
             ..
         }
     ));
@@ -574,4 +575,41 @@ fn time_budgets_in_short_specs_and_for_equal_time_matches() {
     let mut agent = timed.build(Rules::Standard).unwrap();
     let decision = agent.choose(&Position::start(6, 4).unwrap(), &mut rng_from_seed(1));
     assert!(Position::start(6, 4).unwrap().is_legal(decision.mv));
+}
+
+/// Equal cost that reproduces: a node budget stops iterative deepening at the same place on
+/// every run, so two runs give the same move, value, depth and node count.
+#[test]
+fn node_budgets_reproduce_and_bound_the_search() {
+    let spec = AgentSpec::parse("minimax:20@50000nodes").unwrap();
+    assert_eq!(spec.to_string(), "minimax:20@50000nodes");
+    assert_eq!(AgentSpec::parse(&spec.to_string()).unwrap(), spec);
+    assert_eq!(
+        AgentSpec::parse(r#"{"kind":"minimax","time_ms":5,"nodes":100}"#)
+            .unwrap_err()
+            .field,
+        "nodes"
+    );
+    assert_eq!(
+        AgentSpec::parse("mcts:100@5nodes").unwrap_err().field,
+        "nodes"
+    );
+    let (mcts, counts) = AgentSpec::parse("mcts:4000")
+        .unwrap()
+        .with_nodes_per_move(700);
+    assert!(counts);
+    assert_eq!(mcts.to_string(), "mcts:700");
+
+    let eval = StoreDiff;
+    let start = Position::start(6, 4).unwrap();
+    let run = |n| AlphaBeta::new(&eval, Rules::Standard).search_nodes(&start, n, 20);
+    let (a, b) = (run(50_000), run(50_000));
+    assert_eq!(a, b);
+    assert!(a.depth >= 2 && a.depth < 20, "depth {}", a.depth);
+    // Never more than one 4096-node check past the budget in the iteration it abandons.
+    assert!(a.nodes < 50_000 + 4096, "{} nodes", a.nodes);
+    // The completed iteration is a plain fixed-depth search.
+    let fixed = AlphaBeta::new(&eval, Rules::Standard).search_depth(&start, a.depth);
+    assert_eq!((fixed.value, &fixed.best_moves), (a.value, &a.best_moves));
+    assert!(run(500_000).depth > a.depth);
 }

@@ -756,3 +756,31 @@ fn play_at_equal_time_per_move() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `play --nodes`: equal cost that reproduces, the same report twice.
+#[test]
+fn play_at_equal_nodes_per_move_reproduces() {
+    let args = [
+        "play",
+        "--south",
+        "heuristic:hunter10:published:4",
+        "--north",
+        "minimax:4",
+        "--games",
+        "4",
+        "--nodes",
+        "3000",
+        "--opening-plies",
+        "2",
+        "--json",
+    ];
+    let (one, two) = (run(&args), run(&args));
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    let report = |out: &Output| serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap();
+    assert_eq!(report(&one), report(&two));
+    assert_eq!(report(&one)["b"], "minimax:20@3000nodes");
+}

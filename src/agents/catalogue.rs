@@ -36,16 +36,24 @@ pub fn kinds(profile: Profile) -> Value {
         json!(limits.max_time_ms),
         "iterative deepening within this many milliseconds per move, up to depth",
     );
+    let nodes = param(
+        "nodes",
+        "integer",
+        Value::Null,
+        json!(1),
+        json!(limits.max_move_nodes),
+        "iterative deepening up to depth until a move's search has visited this many positions (reproducible, unlike time_ms; not with time_ms)",
+    );
     let egdb = json!({"name": "egdb", "type": "boolean", "default": false, "description": "read exact values from the endgame database built for the board (kalah-tuner egdb build) wherever it covers a position"});
     let ties = json!({"name": "ties", "type": "string", "default": "random", "enum": ["random", "first"], "description": "how to choose among equally good moves"});
     json!([
         {"kind": "random", "description": "uniform over legal moves", "params": [], "examples": ["random"]},
         {"kind": "greedy", "description": "the move, with chained extra turns, that puts most seeds in its store now", "params": [ties], "examples": ["greedy"]},
-        {"kind": "minimax", "description": "alpha-beta on the store difference", "params": [depth(default_depth()), time, ties, egdb], "examples": ["minimax:4", "minimax:8", "minimax:adaptive"]},
+        {"kind": "minimax", "description": "alpha-beta on the store difference", "params": [depth(default_depth()), time, nodes.clone(), ties, egdb], "examples": ["minimax:4", "minimax:8", "minimax:adaptive"]},
         {"kind": "heuristic", "description": "alpha-beta on a weighted sum of evaluation features", "params": [
             {"name": "features", "type": "string|array", "default": "hunter10", "enum": FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>(), "description": "a feature set or a list of feature names"},
             {"name": "weights", "type": "string|array", "default": "published", "description": "a preset of the feature set or one number per feature"},
-            depth(default_depth()), time, ties, egdb,
+            depth(default_depth()), time, nodes, ties, egdb,
             {"name": "from_export", "type": "object", "default": null, "description": "an export document; plays as its evolved individual"}
         ], "examples": ["heuristic:hunter10:published:4", "heuristic:abrams3:0.58,0.44,0.28:7"]},
         {"kind": "pekar", "description": "Pekar et al.'s rule list", "params": [ties], "examples": ["pekar"]},

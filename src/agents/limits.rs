@@ -162,9 +162,24 @@ pub fn game_side_ms(spec: &super::AgentSpec) -> f64 {
     match spec {
         A::Random | A::Greedy { .. } | A::Pekar { .. } => 0.05,
         A::A3c { .. } => 0.2,
-        A::Minimax { depth, time_ms, .. } | A::Heuristic { depth, time_ms, .. } => match time_ms {
-            Some(ms) => *ms as f64 * MOVES_A_SIDE,
-            None => search_side_ms(depth_of(*depth)),
+        A::Minimax {
+            depth,
+            time_ms,
+            nodes,
+            ..
+        }
+        | A::Heuristic {
+            depth,
+            time_ms,
+            nodes,
+            ..
+        } => match (time_ms, nodes) {
+            (Some(ms), _) => *ms as f64 * MOVES_A_SIDE,
+            // About 30 million positions a second on one core, every move spending its all.
+            (None, Some(n)) => {
+                (*n as f64 / 30_000.0 * MOVES_A_SIDE).min(search_side_ms(depth_of(*depth)))
+            }
+            (None, None) => search_side_ms(depth_of(*depth)),
         },
         A::PekarMinimax { depth, .. } => search_side_ms(depth_of(*depth)),
         // A capped solve is counted as spent in full on every move, at about 5 million

@@ -13,6 +13,9 @@ pub struct SearchAgent<E: Evaluator> {
     pub depth: Depth,
     /// When set, iterative deepening within this budget per move, up to `depth`.
     pub time: Option<Duration>,
+    /// When set, iterative deepening up to `depth` until a move's search has visited this
+    /// many positions (reproducible, unlike `time`).
+    pub nodes: Option<u64>,
     pub ties: Ties,
     /// The transposition table kept across this agent's moves (fixed-depth searches only;
     /// it changes the work, never the moves).
@@ -32,9 +35,10 @@ impl<E: Evaluator> Agent for SearchAgent<E> {
             search.set_egdb(db);
         }
         let depth = self.depth.for_root(pos.legal_moves().len());
-        let result = match self.time {
-            Some(budget) => search.search_time(pos, budget, depth),
-            None => search.search_depth_keeping(pos, depth, &mut self.table),
+        let result = match (self.time, self.nodes) {
+            (Some(budget), _) => search.search_time(pos, budget, depth),
+            (None, Some(nodes)) => search.search_nodes(pos, nodes, depth),
+            (None, None) => search.search_depth_keeping(pos, depth, &mut self.table),
         };
         Decision {
             mv: self.ties.pick(&result.best_moves, rng),

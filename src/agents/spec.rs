@@ -114,6 +114,10 @@ pub enum AgentSpec {
         /// Iterative deepening within this many milliseconds per move, up to `depth`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time_ms: Option<u64>,
+        /// Iterative deepening up to `depth` that stops once a move's search has visited
+        /// this many positions: equal cost that reproduces, unlike `time_ms`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nodes: Option<u64>,
         #[serde(default)]
         ties: Ties,
         /// Read exact values from the endgame database (`kalah-tuner egdb build`) where it
@@ -130,6 +134,8 @@ pub enum AgentSpec {
         depth: Depth,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nodes: Option<u64>,
         #[serde(default)]
         ties: Ties,
         /// Read exact values from the endgame database (`kalah-tuner egdb build`) where it
@@ -214,7 +220,7 @@ impl AgentSpec {
     ) -> Result<AgentSpec, SpecError> {
         let text = text.trim();
         if !text.starts_with('{') {
-            if let Some((base, ms)) = split_time_suffix(text) {
+            if let Some((base, ms)) = split_suffix(text, "ms") {
                 let spec = AgentSpec::parse_with(base, profile, files)?;
                 let kind = spec.kind();
                 let timed = spec.with_time_ms(ms).ok_or_else(|| {
@@ -228,6 +234,19 @@ impl AgentSpec {
                 })?;
                 timed.check(profile)?;
                 return Ok(timed);
+            }
+            if let Some((base, n)) = split_suffix(text, "nodes") {
+                let spec = AgentSpec::parse_with(base, profile, files)?;
+                let kind = spec.kind();
+                let capped = spec.with_nodes(n).ok_or_else(|| {
+                    err(
+                        text,
+                        "nodes",
+                        format!("{kind} agents have no node budget (minimax and heuristic have; mcts counts playouts in its iterations)"),
+                    )
+                })?;
+                capped.check(profile)?;
+                return Ok(capped);
             }
         }
         let spec = if text.starts_with('{') {
@@ -380,6 +399,56 @@ impl AgentSpec {
         Some(spec)
     }
 
+    /// The same alpha-beta agent stopping each move's iterative deepening at `n` positions
+    /// (short form `minimax:20@50000nodes`); `None` for other kinds.
+    pub fn with_nodes(&self, n: u64) -> Option<AgentSpec> {
+        let mut spec = self.clone();
+        match &mut spec {
+            AgentSpec::Minimax { nodes, .. } | AgentSpec::Heuristic { nodes, .. } => {
+                *nodes = Some(n)
+            }
+            _ => return None,
+        }
+        Some(spec)
+    }
+
+    /// The agent as an equal-cost match that reproduces plays it (`play --nodes`): alpha-beta
+    /// deepens up to the library's depth limit until a move has visited `n` positions, MCTS
+    /// runs `n` playouts a move (a playout costs far more than a position: equal counts,
+    /// not equal time). Kinds that count neither stay as they are: `false`.
+    pub fn with_nodes_per_move(&self, n: u64) -> (AgentSpec, bool) {
+        let deepest = Depth::Fixed(Profile::Library.limits().max_depth);
+        let mut spec = self.clone();
+        match &mut spec {
+            AgentSpec::Minimax {
+                depth,
+                nodes,
+                time_ms,
+                ..
+            }
+            | AgentSpec::Heuristic {
+                depth,
+                nodes,
+                time_ms,
+                ..
+            } => {
+                *depth = deepest;
+                *nodes = Some(n);
+                *time_ms = None;
+            }
+            AgentSpec::Mcts {
+                iterations,
+                time_ms,
+                ..
+            } => {
+                *iterations = n.min(u32::MAX as u64) as u32;
+                *time_ms = None;
+            }
+            _ => return (spec, false),
+        }
+        (spec, true)
+    }
+
     /// The agent as an equal-time match plays it (`play --time-ms`): searches that can follow
     /// a clock get `ms` milliseconds a move, alpha-beta deepening as far as the library's
     /// depth limit allows so that the clock, not the depth, decides. Kinds without a clock
@@ -388,10 +457,21 @@ impl AgentSpec {
         let deepest = Depth::Fixed(Profile::Library.limits().max_depth);
         let mut spec = self.clone();
         match &mut spec {
-            AgentSpec::Minimax { depth, time_ms, .. }
-            | AgentSpec::Heuristic { depth, time_ms, .. } => {
+            AgentSpec::Minimax {
+                depth,
+                time_ms,
+                nodes,
+                ..
+            }
+            | AgentSpec::Heuristic {
+                depth,
+                time_ms,
+                nodes,
+                ..
+            } => {
                 *depth = deepest;
                 *time_ms = Some(ms);
+                *nodes = None;
             }
             AgentSpec::Mcts { time_ms, .. } => *time_ms = Some(ms),
             _ => return (spec, false),
@@ -449,14 +529,38 @@ impl AgentSpec {
             _ => Ok(()),
         }
         };
-        match self {
-            AgentSpec::Minimax { depth, time_ms, .. } => {
-                check_depth("depth", *depth)?;
-                check_time(*time_ms)?;
+        let check_nodes = |nodes: Option<u64>, time_ms: Option<u64>| match nodes {
+            None => Ok(()),
+            Some(_) if time_ms.is_some() => {
+                Err(err(&me, "nodes", "give time_ms or nodes, not both"))
             }
-            AgentSpec::Heuristic { depth, time_ms, .. } => {
+            Some(n) if n == 0 || n > limits.max_move_nodes => Err(err(
+                &me,
+                "nodes",
+                format!("must be 1 to {}{context}, got {n}", limits.max_move_nodes),
+            )),
+            Some(_) => Ok(()),
+        };
+        match self {
+            AgentSpec::Minimax {
+                depth,
+                time_ms,
+                nodes,
+                ..
+            } => {
                 check_depth("depth", *depth)?;
                 check_time(*time_ms)?;
+                check_nodes(*nodes, *time_ms)?;
+            }
+            AgentSpec::Heuristic {
+                depth,
+                time_ms,
+                nodes,
+                ..
+            } => {
+                check_depth("depth", *depth)?;
+                check_time(*time_ms)?;
+                check_nodes(*nodes, *time_ms)?;
                 self.heuristic_terms()?;
             }
             AgentSpec::PekarMinimax { depth, .. } => check_depth("depth", *depth)?,
@@ -552,6 +656,7 @@ impl AgentSpec {
             AgentSpec::Minimax {
                 depth,
                 time_ms,
+                nodes,
                 ties,
                 egdb,
             } => Box::new(SearchAgent {
@@ -559,6 +664,7 @@ impl AgentSpec {
                 rules,
                 depth: *depth,
                 time: time_ms.map(Duration::from_millis),
+                nodes: *nodes,
                 ties: *ties,
                 table: Default::default(),
                 budget: Default::default(),
@@ -567,6 +673,7 @@ impl AgentSpec {
             AgentSpec::Heuristic {
                 depth,
                 time_ms,
+                nodes,
                 ties,
                 egdb,
                 ..
@@ -579,6 +686,7 @@ impl AgentSpec {
                     rules,
                     depth: *depth,
                     time: time_ms.map(Duration::from_millis),
+                    nodes: *nodes,
                     ties: *ties,
                     table: Default::default(),
                     budget: Default::default(),
@@ -817,6 +925,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
             AgentSpec::Minimax {
                 depth: args.first().map(|d| parse_depth(text, d)).transpose()?.unwrap_or(default_depth()),
                 time_ms: None,
+                nodes: None,
                 ties: Ties::Random,
                 egdb: false,
             }
@@ -907,6 +1016,7 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                 weights,
                 depth,
                 time_ms: None,
+                nodes: None,
                 ties: Ties::Random,
                 egdb: false,
             }
@@ -946,10 +1056,11 @@ impl FromStr for AgentSpec {
     }
 }
 
-/// `minimax:6@20ms` is `minimax:6` with `time_ms` 20: the base spec and the milliseconds.
-fn split_time_suffix(text: &str) -> Option<(&str, u64)> {
+/// `minimax:6@20ms` is `minimax:6` with `time_ms` 20, `minimax:20@50000nodes` one with
+/// `nodes` 50000: the base spec and the number before `unit`.
+fn split_suffix<'t>(text: &'t str, unit: &str) -> Option<(&'t str, u64)> {
     let (base, suffix) = text.rsplit_once('@')?;
-    let digits = suffix.strip_suffix("ms")?;
+    let digits = suffix.strip_suffix(unit)?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -971,6 +1082,8 @@ impl fmt::Display for AgentSpec {
             | AgentSpec::Mcts {
                 time_ms: Some(ms), ..
             } => write!(f, "@{ms}ms"),
+            AgentSpec::Minimax { nodes: Some(n), .. }
+            | AgentSpec::Heuristic { nodes: Some(n), .. } => write!(f, "@{n}nodes"),
             _ => Ok(()),
         }
     }

@@ -40,6 +40,11 @@ pub struct MatchArgs {
     /// given. Results then depend on the machine's speed and load and do not reproduce
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub time_ms: Option<u64>,
+    /// Equal cost that reproduces: alpha-beta agents (minimax, heuristic) deepen up to depth
+    /// 20 until a move has visited N positions, mcts runs N playouts a move (a playout costs
+    /// far more than a position); the others play as given
+    #[arg(long, value_name = "N", conflicts_with = "time_ms", value_parser = clap::value_parser!(u64).range(1..))]
+    pub nodes: Option<u64>,
     /// Print the report as JSON, or with a path (`--json out.json`) write it there and
     /// print the text report
     #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
@@ -50,17 +55,24 @@ impl MatchArgs {
     /// The specs as this match plays them: with `--time-ms`, on the clock, and a line on
     /// standard error for each agent that has no clock and so plays as given.
     fn timed(&self, specs: Vec<AgentSpec>) -> Vec<AgentSpec> {
-        let Some(ms) = self.time_ms else {
-            return specs;
-        };
         specs
             .into_iter()
-            .map(|spec| {
-                let (timed, on_clock) = spec.with_time_per_move(ms);
-                if !on_clock {
-                    eprintln!("--time-ms: {spec} has no clock and plays as given");
+            .map(|spec| match (self.time_ms, self.nodes) {
+                (Some(ms), _) => {
+                    let (timed, on_clock) = spec.with_time_per_move(ms);
+                    if !on_clock {
+                        eprintln!("--time-ms: {spec} has no clock and plays as given");
+                    }
+                    timed
                 }
-                timed
+                (None, Some(n)) => {
+                    let (capped, counts) = spec.with_nodes_per_move(n);
+                    if !counts {
+                        eprintln!("--nodes: {spec} counts no nodes and plays as given");
+                    }
+                    capped
+                }
+                (None, None) => spec,
             })
             .collect()
     }

@@ -180,6 +180,7 @@ impl Benchmark {
             weights: WeightChoice::Values(weights.to_vec()),
             depth: Depth::Fixed(self.depth),
             time_ms: None,
+            nodes: None,
             ties: Ties::Random,
             egdb: false,
         }

@@ -205,6 +205,7 @@ impl ExportDocument {
             weights: WeightChoice::Values(champion.weights.clone()),
             depth: Depth::Fixed(config.play_depth),
             time_ms: None,
+            nodes: None,
             ties: Ties::Random,
             egdb: false,
         };
@@ -284,6 +285,7 @@ impl ExportDocument {
             weights: WeightChoice::Values(best.weights.clone()),
             depth: Depth::Fixed(config.depth),
             time_ms: None,
+            nodes: None,
             ties: Ties::Random,
             egdb: false,
         };

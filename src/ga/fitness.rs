@@ -139,6 +139,7 @@ fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ti
         AgentSpec::Minimax {
             depth: Depth::Fixed(depth),
             time_ms: None,
+            nodes: None,
             ties,
             egdb: false,
         } => WeightedEval::new(&[Feature::StoreDiff], &[1.0], rules)
@@ -147,6 +148,7 @@ fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ti
         AgentSpec::Heuristic {
             depth: Depth::Fixed(depth),
             time_ms: None,
+            nodes: None,
             ties,
             egdb: false,
             ..
@@ -841,6 +843,7 @@ mod tests {
             weights: WeightChoice::Values(w.clone()),
             depth: Depth::Fixed(config.depth),
             time_ms: None,
+            nodes: None,
             ties: Ties::Random,
             egdb: false,
         };
@@ -890,6 +893,7 @@ mod tests {
                     weights: WeightChoice::Values(weights[job.me].clone()),
                     depth: Depth::Fixed(config.depth),
                     time_ms: None,
+                    nodes: None,
                     ties: Ties::Random,
                     egdb: false,
                 }

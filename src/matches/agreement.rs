@@ -139,6 +139,7 @@ pub fn solved_positions_with(
     let sampler = AgentSpec::Minimax {
         depth: Depth::Fixed(4),
         time_ms: None,
+        nodes: None,
         ties: Default::default(),
         egdb: false,
     };

@@ -512,6 +512,7 @@ mod tests {
             weights: crate::agents::spec::WeightChoice::Values(weights),
             depth: crate::search::Depth::Fixed(2),
             time_ms: None,
+            nodes: None,
             ties: crate::agents::Ties::Random,
             egdb: false,
         };

@@ -35,6 +35,8 @@ pub struct AlphaBeta<'e, E: Evaluator> {
     deadline: Option<Instant>,
     /// The caller's bounds (a request's deadline and node cap, a cancel), when it has any.
     budget: Option<Budget>,
+    /// The positions this move's iterative deepening may visit ([`AlphaBeta::search_nodes`]).
+    max_nodes: u64,
     aborted: bool,
     table: Option<Box<Table>>,
     /// Cutoffs by moves other than captures, per (maximizing?, move), weighted by the
@@ -296,6 +298,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             nodes: 0,
             deadline: None,
             budget: None,
+            max_nodes: u64::MAX,
             aborted: false,
             table: None,
             history: [[0; 16]; 2],
@@ -394,6 +397,31 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         result.nodes = self.nodes;
         any_move_if_stopped(pos, &mut result);
         result
+    }
+
+    /// Iterative deepening until the search has visited `max_nodes` positions (tested every
+    /// 4096) or reached `max_depth`; returns the deepest completed iteration. At least depth
+    /// 1 always completes. Unlike [`AlphaBeta::search_time`] the result depends only on the
+    /// position, so games with node budgets reproduce.
+    pub fn search_nodes(&mut self, pos: &Position, max_nodes: u64, max_depth: u32) -> SearchResult {
+        let max_depth = max_depth.max(1);
+        self.begin(pos, max_depth, false);
+        let mut best = self.root(pos, 1, true);
+        self.max_nodes = max_nodes;
+        for depth in 2..=max_depth {
+            let result = self.root(pos, depth, true);
+            if self.aborted {
+                break;
+            }
+            best = result;
+            if crate::eval::is_decisive(best.value) {
+                break;
+            }
+        }
+        self.max_nodes = u64::MAX;
+        best.nodes = self.nodes;
+        any_move_if_stopped(pos, &mut best);
+        best
     }
 
     /// Iterative deepening until `budget` runs out (or `max_depth` is reached); returns the
@@ -558,6 +586,11 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     fn enter(&mut self) -> bool {
         self.nodes += 1;
         if self.nodes & 0xfff == 0 {
+            // Tested at the same node counts in every run, so a node-bounded search stops
+            // at the same place on any machine.
+            if self.nodes >= self.max_nodes {
+                self.aborted = true;
+            }
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
                     self.aborted = true;

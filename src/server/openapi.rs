@@ -134,6 +134,7 @@ fn request_schemas() -> Map<String, Value> {
             };
             for (field, max) in [
                 ("time_ms", limits.max_time_ms.map(|m| m as f64)),
+                ("nodes", Some(limits.max_move_nodes as f64)),
                 ("iterations", Some(limits.max_mcts_iterations as f64)),
                 ("max_seeds", Some(limits.max_perfect_seeds as f64)),
                 ("fallback_depth", Some(limits.max_depth as f64)),
