@@ -14,6 +14,7 @@ use indicatif::ProgressBar;
 use super::console::{progress_bar, stop_flag, write_atomically, CpuBudget};
 use super::{thread_pool, usage};
 use crate::agents::FileAccess;
+use crate::ga::benchmark::PanelGain;
 use crate::ga::loader::{self, Format};
 use crate::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
 
@@ -238,6 +239,34 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
         budget.describe_use(),
         args.out.display()
     );
+    if let Some(line) = gain_over_first_leader(&records) {
+        eprintln!("{line}");
+    }
     println!("{}", serde_json::to_string(&doc.agent)?);
     Ok(())
+}
+
+/// What the run gained: its champion against the first measured generation's leader, on the
+/// same panel games, so that a flat-looking curve and a real gain can be told apart.
+fn gain_over_first_leader(records: &[GenerationRecord]) -> Option<String> {
+    let (first_generation, first) = records.iter().find_map(|r| {
+        let leader = r.benchmark.as_ref()?.leaders.first()?;
+        Some((r.generation, leader))
+    })?;
+    let champion = records.last()?.champion.as_ref()?;
+    if champion.generation == first_generation {
+        return Some(format!(
+            "the champion is generation {first_generation}'s leader: no later leader beat it on the panel"
+        ));
+    }
+    let gain = PanelGain::of(&champion.panel, first)?;
+    Some(format!(
+        "champion against generation {first_generation}'s leader: {}; {}",
+        gain.describe(),
+        if gain.better {
+            "better by a one-sided paired test at 95%"
+        } else {
+            "not shown better by a one-sided paired test at 95%"
+        }
+    ))
 }

@@ -301,10 +301,87 @@ pub fn beats(challenger: &PanelResult, champion: &PanelResult) -> bool {
     mean / (variance / n).sqrt() > Z_ONE_SIDED_95
 }
 
+/// How much better one panel result is than another that played the same panel games: the
+/// champion against the first measured leader, say, to show what a run gained.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PanelGain {
+    /// Colour-swapped pairs both played.
+    pub pairs: usize,
+    /// Difference of the two scores over the panel (0.05 is five points of score), with a
+    /// 95% interval from the pair-by-pair differences.
+    pub score: f64,
+    pub score_ci: (f64, f64),
+    /// The same as an Elo difference, measured from the baseline's score.
+    pub elo: f64,
+    pub elo_ci: (f64, f64),
+    /// Whether the one-sided paired test at 95% (the champion rule's, [`beats`]) says better.
+    pub better: bool,
+}
+
+impl PanelGain {
+    /// `ours` over `baseline`; `None` unless both played the same pairs (two or more).
+    pub fn of(ours: &PanelResult, baseline: &PanelResult) -> Option<PanelGain> {
+        let n = ours.pair_points.len();
+        if n < 2 || baseline.pair_points.len() != n {
+            return None;
+        }
+        // A pair holds two games, so its points over two are its score.
+        let diffs: Vec<f64> = ours
+            .pair_points
+            .iter()
+            .zip(&baseline.pair_points)
+            .map(|(a, b)| (a - b) / 2.0)
+            .collect();
+        let mean = diffs.iter().sum::<f64>() / n as f64;
+        let variance = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+        let half = 1.959_963_984_540_054 * (variance / n as f64).sqrt();
+        let base = baseline.pair_points.iter().sum::<f64>() / (2.0 * n as f64);
+        let elo_from =
+            |d: f64| crate::matches::stats::elo(base + d) - crate::matches::stats::elo(base);
+        Some(PanelGain {
+            pairs: n,
+            score: mean,
+            score_ci: (mean - half, mean + half),
+            elo: elo_from(mean),
+            elo_ci: (elo_from(mean - half), elo_from(mean + half)),
+            better: beats(ours, baseline),
+        })
+    }
+
+    /// "+6.2 points [+2.0, +10.4] of panel score, Elo +44 [+14, +74]".
+    pub fn describe(&self) -> String {
+        format!(
+            "{:+.1} points [{:+.1}, {:+.1}] of panel score, Elo {:+.0} [{:+.0}, {:+.0}] over {} pairs",
+            100.0 * self.score,
+            100.0 * self.score_ci.0,
+            100.0 * self.score_ci.1,
+            self.elo,
+            self.elo_ci.0,
+            self.elo_ci.1,
+            self.pairs
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::matches::ScoreEstimate;
+
+    #[test]
+    fn a_gain_is_the_paired_difference_with_its_interval() {
+        let base = result(&[1.0, 1.0, 0.0, 2.0, 1.0, 1.0]);
+        let ours = result(&[2.0, 1.0, 1.0, 2.0, 2.0, 1.0]);
+        let gain = PanelGain::of(&ours, &base).unwrap();
+        assert_eq!(gain.pairs, 6);
+        assert!((gain.score - 0.25).abs() < 1e-12);
+        assert!(gain.score_ci.0 < gain.score && gain.score < gain.score_ci.1);
+        assert!(gain.elo > 0.0 && gain.elo_ci.0 < gain.elo);
+        assert_eq!(gain.better, beats(&ours, &base));
+        assert!(PanelGain::of(&ours, &result(&[1.0])).is_none());
+        let none = PanelGain::of(&base, &base).unwrap();
+        assert_eq!((none.score, none.elo, none.better), (0.0, 0.0, false));
+    }
 
     fn result(points: &[f64]) -> PanelResult {
         PanelResult {
