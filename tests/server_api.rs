@@ -186,6 +186,15 @@ impl Events {
     }
 
     async fn next(&mut self) -> (String, Value) {
+        self.next_or_close(Duration::from_secs(120))
+            .await
+            .expect("the stream stays open")
+    }
+
+    /// The next event, or `None` once the server has closed the stream; panics when neither
+    /// comes within `wait`.
+    async fn next_or_close(&mut self, wait: Duration) -> Option<(String, Value)> {
+        let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -201,16 +210,162 @@ impl Events {
                 if event.is_empty() {
                     continue; // keep-alive comment
                 }
-                return (event, serde_json::from_str(&data).unwrap());
+                return Some((event, serde_json::from_str(&data).unwrap()));
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(120), self.stream.next())
+            let chunk = tokio::time::timeout_at(deadline, self.stream.next())
                 .await
-                .expect("an event within two minutes")
-                .expect("the stream stays open")
-                .unwrap();
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+                .unwrap_or_else(|_| panic!("neither an event nor the end within {wait:?}"));
+            match chunk {
+                Some(chunk) => self
+                    .buffer
+                    .push_str(&String::from_utf8_lossy(&chunk.unwrap())),
+                None => {
+                    assert!(
+                        self.buffer.trim().is_empty(),
+                        "a cut event: {}",
+                        self.buffer
+                    );
+                    return None;
+                }
+            }
         }
     }
+
+    /// Every event until the server closes the stream, which must be within `wait`.
+    async fn until_close(&mut self, wait: Duration) -> Vec<(String, Value)> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut events = Vec::new();
+        while let Some(event) = self
+            .next_or_close(deadline.saturating_duration_since(tokio::time::Instant::now()))
+            .await
+        {
+            events.push(event);
+        }
+        events
+    }
+}
+
+/// A run long enough to still be running when a test acts on it (cancel, delete).
+fn long_config(seed: u64) -> Value {
+    json!({"population": 6, "depth": 4, "generations": 50, "seed": seed,
+           "fitness": {"games_per_pair": 10}})
+}
+
+/// An event stream ends with an `end` event and closes when its run ends (finished,
+/// cancelled, deleted, failed by another process), and at once for a run that already has.
+async fn event_streams_end_with_their_run(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let last_two = |events: &[(String, Value)]| -> (Value, Value) {
+        let n = events.len();
+        assert!(n >= 2, "{events:?}");
+        assert_eq!(events[n - 2].0, "status", "{events:?}");
+        assert_eq!(events[n - 1].0, "end", "{events:?}");
+        (events[n - 2].1.clone(), events[n - 1].1.clone())
+    };
+
+    // A run that finishes while watched: queued behind a long run that holds the one worker
+    // until the stream is open.
+    let first = api.create_run(json!({"config": long_config(30)})).await;
+    let first_id = first["id"].as_str().unwrap().to_string();
+    api.wait_status(&first_id, &["running"]).await;
+    let run = api.create_run(json!({"config": tiny(2, 21)})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let mut events = Events::open(&api, &id).await;
+    assert_eq!(events.next().await.1["status"], "queued");
+    let (code, body) = api
+        .post(&format!("/api/runs/{first_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let seen = events.until_close(Duration::from_secs(120)).await;
+    let (status, end) = last_two(&seen);
+    assert_eq!(status["status"], "finished", "{seen:?}");
+    assert_eq!(end, json!({"run_id": id, "status": "finished"}));
+    assert_eq!(
+        seen.iter().filter(|(k, _)| k == "generation").count(),
+        2,
+        "{seen:?}"
+    );
+
+    // Already finished: the run and the end at once.
+    let started = std::time::Instant::now();
+    let mut events = Events::open(&api, &id).await;
+    let seen = events.until_close(Duration::from_secs(2)).await;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(last_two(&seen).1["status"], "finished");
+    assert!(started.elapsed() < Duration::from_secs(2));
+
+    // Cancelled while watched, then watched again once cancelled.
+    let long = api.create_run(json!({"config": long_config(31)})).await;
+    let long_id = long["id"].as_str().unwrap().to_string();
+    api.wait_status(&long_id, &["running"]).await;
+    let mut events = Events::open(&api, &long_id).await;
+    assert_eq!(events.next().await.0, "status");
+    let (code, body) = api
+        .post(&format!("/api/runs/{long_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let seen = events.until_close(Duration::from_secs(10)).await;
+    let (status, end) = last_two(&seen);
+    assert_eq!(status["status"], "cancelled");
+    assert_eq!(end["status"], "cancelled");
+    let mut events = Events::open(&api, &long_id).await;
+    let seen = events.until_close(Duration::from_secs(2)).await;
+    assert_eq!(last_two(&seen).1["status"], "cancelled", "{seen:?}");
+
+    // Failed: at once when it already has, and by another process (the database changes
+    // under this one, which broadcasts nothing) within the stream's recheck.
+    execute_sql(
+        db,
+        &format!("UPDATE runs SET status = 'failed', error = 'test' WHERE id = '{long_id}'"),
+    )
+    .await;
+    let mut events = Events::open(&api, &long_id).await;
+    let seen = events.until_close(Duration::from_secs(2)).await;
+    assert_eq!(last_two(&seen).1["status"], "failed", "{seen:?}");
+    let holder = api.create_run(json!({"config": long_config(32)})).await;
+    let holder_id = holder["id"].as_str().unwrap().to_string();
+    api.wait_status(&holder_id, &["running"]).await;
+    let waiting = api.create_run(json!({"config": tiny(2, 33)})).await;
+    let waiting_id = waiting["id"].as_str().unwrap().to_string();
+    let mut events = Events::open(&api, &waiting_id).await;
+    assert_eq!(events.next().await.1["status"], "queued");
+    execute_sql(
+        db,
+        &format!("UPDATE runs SET status = 'failed', error = 'test' WHERE id = '{waiting_id}'"),
+    )
+    .await;
+    let seen = events.until_close(Duration::from_secs(15)).await;
+    assert_eq!(last_two(&seen).1["status"], "failed", "{seen:?}");
+
+    // Deleted while watched.
+    let mut events = Events::open(&api, &holder_id).await;
+    assert_eq!(events.next().await.0, "status");
+    assert_eq!(api.delete(&format!("/api/runs/{holder_id}")).await, 204);
+    let seen = events.until_close(Duration::from_secs(5)).await;
+    assert_eq!(
+        seen.last().cloned(),
+        Some((
+            "end".to_string(),
+            json!({"run_id": holder_id, "status": "deleted"})
+        )),
+        "{seen:?}"
+    );
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_event_streams_end_with_their_run() {
+    let db = sqlite_db();
+    event_streams_end_with_their_run(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_event_streams_end_with_their_run() {
+    let Some(db) = pg_db().await else { return };
+    event_streams_end_with_their_run(&db).await;
+    db.drop_db().await;
 }
 
 /// One worker: a long run holds it while a second run waits in the queue, so the second

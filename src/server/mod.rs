@@ -97,7 +97,7 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
 #[derive(Clone, Debug)]
 pub struct RunEvent {
     pub run_id: String,
-    /// `generation` or `status`.
+    /// `generation`, `status`, or `deleted` (no data: ends the run's streams).
     pub kind: &'static str,
     pub data: serde_json::Value,
 }

@@ -282,9 +282,9 @@ pub fn spec() -> Value {
             "get": with_params(op("The export document (as a download)", vec![("200", ok("the export document", schema_ref("ExportDocument")))], &[404, 409]), json!([path_id()]))
         },
         "/api/runs/{id}/events": {
-            "get": with_params(json!({"summary": "Server-sent events: `status` (data: the run; sent first on connect) and `generation` (data: a generation point plus run_id)",
+            "get": with_params(json!({"summary": "Server-sent events: `status` (data: the run; sent first on connect), `generation` (data: a generation point plus run_id), and once the run has ended (finished, failed, cancelled or deleted; at once for a run that already has) `end` (data: run_id and status), after which the stream closes",
                 "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "object", "required": ["event", "data"], "properties": {
-                    "event": {"type": "string", "enum": ["status", "generation"]}, "data": {"type": "string", "description": "JSON: the run (status) or a generation point with run_id (generation)"}}}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
+                    "event": {"type": "string", "enum": ["status", "generation", "end"]}, "data": {"type": "string", "description": "JSON: the run (status), a generation point with run_id (generation), or run_id and the final status, `deleted` for a deleted run (end)"}}}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
         },
         "/api/agents": {
             "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
