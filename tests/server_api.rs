@@ -245,6 +245,113 @@ impl Events {
     }
 }
 
+/// NUL and the bidirectional overrides and isolates are refused with 422 naming the field in
+/// every text a request may store (PostgreSQL answered 500 for a NUL before), and nothing is
+/// stored.
+async fn text_refuses_nul_and_bidi_controls(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let run = api
+        .create_run(json!({"config": tiny(1, 41), "name": "kept"}))
+        .await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let before = api.get(&format!("/api/runs/{id}")).await.1;
+    let bad_chars = [
+        '\0', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+        '\u{2068}', '\u{2069}',
+    ];
+    for c in bad_chars {
+        let text = format!("admin{c}txt.exe");
+        let code = format!("U+{:04X}", u32::from(c));
+        let refused = |(status, body): (u16, Value), field: &str| {
+            assert_eq!(status, 422, "{code} in {field}: {body}");
+            assert_eq!(body["error"]["status"], 422, "{body}");
+            assert_eq!(body["error"]["field"], field, "{body}");
+            let message = body["error"]["message"].as_str().unwrap_or("");
+            assert!(message.contains(&code), "{message}");
+        };
+        refused(
+            api.post("/api/runs", json!({"config": tiny(1, 42), "name": text}))
+                .await,
+            "name",
+        );
+        let opponents = json!({"mode": "opponents", "opponents": ["greedy", text]});
+        refused(
+            api.post(
+                "/api/runs",
+                json!({"config": {"population": 4, "fitness": opponents}}),
+            )
+            .await,
+            "config.fitness.opponents[1]",
+        );
+        for (body, field) in [
+            (json!({"name": text}), "name"),
+            (json!({"notes": text}), "notes"),
+            (json!({"tags": ["fine", text]}), "tags[1]"),
+        ] {
+            let (status, _, answer) = api
+                .send(
+                    reqwest::Method::PATCH,
+                    &format!("/api/runs/{id}"),
+                    &[("content-type", "application/json")],
+                    Some(body.to_string()),
+                )
+                .await;
+            refused((status, answer), field);
+        }
+        refused(
+            api.post(
+                "/api/tournaments",
+                json!({"agents": ["random", "greedy"], "games": 2,
+                       "names": ["the random one", text]}),
+            )
+            .await,
+            "names[1]",
+        );
+    }
+    let (_, runs) = api.get("/api/runs").await;
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(1), "{runs}");
+    let (_, tournaments) = api.get("/api/tournaments").await;
+    assert_eq!(
+        tournaments["tournaments"].as_array().map(Vec::len),
+        Some(0),
+        "{tournaments}"
+    );
+    let after = api.get(&format!("/api/runs/{id}")).await.1;
+    for key in ["name", "notes", "tags"] {
+        assert_eq!(after[key], before[key], "{key}");
+    }
+    // Right-to-left text itself is welcome.
+    let (status, _, renamed) = api
+        .send(
+            reqwest::Method::PATCH,
+            &format!("/api/runs/{id}"),
+            &[("content-type", "application/json")],
+            Some(
+                json!({"name": "\u{05e9}\u{05dc}\u{05d5}\u{05dd}", "notes": "a\u{200F}b"})
+                    .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200, "{renamed}");
+    assert_eq!(renamed["name"], "\u{05e9}\u{05dc}\u{05d5}\u{05dd}");
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_text_refuses_nul_and_bidi_controls() {
+    let db = sqlite_db();
+    text_refuses_nul_and_bidi_controls(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_text_refuses_nul_and_bidi_controls() {
+    let Some(db) = pg_db().await else { return };
+    text_refuses_nul_and_bidi_controls(&db).await;
+    db.drop_db().await;
+}
+
 /// A run long enough to still be running when a test acts on it (cancel, delete).
 fn long_config(seed: u64) -> Value {
     json!({"population": 6, "depth": 4, "generations": 50, "seed": seed,
