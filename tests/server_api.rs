@@ -23,6 +23,11 @@ async fn lifecycle(api: &Api, backend: &str) {
     assert_eq!(code, 200);
     assert_eq!(health["database"], backend);
     assert_eq!(api.get("/healthz").await.1["status"], "ok");
+    for path in ["/readyz", "/api/readyz"] {
+        let (code, ready) = api.get(path).await;
+        assert_eq!(code, 200, "{ready}");
+        assert_eq!(ready, json!({"status": "ready", "database": backend}));
+    }
 
     let run = api
         .create_run(json!({"preset": "abrams", "config": tiny(5, 3), "name": "first"}))
@@ -349,6 +354,148 @@ async fn sqlite_text_refuses_nul_and_bidi_controls() {
 async fn postgres_text_refuses_nul_and_bidi_controls() {
     let Some(db) = pg_db().await else { return };
     text_refuses_nul_and_bidi_controls(&db).await;
+    db.drop_db().await;
+}
+
+/// Sends `request` on a new connection and reads until the server closes it or `wait` passes:
+/// (what arrived, whether the server closed the connection).
+async fn raw_exchange(
+    addr: std::net::SocketAddr,
+    request: &[u8],
+    wait: Duration,
+) -> (String, bool) {
+    use tokio::io::AsyncWriteExt;
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    tcp.write_all(request).await.expect("write");
+    read_until_close(&mut tcp, wait).await
+}
+
+async fn read_until_close(tcp: &mut tokio::net::TcpStream, wait: Duration) -> (String, bool) {
+    use tokio::io::AsyncReadExt;
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+            Err(_) => return (String::from_utf8_lossy(&got).into_owned(), false),
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&got).into_owned(), true),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// The JSON error body of a raw HTTP answer.
+fn raw_error(answer: &str) -> Value {
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    serde_json::from_str(body).unwrap_or_else(|_| panic!("a JSON body: {answer}"))
+}
+
+/// A slow or idle client is cut off, a request declaring too large a body is refused at
+/// once, and connections past the cap wait for one to close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_limits_hold_slow_idle_and_greedy_clients() {
+    use tokio::io::AsyncWriteExt;
+    let db = sqlite_db();
+    let srv = server_with(&db, |c| {
+        c.limits.header_read = Duration::from_millis(800);
+        c.limits.body_read = Duration::from_millis(800);
+    })
+    .await;
+    let addr = srv.addr;
+    let second = Duration::from_secs(1);
+
+    // Half a header, then silence: closed after the header-read timeout.
+    let started = std::time::Instant::now();
+    let (_, closed) = raw_exchange(addr, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", 4 * second).await;
+    assert!(closed, "a half-sent header keeps its connection");
+    assert!(started.elapsed() < 3 * second, "{:?}", started.elapsed());
+
+    // Nothing at all: the same.
+    let (_, closed) = raw_exchange(addr, b"", 4 * second).await;
+    assert!(closed, "a silent connection stays open");
+
+    // Idle after an answer: closed too.
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, closed) = read_until_close(&mut tcp, 4 * second).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed, "an idle keep-alive connection stays open");
+
+    // A body that stops half-way: 408 in the API's shape once the body's time is up.
+    let started = std::time::Instant::now();
+    let (answer, _) = raw_exchange(
+        addr,
+        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":",
+        4 * second,
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(raw_error(&answer)["error"]["status"], 408, "{answer}");
+    assert!(started.elapsed() < 3 * second, "{:?}", started.elapsed());
+
+    // Content-Length over the limit: 413 at once, the body never sent.
+    let started = std::time::Instant::now();
+    let (answer, _) = raw_exchange(
+        addr,
+        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048577\r\n\r\n",
+        4 * second,
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{answer}"
+    );
+    let error = raw_error(&answer);
+    assert_eq!(error["error"]["status"], 413, "{answer}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1048577"),
+        "{answer}"
+    );
+    // At the limit exactly, the body is read as usual (and found to be no run request).
+    let (code, body) = Api::of(&srv)
+        .post_raw("/api/runs", " ".repeat(1 << 20))
+        .await;
+    assert_eq!(code, 400, "{body}");
+
+    srv.shutdown().await;
+
+    // Three connections at most: a fourth is answered only once one of them closes.
+    let srv = server_with(&db, |c| c.limits.max_connections = 3).await;
+    let addr = srv.addr;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        held.push(tcp);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut fourth = tokio::net::TcpStream::connect(addr).await.unwrap();
+    fourth
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, _) = read_until_close(&mut fourth, Duration::from_millis(300)).await;
+    assert_eq!(answer, "", "a connection past the cap was served");
+    drop(held.pop());
+    let (answer, _) = read_until_close(&mut fourth, 4 * second).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    srv.shutdown().await;
     db.drop_db().await;
 }
 
@@ -1270,6 +1417,8 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/tournaments/{id}/cancel", "post"),
         ("/api/healthz", "get"),
         ("/healthz", "get"),
+        ("/api/readyz", "get"),
+        ("/readyz", "get"),
         ("/api/openapi.json", "get"),
     ];
     for (path, method) in routes {
@@ -1296,6 +1445,22 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         .to_str()
         .unwrap()
         .starts_with("text/html"));
+    // No other site may frame the dashboard (clickjacking), nor have its files sniffed.
+    for path in ["/", "/js/run.js", "/api/runs"] {
+        let resp = api
+            .client
+            .get(format!("{}{path}", api.base))
+            .send()
+            .await
+            .unwrap();
+        let headers = resp.headers();
+        assert_eq!(headers["x-frame-options"], "DENY", "{path}");
+        assert_eq!(
+            headers["content-security-policy"], "frame-ancestors 'none'",
+            "{path}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+    }
     assert_eq!(api.get("/no-such-file.js").await.0, 404);
     assert_eq!(api.get("/../Cargo.toml").await.0, 404);
     srv.shutdown().await;
@@ -1878,7 +2043,11 @@ async fn foreign_origins_change_nothing() {
         "null",
         // Another port of the same host is another origin.
         &format!("http://127.0.0.1:{}", srv.addr.port() + 1),
-        &format!("http://localhost:{}", srv.addr.port()),
+        &format!("http://localhost:{}", srv.addr.port() + 1),
+        // The server speaks http: an https page of the same host is another site's.
+        &format!("https://127.0.0.1:{}", srv.addr.port()),
+        // DNS rebinding: the attacker's name, pointed at this server, sends its own Host.
+        &format!("http://evil.example:{}", srv.addr.port()),
     ];
     for origin in foreign {
         for (method, path, body) in [
@@ -1920,7 +2089,41 @@ async fn foreign_origins_change_nothing() {
         "finished"
     );
 
-    // The dashboard's own requests name the server itself, as its Host header does.
+    // DNS rebinding, as the browser sends it: the attacker's name in both Host and Origin.
+    // The Host header is not the server's origin; before, this created a run.
+    for host in ["evil.example", &format!("evil.example:{}", srv.addr.port())] {
+        let json_body = json!({"config": tiny(1, 1)}).to_string();
+        let request = format!(
+            "POST /api/runs HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json_body}",
+            json_body.len()
+        );
+        let (answer, _) = raw_exchange(srv.addr, request.as_bytes(), Duration::from_secs(10)).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{host}: {answer}");
+        assert_eq!(raw_error(&answer)["error"]["field"], "Origin", "{answer}");
+    }
+    let (_, list) = api.get("/api/runs").await;
+    assert_eq!(list["runs"].as_array().unwrap().len(), 1, "{list}");
+
+    // The dashboard's own requests name one of the server's public origins: by default its
+    // address, and as it is bound to loopback, the localhost forms of it.
+    for own in [
+        format!("http://localhost:{}", srv.addr.port()),
+        format!("http://[::1]:{}", srv.addr.port()),
+    ] {
+        let (c, _, created) = api
+            .send(
+                Method::POST,
+                "/api/runs",
+                &[json_type, ("origin", own.as_str())],
+                Some(json!({"config": tiny(1, 1)}).to_string()),
+            )
+            .await;
+        assert_eq!(c, 201, "{own}: {created}");
+        let id = created["id"].as_str().unwrap();
+        api.wait_status(id, &["finished"]).await;
+        assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    }
     let own = api.base.clone();
     let (c, _, created) = api
         .send(
@@ -2089,6 +2292,57 @@ async fn bad_allowed_origins_are_refused() {
         assert!(format!("{err}").contains("--allow-origin"), "{err}");
         db.drop_db().await;
     }
+}
+
+/// `--public-origin` names the origins of the server's own pages (behind a proxy, by a
+/// name); they replace the bound address's, and a malformed one stops the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_origins_replace_the_bound_address() {
+    let db = sqlite_db();
+    let srv = server_with(&db, |c| {
+        c.public_origins = vec!["https://Tuner.Example.org/".to_string()];
+    })
+    .await;
+    let api = Api::of(&srv);
+    let post = |origin: String| {
+        let api = &api;
+        async move {
+            api.send(
+                reqwest::Method::POST,
+                "/api/runs",
+                &[("content-type", "application/json"), ("origin", &origin)],
+                Some(json!({"config": tiny(1, 5)}).to_string()),
+            )
+            .await
+        }
+    };
+    let (code, _, body) = post("https://tuner.example.org".into()).await;
+    assert_eq!(code, 201, "{body}");
+    for refused in [
+        api.base.clone(),
+        format!("http://localhost:{}", srv.addr.port()),
+        "http://tuner.example.org".to_string(),
+    ] {
+        let (code, _, body) = post(refused.clone()).await;
+        assert_eq!(
+            error_of(code, &body),
+            (403, Some("Origin".into())),
+            "{refused}"
+        );
+    }
+    srv.shutdown().await;
+    for bad in ["tuner.example.org", "https://tuner.example.org/app", "*"] {
+        let mut config = kalah_tuner::server::ServerConfig::new("127.0.0.1:0", db.url.clone());
+        config.public_origins = vec![bad.to_string()];
+        match kalah_tuner::server::start(config).await {
+            Ok(srv) => {
+                srv.shutdown().await;
+                panic!("{bad} was accepted");
+            }
+            Err(e) => assert!(format!("{e}").contains("--public-origin"), "{e}"),
+        }
+    }
+    db.drop_db().await;
 }
 
 /// Every compute request is bounded by the API's limits table: a move or a match that needs

@@ -272,3 +272,132 @@ async fn postgres_outage_mid_run_is_waited_out() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// `/healthz` is liveness only and answers at once while the database is gone; `/readyz`
+/// says 503 within about a second then, in the API's error shape, and 200 once it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_readiness_follows_the_database_and_liveness_does_not() {
+    let Some(db) = pg_db().await else { return };
+    let after_scheme = db.url.split_once("://").unwrap().1;
+    let (userinfo_host, rest) = after_scheme.split_once('/').unwrap();
+    let (user, host) = match userinfo_host.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, userinfo_host),
+    };
+    let outage = Outage::start(host.to_string()).await;
+    let proxied = match user {
+        Some(user) => format!("postgres://{user}@{}/{rest}", outage.addr),
+        None => format!("postgres://{}/{rest}", outage.addr),
+    };
+    let srv = server_with(&db, |c| c.database_url = proxied).await;
+    let api = Api::of(&srv);
+    let (code, ready) = api.get("/readyz").await;
+    assert_eq!(
+        (code, ready["status"].as_str()),
+        (200, Some("ready")),
+        "{ready}"
+    );
+
+    outage.cut();
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let (code, health) = api.get("/healthz").await;
+        assert_eq!(code, 200, "{health}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(500),
+            "/healthz took {:?}",
+            started.elapsed()
+        );
+        let started = std::time::Instant::now();
+        let (code, ready) = api.get("/api/readyz").await;
+        let took = started.elapsed();
+        assert_eq!(code, 503, "{ready}");
+        assert_eq!(ready["error"]["status"], 503, "{ready}");
+        assert!(
+            took < std::time::Duration::from_millis(1800),
+            "/readyz took {took:?}"
+        );
+    }
+
+    outage.restore();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if api.get("/readyz").await.0 == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready again");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// `kalah-tuner serve` with `env` set (and `RUST_LOG` unset unless `env` sets it), answered
+/// as (child, base URL); its standard error goes to `log`.
+fn spawn_server_logged(
+    db: &TestDb,
+    env: &[(&str, String)],
+    log: &std::path::Path,
+) -> (Server, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"));
+    command
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--threads",
+            "2",
+            "--database-url",
+            &db.url,
+        ])
+        .env_remove("RUST_LOG")
+        .env_remove("KALAH_TUNER_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("log file"));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("the server binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    let base = line
+        .trim()
+        .strip_prefix("kalah-tuner listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (Server(child), base)
+}
+
+/// With the default log filter, answered requests write no line each (they are DEBUG), and
+/// refused or failed ones write one at INFO.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_log_at_debug_and_refusals_at_info() {
+    let db = sqlite_db();
+    let dir = std::env::temp_dir().join(format!("kalah-log-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("serve.log");
+    let (server, base) = spawn_server_logged(&db, &[], &log);
+    let api = Api::new(base);
+    for _ in 0..5 {
+        assert_eq!(api.get("/api/runs").await.0, 200);
+        assert_eq!(api.get("/healthz").await.0, 200);
+    }
+    assert_eq!(api.get("/api/no-such-route").await.0, 404);
+    // The log is written as it goes; give the last line a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let requests: Vec<&str> = logged.lines().filter(|l| l.contains("status=")).collect();
+    assert_eq!(requests.len(), 1, "{logged}");
+    assert!(
+        requests[0].contains("status=404")
+            && requests[0].contains("INFO")
+            && requests[0].contains("/api/no-such-route"),
+        "{logged}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}

@@ -230,12 +230,31 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         require_json_content_type(req.headers())?;
-        let bytes =
-            axum::body::Bytes::from_request(req, state)
-                .await
-                .map_err(|e: BytesRejection| {
-                    ApiError::new(e.status(), None, format!("request body: {}", e.body_text()))
-                })?;
+        let deadline = req
+            .extensions()
+            .get::<super::limits::BodyDeadline>()
+            .copied();
+        let read = axum::body::Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(super::limits::BodyDeadline(at, allowed)) => {
+                tokio::time::timeout_at(at.into(), read)
+                    .await
+                    .map_err(|_| {
+                        ApiError::new(
+                            StatusCode::REQUEST_TIMEOUT,
+                            None,
+                            format!(
+                                "request body: not all of it arrived within {} s",
+                                allowed.as_secs_f64()
+                            ),
+                        )
+                    })?
+            }
+            None => read.await,
+        };
+        let bytes = read.map_err(|e: BytesRejection| {
+            ApiError::new(e.status(), None, format!("request body: {}", e.body_text()))
+        })?;
         let value: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
         if !value.is_object() {

@@ -174,6 +174,7 @@ fn error_responses(codes: &[u16]) -> Map<String, Value> {
                 401 => "missing or wrong bearer token (when KALAH_TUNER_TOKEN is set)",
                 404 => "unknown id",
                 409 => "the run is not in a state that allows this",
+                503 => "the database did not answer within 1 s, or answered with an error",
                 413 => "request body too large",
                 422 => "an invalid field; `field` names it",
                 429 => "too many queued runs or tournaments",
@@ -199,6 +200,14 @@ fn with_body(mut operation: Value, schema: Value) -> Value {
         json!({"required": true, "content": {"application/json": {"schema": schema}}});
     operation["responses"]["415"] = ok(
         "the body was not sent as Content-Type: application/json",
+        schema_ref("Error"),
+    );
+    operation["responses"]["408"] = ok(
+        "the body did not arrive within 60 s of the headers",
+        schema_ref("Error"),
+    );
+    operation["responses"]["413"] = ok(
+        "request body too large (over 1 MiB, refused at once when Content-Length says so)",
         schema_ref("Error"),
     );
     operation
@@ -330,8 +339,10 @@ pub fn spec() -> Value {
         "/api/tournaments/{id}/cancel": {
             "post": secured(with_params(op("Cancel a running tournament: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
         },
-        "/api/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
-        "/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
+        "/api/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
+        "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
+        "/api/readyz": {"get": op("Readiness: the database answers within 1 s", vec![("200", ok("ready", schema_ref("Health")))], &[503])},
+        "/readyz": {"get": op("Readiness: the database answers within 1 s", vec![("200", ok("ready", schema_ref("Health")))], &[503])},
         "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}
     });
     let nullable_number = json!({"type": ["number", "null"]});
