@@ -332,6 +332,19 @@ async fn postgres_readiness_follows_the_database_and_liveness_does_not() {
     db.drop_db().await;
 }
 
+/// The move and value `agent` answers for each position, over the API.
+async fn answers(api: &Api, agent: &Value, positions: &[&str]) -> Vec<(Value, Value)> {
+    let mut out = Vec::new();
+    for kpn in positions {
+        let (code, body) = api
+            .post("/api/move", json!({"agent": agent, "position": kpn}))
+            .await;
+        assert_eq!(code, 200, "{kpn}: {body}");
+        out.push((body["move"].clone(), body["value"].clone()));
+    }
+    out
+}
+
 /// `kalah-tuner serve` with `env` set (and `RUST_LOG` unset unless `env` sets it), answered
 /// as (child, base URL); its standard error goes to `log`.
 fn spawn_server_logged(
@@ -371,6 +384,18 @@ fn spawn_server_logged(
     (Server(child), base)
 }
 
+fn spawn_server_with_egdb(
+    db: &TestDb,
+    egdb_dir: &std::path::Path,
+    log: &std::path::Path,
+) -> (Server, String) {
+    let env = [
+        ("RUST_LOG", "kalah_tuner=info".to_string()),
+        ("KALAH_TUNER_EGDB_DIR", egdb_dir.display().to_string()),
+    ];
+    spawn_server_logged(db, &env, log)
+}
+
 /// With the default log filter, answered requests write no line each (they are DEBUG), and
 /// refused or failed ones write one at INFO.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -396,6 +421,79 @@ async fn requests_log_at_debug_and_refusals_at_info() {
         requests[0].contains("status=404")
             && requests[0].contains("INFO")
             && requests[0].contains("/api/no-such-route"),
+        "{logged}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}
+
+/// The endgame database a serving server's agents read is overwritten, then truncated, under
+/// it: the server neither crashes (a truncated mapped file raised SIGBUS) nor changes an
+/// answer (overwritten mapped entries changed them). A server started on the damaged file
+/// says so in its log and plays without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_endgame_database_changes_no_answer_and_crashes_nothing() {
+    use kalah_tuner::game::Rules;
+    use kalah_tuner::search::egdb::{Egdb, Quiet};
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = std::env::temp_dir().join(format!("kalah-egdb-serve-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(Egdb::file_name(4, 14, Rules::Standard));
+    Egdb::build(4, 14, Rules::Standard, &Quiet)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let db = sqlite_db();
+    let log = dir.join("serve.log");
+    let (server, base) = spawn_server_with_egdb(&db, &dir, &log);
+    let api = Api::new(base);
+    // Exact play from the database only: with none, these agents search one ply.
+    let agent = json!({"kind": "perfect", "max_seeds": 0, "fallback_depth": 1, "egdb": true});
+    let positions = [
+        "1,2,0,3/10/2,0,1,1/8/S",
+        "0,0,5,1/3/2,2,0,1/20/N",
+        "3,1,1,0/12/0,4,0,2/7/S",
+        "0,1,0,0/18/1,0,0,1/25/N",
+        "2,2,2,1/5/2,2,1,2/5/S",
+    ];
+    let before = answers(&api, &agent, &positions).await;
+    for (_, value) in &before {
+        assert_eq!(value["unit"], "exact_margin", "{before:?}");
+    }
+
+    let len = std::fs::metadata(&path).unwrap().len();
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.seek(SeekFrom::Start(64)).unwrap();
+    file.write_all(&vec![0x05u8; (len - 64) as usize]).unwrap();
+    file.sync_all().unwrap();
+    assert_eq!(
+        answers(&api, &agent, &positions).await,
+        before,
+        "after the overwrite"
+    );
+    file.set_len(len / 3).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    assert_eq!(
+        answers(&api, &agent, &positions).await,
+        before,
+        "after the truncation"
+    );
+    assert_eq!(api.get("/healthz").await.0, 200);
+    drop(server);
+
+    // Started on the damaged file: the log names it, and the agents play without it.
+    let (server, base) = spawn_server_with_egdb(&db, &dir, &log);
+    let api = Api::new(base);
+    let after = answers(&api, &agent, &positions).await;
+    assert!(
+        after.iter().all(|(_, v)| v["unit"] != "exact_margin"),
+        "{after:?}"
+    );
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("endgame database") && logged.contains(path.to_str().unwrap()),
         "{logged}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
