@@ -427,6 +427,41 @@ async fn requests_log_at_debug_and_refusals_at_info() {
     db.drop_db().await;
 }
 
+/// With every connection of `--max-connections` (here its env) taken, the next one waits
+/// and the log says why, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_connection_cap_is_logged() {
+    let db = sqlite_db();
+    let dir = std::env::temp_dir().join(format!("kalah-cap-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("serve.log");
+    let env = [("KALAH_TUNER_MAX_CONNECTIONS", "2".to_string())];
+    let (server, base) = spawn_server_logged(&db, &env, &log);
+    let addr = base.strip_prefix("http://").unwrap().to_string();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let logged = loop {
+        let logged = std::fs::read_to_string(&log).unwrap();
+        if logged.contains("connection limit reached") || std::time::Instant::now() > deadline {
+            break logged;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    drop(held);
+    drop(server);
+    assert_eq!(
+        logged.matches("connection limit reached").count(),
+        1,
+        "{logged}"
+    );
+    assert!(logged.contains("WARN"), "{logged}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}
+
 /// The endgame database a serving server's agents read is overwritten, then truncated, under
 /// it: the server neither crashes (a truncated mapped file raised SIGBUS) nor changes an
 /// answer (overwritten mapped entries changed them). A server started on the damaged file
