@@ -2165,6 +2165,21 @@ async fn allowed_origins_get_cors() {
     let json_type = ("content-type", "application/json");
     let body = json!({"config": tiny(1, 1)}).to_string();
 
+    // A body refused for its declared size is refused inside CORS: the page can read why.
+    let (answer, _) = raw_exchange(
+        srv.addr,
+        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nOrigin: http://localhost:3000\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin: http://localhost:3000"),
+        "{answer}"
+    );
+
     for origin in ["http://localhost:3000", "https://tuner.example.org"] {
         // The preflight a browser sends before a JSON POST with the token.
         let (c, headers, _) = api

@@ -553,45 +553,45 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         .fallback(assets::serve)
         .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
         .layer(middleware::from_fn_with_state(state.clone(), guard::origin));
+    let body_read = limits.body_read;
+    app = app.layer(middleware::from_fn(move |req, next| {
+        limits::refuse_large_and_stamp(body_read, req, next)
+    }));
     // Outside the checks, so that an allowed origin's pages can read their refusals too.
     if let Some(cors) = cors {
         app = app.layer(cors);
     }
-    let body_read = limits.body_read;
-    app.layer(middleware::from_fn(move |req, next| {
-        limits::refuse_large_and_stamp(body_read, req, next)
-    }))
-    .layer(middleware::from_fn(error::with_request_id))
-    .layer(middleware::from_fn(guard::security_headers))
-    .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-    .layer(
-        // A line per request at DEBUG: at INFO a dashboard polling the runs would fill the
-        // log. Refused and failed requests, and a summary a minute (`log_summary`), stay
-        // at INFO. The span stays INFO: it prints nothing itself, and gives those lines
-        // (and the handlers' own) the method and path.
-        TraceLayer::new_for_http()
-            .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
-            .on_request(())
-            .on_response(
-                move |response: &axum::http::Response<axum::body::Body>,
-                      latency: Duration,
-                      _span: &tracing::Span| {
-                    let status = response.status();
-                    counts.record(status);
-                    let ms = latency.as_secs_f64() * 1e3;
-                    if status.is_client_error() || status.is_server_error() {
-                        tracing::info!(
-                            status = status.as_u16(),
-                            latency_ms = ms,
-                            "request refused or failed"
-                        );
-                    } else {
-                        tracing::debug!(status = status.as_u16(), latency_ms = ms, "request");
-                    }
-                },
-            ),
-    )
-    .with_state(state)
+    app.layer(middleware::from_fn(error::with_request_id))
+        .layer(middleware::from_fn(guard::security_headers))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(
+            // A line per request at DEBUG: at INFO a dashboard polling the runs would fill the
+            // log. Refused and failed requests, and a summary a minute (`log_summary`), stay
+            // at INFO. The span stays INFO: it prints nothing itself, and gives those lines
+            // (and the handlers' own) the method and path.
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_request(())
+                .on_response(
+                    move |response: &axum::http::Response<axum::body::Body>,
+                          latency: Duration,
+                          _span: &tracing::Span| {
+                        let status = response.status();
+                        counts.record(status);
+                        let ms = latency.as_secs_f64() * 1e3;
+                        if status.is_client_error() || status.is_server_error() {
+                            tracing::info!(
+                                status = status.as_u16(),
+                                latency_ms = ms,
+                                "request refused or failed"
+                            );
+                        } else {
+                            tracing::debug!(status = status.as_u16(), latency_ms = ms, "request");
+                        }
+                    },
+                ),
+        )
+        .with_state(state)
 }
 
 /// Runs `f` (a move, a match) on the interactive pool, holding a compute permit.
