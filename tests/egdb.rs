@@ -284,3 +284,61 @@ fn agreement_sets_are_the_same_through_the_database() {
     assert!(solved_positions(&deeper).is_err());
     assert_eq!(solved_positions_with(&deeper, Some(db)).unwrap().len(), 5);
 }
+
+/// A database file damaged under the process that loaded it for its agents changes no
+/// answer and cannot crash it: agents read a verified private copy. The file mapped as the
+/// command line maps it shows what that protects against: overwritten entries change its
+/// answers (and a truncated one would kill the process with SIGBUS, so it is dropped first).
+/// A damaged file is refused when it is loaded.
+#[test]
+fn a_database_damaged_under_its_reader_changes_nothing() {
+    use kalah_tuner::agents::endgame::open_private;
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = std::env::temp_dir().join(format!("kalah-egdb-damage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = Rules::Standard;
+    let path = dir.join(Egdb::file_name(4, 14, rules));
+    Egdb::build(4, 14, rules, &Quiet)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let mut rng = Pcg64::seed_from_u64(35);
+    let positions: Vec<Position> = (0..400)
+        .map(|_| {
+            let seeds = rng.random_range(1..=14);
+            random_position(&mut rng, 4, seeds)
+        })
+        .collect();
+    let values = |db: &Egdb| positions.iter().map(|p| db.value(p)).collect::<Vec<_>>();
+    let private = open_private(&path).unwrap();
+    let mapped = Egdb::open(&path).unwrap();
+    let before = values(&private);
+    assert!(before.iter().all(Option::is_some));
+    assert_eq!(values(&mapped), before);
+
+    // Every entry overwritten in place (the same file, not a new one renamed over it).
+    let len = std::fs::metadata(&path).unwrap().len();
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.seek(SeekFrom::Start(64)).unwrap();
+    file.write_all(&vec![0x05u8; (len - 64) as usize]).unwrap();
+    file.sync_all().unwrap();
+    assert_ne!(values(&mapped), before, "the mapped file shows the damage");
+    assert_eq!(values(&private), before, "the private copy does not");
+    drop(mapped);
+    match open_private(&path) {
+        Err(EgdbError::Corrupt { reason, .. }) => assert!(reason.contains("checksum"), "{reason}"),
+        other => panic!("an overwritten database was loaded: {other:?}"),
+    }
+
+    // Truncated to a third: reading every entry again neither crashes nor changes anything.
+    file.set_len(len / 3).unwrap();
+    drop(file);
+    assert_eq!(values(&private), before);
+    match open_private(&path) {
+        Err(EgdbError::Corrupt { reason, .. }) => assert!(reason.contains("bytes"), "{reason}"),
+        other => panic!("a truncated database was loaded: {other:?}"),
+    }
+    // Gone altogether: the same.
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(values(&private), before);
+}

@@ -23,6 +23,11 @@ async fn lifecycle(api: &Api, backend: &str) {
     assert_eq!(code, 200);
     assert_eq!(health["database"], backend);
     assert_eq!(api.get("/healthz").await.1["status"], "ok");
+    for path in ["/readyz", "/api/readyz"] {
+        let (code, ready) = api.get(path).await;
+        assert_eq!(code, 200, "{ready}");
+        assert_eq!(ready, json!({"status": "ready", "database": backend}));
+    }
 
     let run = api
         .create_run(json!({"preset": "abrams", "config": tiny(5, 3), "name": "first"}))
@@ -186,6 +191,15 @@ impl Events {
     }
 
     async fn next(&mut self) -> (String, Value) {
+        self.next_or_close(Duration::from_secs(120))
+            .await
+            .expect("the stream stays open")
+    }
+
+    /// The next event, or `None` once the server has closed the stream; panics when neither
+    /// comes within `wait`.
+    async fn next_or_close(&mut self, wait: Duration) -> Option<(String, Value)> {
+        let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -201,16 +215,411 @@ impl Events {
                 if event.is_empty() {
                     continue; // keep-alive comment
                 }
-                return (event, serde_json::from_str(&data).unwrap());
+                return Some((event, serde_json::from_str(&data).unwrap()));
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(120), self.stream.next())
+            let chunk = tokio::time::timeout_at(deadline, self.stream.next())
                 .await
-                .expect("an event within two minutes")
-                .expect("the stream stays open")
-                .unwrap();
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+                .unwrap_or_else(|_| panic!("neither an event nor the end within {wait:?}"));
+            match chunk {
+                Some(chunk) => self
+                    .buffer
+                    .push_str(&String::from_utf8_lossy(&chunk.unwrap())),
+                None => {
+                    assert!(
+                        self.buffer.trim().is_empty(),
+                        "a cut event: {}",
+                        self.buffer
+                    );
+                    return None;
+                }
+            }
         }
     }
+
+    /// Every event until the server closes the stream, which must be within `wait`.
+    async fn until_close(&mut self, wait: Duration) -> Vec<(String, Value)> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut events = Vec::new();
+        while let Some(event) = self
+            .next_or_close(deadline.saturating_duration_since(tokio::time::Instant::now()))
+            .await
+        {
+            events.push(event);
+        }
+        events
+    }
+}
+
+/// NUL and the bidirectional overrides and isolates are refused with 422 naming the field in
+/// every text a request may store (PostgreSQL answered 500 for a NUL before), and nothing is
+/// stored.
+async fn text_refuses_nul_and_bidi_controls(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let run = api
+        .create_run(json!({"config": tiny(1, 41), "name": "kept"}))
+        .await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let before = api.get(&format!("/api/runs/{id}")).await.1;
+    let bad_chars = [
+        '\0', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+        '\u{2068}', '\u{2069}',
+    ];
+    for c in bad_chars {
+        let text = format!("admin{c}txt.exe");
+        let code = format!("U+{:04X}", u32::from(c));
+        let refused = |(status, body): (u16, Value), field: &str| {
+            assert_eq!(status, 422, "{code} in {field}: {body}");
+            assert_eq!(body["error"]["status"], 422, "{body}");
+            assert_eq!(body["error"]["field"], field, "{body}");
+            let message = body["error"]["message"].as_str().unwrap_or("");
+            assert!(message.contains(&code), "{message}");
+        };
+        refused(
+            api.post("/api/runs", json!({"config": tiny(1, 42), "name": text}))
+                .await,
+            "name",
+        );
+        let opponents = json!({"mode": "opponents", "opponents": ["greedy", text]});
+        refused(
+            api.post(
+                "/api/runs",
+                json!({"config": {"population": 4, "fitness": opponents}}),
+            )
+            .await,
+            "config.fitness.opponents[1]",
+        );
+        for (body, field) in [
+            (json!({"name": text}), "name"),
+            (json!({"notes": text}), "notes"),
+            (json!({"tags": ["fine", text]}), "tags[1]"),
+        ] {
+            let (status, _, answer) = api
+                .send(
+                    reqwest::Method::PATCH,
+                    &format!("/api/runs/{id}"),
+                    &[("content-type", "application/json")],
+                    Some(body.to_string()),
+                )
+                .await;
+            refused((status, answer), field);
+        }
+        refused(
+            api.post(
+                "/api/tournaments",
+                json!({"agents": ["random", "greedy"], "games": 2,
+                       "names": ["the random one", text]}),
+            )
+            .await,
+            "names[1]",
+        );
+    }
+    let (_, runs) = api.get("/api/runs").await;
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(1), "{runs}");
+    let (_, tournaments) = api.get("/api/tournaments").await;
+    assert_eq!(
+        tournaments["tournaments"].as_array().map(Vec::len),
+        Some(0),
+        "{tournaments}"
+    );
+    let after = api.get(&format!("/api/runs/{id}")).await.1;
+    for key in ["name", "notes", "tags"] {
+        assert_eq!(after[key], before[key], "{key}");
+    }
+    // Right-to-left text itself is welcome.
+    let (status, _, renamed) = api
+        .send(
+            reqwest::Method::PATCH,
+            &format!("/api/runs/{id}"),
+            &[("content-type", "application/json")],
+            Some(
+                json!({"name": "\u{05e9}\u{05dc}\u{05d5}\u{05dd}", "notes": "a\u{200F}b"})
+                    .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200, "{renamed}");
+    assert_eq!(renamed["name"], "\u{05e9}\u{05dc}\u{05d5}\u{05dd}");
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_text_refuses_nul_and_bidi_controls() {
+    let db = sqlite_db();
+    text_refuses_nul_and_bidi_controls(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_text_refuses_nul_and_bidi_controls() {
+    let Some(db) = pg_db().await else { return };
+    text_refuses_nul_and_bidi_controls(&db).await;
+    db.drop_db().await;
+}
+
+/// Sends `request` on a new connection and reads until the server closes it or `wait` passes:
+/// (what arrived, whether the server closed the connection).
+async fn raw_exchange(
+    addr: std::net::SocketAddr,
+    request: &[u8],
+    wait: Duration,
+) -> (String, bool) {
+    use tokio::io::AsyncWriteExt;
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    tcp.write_all(request).await.expect("write");
+    read_until_close(&mut tcp, wait).await
+}
+
+async fn read_until_close(tcp: &mut tokio::net::TcpStream, wait: Duration) -> (String, bool) {
+    use tokio::io::AsyncReadExt;
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+            Err(_) => return (String::from_utf8_lossy(&got).into_owned(), false),
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&got).into_owned(), true),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// The JSON error body of a raw HTTP answer.
+fn raw_error(answer: &str) -> Value {
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    serde_json::from_str(body).unwrap_or_else(|_| panic!("a JSON body: {answer}"))
+}
+
+/// A slow or idle client is cut off, a request declaring too large a body is refused at
+/// once, and connections past the cap wait for one to close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_limits_hold_slow_idle_and_greedy_clients() {
+    use tokio::io::AsyncWriteExt;
+    let db = sqlite_db();
+    let srv = server_with(&db, |c| {
+        c.limits.header_read = Duration::from_millis(800);
+        c.limits.body_read = Duration::from_millis(800);
+    })
+    .await;
+    let addr = srv.addr;
+    let second = Duration::from_secs(1);
+
+    // Half a header, then silence: closed after the header-read timeout.
+    let started = std::time::Instant::now();
+    let (_, closed) = raw_exchange(addr, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", 4 * second).await;
+    assert!(closed, "a half-sent header keeps its connection");
+    assert!(started.elapsed() < 3 * second, "{:?}", started.elapsed());
+
+    // Nothing at all: the same.
+    let (_, closed) = raw_exchange(addr, b"", 4 * second).await;
+    assert!(closed, "a silent connection stays open");
+
+    // Idle after an answer: closed too.
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, closed) = read_until_close(&mut tcp, 4 * second).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed, "an idle keep-alive connection stays open");
+
+    // A body that stops half-way: 408 in the API's shape once the body's time is up.
+    let started = std::time::Instant::now();
+    let (answer, _) = raw_exchange(
+        addr,
+        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":",
+        4 * second,
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(raw_error(&answer)["error"]["status"], 408, "{answer}");
+    assert!(started.elapsed() < 3 * second, "{:?}", started.elapsed());
+
+    // Content-Length over the limit: 413 at once, the body never sent.
+    let started = std::time::Instant::now();
+    let (answer, _) = raw_exchange(
+        addr,
+        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048577\r\n\r\n",
+        4 * second,
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{answer}"
+    );
+    let error = raw_error(&answer);
+    assert_eq!(error["error"]["status"], 413, "{answer}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1048577"),
+        "{answer}"
+    );
+    // At the limit exactly, the body is read as usual (and found to be no run request).
+    let (code, body) = Api::of(&srv)
+        .post_raw("/api/runs", " ".repeat(1 << 20))
+        .await;
+    assert_eq!(code, 400, "{body}");
+
+    srv.shutdown().await;
+
+    // Three connections at most: a fourth is answered only once one of them closes.
+    let srv = server_with(&db, |c| c.limits.max_connections = 3).await;
+    let addr = srv.addr;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        held.push(tcp);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut fourth = tokio::net::TcpStream::connect(addr).await.unwrap();
+    fourth
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, _) = read_until_close(&mut fourth, Duration::from_millis(300)).await;
+    assert_eq!(answer, "", "a connection past the cap was served");
+    drop(held.pop());
+    let (answer, _) = read_until_close(&mut fourth, 4 * second).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// A run long enough to still be running when a test acts on it (cancel, delete).
+fn long_config(seed: u64) -> Value {
+    json!({"population": 6, "depth": 4, "generations": 50, "seed": seed,
+           "fitness": {"games_per_pair": 10}})
+}
+
+/// An event stream ends with an `end` event and closes when its run ends (finished,
+/// cancelled, deleted, failed by another process), and at once for a run that already has.
+async fn event_streams_end_with_their_run(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let last_two = |events: &[(String, Value)]| -> (Value, Value) {
+        let n = events.len();
+        assert!(n >= 2, "{events:?}");
+        assert_eq!(events[n - 2].0, "status", "{events:?}");
+        assert_eq!(events[n - 1].0, "end", "{events:?}");
+        (events[n - 2].1.clone(), events[n - 1].1.clone())
+    };
+
+    // A run that finishes while watched: queued behind a long run that holds the one worker
+    // until the stream is open.
+    let first = api.create_run(json!({"config": long_config(30)})).await;
+    let first_id = first["id"].as_str().unwrap().to_string();
+    api.wait_status(&first_id, &["running"]).await;
+    let run = api.create_run(json!({"config": tiny(2, 21)})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    let mut events = Events::open(&api, &id).await;
+    assert_eq!(events.next().await.1["status"], "queued");
+    let (code, body) = api
+        .post(&format!("/api/runs/{first_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let seen = events.until_close(Duration::from_secs(120)).await;
+    let (status, end) = last_two(&seen);
+    assert_eq!(status["status"], "finished", "{seen:?}");
+    assert_eq!(end, json!({"run_id": id, "status": "finished"}));
+    assert_eq!(
+        seen.iter().filter(|(k, _)| k == "generation").count(),
+        2,
+        "{seen:?}"
+    );
+
+    // Already finished: the run and the end at once.
+    let started = std::time::Instant::now();
+    let mut events = Events::open(&api, &id).await;
+    let seen = events.until_close(Duration::from_secs(2)).await;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(last_two(&seen).1["status"], "finished");
+    assert!(started.elapsed() < Duration::from_secs(2));
+
+    // Cancelled while watched, then watched again once cancelled.
+    let long = api.create_run(json!({"config": long_config(31)})).await;
+    let long_id = long["id"].as_str().unwrap().to_string();
+    api.wait_status(&long_id, &["running"]).await;
+    let mut events = Events::open(&api, &long_id).await;
+    assert_eq!(events.next().await.0, "status");
+    let (code, body) = api
+        .post(&format!("/api/runs/{long_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let seen = events.until_close(Duration::from_secs(10)).await;
+    let (status, end) = last_two(&seen);
+    assert_eq!(status["status"], "cancelled");
+    assert_eq!(end["status"], "cancelled");
+    let mut events = Events::open(&api, &long_id).await;
+    let seen = events.until_close(Duration::from_secs(2)).await;
+    assert_eq!(last_two(&seen).1["status"], "cancelled", "{seen:?}");
+
+    // Failed: at once when it already has, and by another process (the database changes
+    // under this one, which broadcasts nothing) within the stream's recheck.
+    execute_sql(
+        db,
+        &format!("UPDATE runs SET status = 'failed', error = 'test' WHERE id = '{long_id}'"),
+    )
+    .await;
+    let mut events = Events::open(&api, &long_id).await;
+    let seen = events.until_close(Duration::from_secs(2)).await;
+    assert_eq!(last_two(&seen).1["status"], "failed", "{seen:?}");
+    let holder = api.create_run(json!({"config": long_config(32)})).await;
+    let holder_id = holder["id"].as_str().unwrap().to_string();
+    api.wait_status(&holder_id, &["running"]).await;
+    let waiting = api.create_run(json!({"config": tiny(2, 33)})).await;
+    let waiting_id = waiting["id"].as_str().unwrap().to_string();
+    let mut events = Events::open(&api, &waiting_id).await;
+    assert_eq!(events.next().await.1["status"], "queued");
+    execute_sql(
+        db,
+        &format!("UPDATE runs SET status = 'failed', error = 'test' WHERE id = '{waiting_id}'"),
+    )
+    .await;
+    let seen = events.until_close(Duration::from_secs(15)).await;
+    assert_eq!(last_two(&seen).1["status"], "failed", "{seen:?}");
+
+    // Deleted while watched.
+    let mut events = Events::open(&api, &holder_id).await;
+    assert_eq!(events.next().await.0, "status");
+    assert_eq!(api.delete(&format!("/api/runs/{holder_id}")).await, 204);
+    let seen = events.until_close(Duration::from_secs(5)).await;
+    assert_eq!(
+        seen.last().cloned(),
+        Some((
+            "end".to_string(),
+            json!({"run_id": holder_id, "status": "deleted"})
+        )),
+        "{seen:?}"
+    );
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_event_streams_end_with_their_run() {
+    let db = sqlite_db();
+    event_streams_end_with_their_run(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_event_streams_end_with_their_run() {
+    let Some(db) = pg_db().await else { return };
+    event_streams_end_with_their_run(&db).await;
+    db.drop_db().await;
 }
 
 /// One worker: a long run holds it while a second run waits in the queue, so the second
@@ -1008,6 +1417,8 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/tournaments/{id}/cancel", "post"),
         ("/api/healthz", "get"),
         ("/healthz", "get"),
+        ("/api/readyz", "get"),
+        ("/readyz", "get"),
         ("/api/openapi.json", "get"),
     ];
     for (path, method) in routes {
@@ -1034,6 +1445,22 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         .to_str()
         .unwrap()
         .starts_with("text/html"));
+    // No other site may frame the dashboard (clickjacking), nor have its files sniffed.
+    for path in ["/", "/js/run.js", "/api/runs"] {
+        let resp = api
+            .client
+            .get(format!("{}{path}", api.base))
+            .send()
+            .await
+            .unwrap();
+        let headers = resp.headers();
+        assert_eq!(headers["x-frame-options"], "DENY", "{path}");
+        assert_eq!(
+            headers["content-security-policy"], "frame-ancestors 'none'",
+            "{path}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+    }
     assert_eq!(api.get("/no-such-file.js").await.0, 404);
     assert_eq!(api.get("/../Cargo.toml").await.0, 404);
     srv.shutdown().await;
@@ -1616,7 +2043,11 @@ async fn foreign_origins_change_nothing() {
         "null",
         // Another port of the same host is another origin.
         &format!("http://127.0.0.1:{}", srv.addr.port() + 1),
-        &format!("http://localhost:{}", srv.addr.port()),
+        &format!("http://localhost:{}", srv.addr.port() + 1),
+        // The server speaks http: an https page of the same host is another site's.
+        &format!("https://127.0.0.1:{}", srv.addr.port()),
+        // DNS rebinding: the attacker's name, pointed at this server, sends its own Host.
+        &format!("http://evil.example:{}", srv.addr.port()),
     ];
     for origin in foreign {
         for (method, path, body) in [
@@ -1658,7 +2089,41 @@ async fn foreign_origins_change_nothing() {
         "finished"
     );
 
-    // The dashboard's own requests name the server itself, as its Host header does.
+    // DNS rebinding, as the browser sends it: the attacker's name in both Host and Origin.
+    // The Host header is not the server's origin; before, this created a run.
+    for host in ["evil.example", &format!("evil.example:{}", srv.addr.port())] {
+        let json_body = json!({"config": tiny(1, 1)}).to_string();
+        let request = format!(
+            "POST /api/runs HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json_body}",
+            json_body.len()
+        );
+        let (answer, _) = raw_exchange(srv.addr, request.as_bytes(), Duration::from_secs(10)).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{host}: {answer}");
+        assert_eq!(raw_error(&answer)["error"]["field"], "Origin", "{answer}");
+    }
+    let (_, list) = api.get("/api/runs").await;
+    assert_eq!(list["runs"].as_array().unwrap().len(), 1, "{list}");
+
+    // The dashboard's own requests name one of the server's public origins: by default its
+    // address, and as it is bound to loopback, the localhost forms of it.
+    for own in [
+        format!("http://localhost:{}", srv.addr.port()),
+        format!("http://[::1]:{}", srv.addr.port()),
+    ] {
+        let (c, _, created) = api
+            .send(
+                Method::POST,
+                "/api/runs",
+                &[json_type, ("origin", own.as_str())],
+                Some(json!({"config": tiny(1, 1)}).to_string()),
+            )
+            .await;
+        assert_eq!(c, 201, "{own}: {created}");
+        let id = created["id"].as_str().unwrap();
+        api.wait_status(id, &["finished"]).await;
+        assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    }
     let own = api.base.clone();
     let (c, _, created) = api
         .send(
@@ -1699,6 +2164,21 @@ async fn allowed_origins_get_cors() {
     let api = Api::of(&srv);
     let json_type = ("content-type", "application/json");
     let body = json!({"config": tiny(1, 1)}).to_string();
+
+    // A body refused for its declared size is refused inside CORS: the page can read why.
+    let (answer, _) = raw_exchange(
+        srv.addr,
+        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nOrigin: http://localhost:3000\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin: http://localhost:3000"),
+        "{answer}"
+    );
 
     for origin in ["http://localhost:3000", "https://tuner.example.org"] {
         // The preflight a browser sends before a JSON POST with the token.
@@ -1827,6 +2307,57 @@ async fn bad_allowed_origins_are_refused() {
         assert!(format!("{err}").contains("--allow-origin"), "{err}");
         db.drop_db().await;
     }
+}
+
+/// `--public-origin` names the origins of the server's own pages (behind a proxy, by a
+/// name); they replace the bound address's, and a malformed one stops the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_origins_replace_the_bound_address() {
+    let db = sqlite_db();
+    let srv = server_with(&db, |c| {
+        c.public_origins = vec!["https://Tuner.Example.org/".to_string()];
+    })
+    .await;
+    let api = Api::of(&srv);
+    let post = |origin: String| {
+        let api = &api;
+        async move {
+            api.send(
+                reqwest::Method::POST,
+                "/api/runs",
+                &[("content-type", "application/json"), ("origin", &origin)],
+                Some(json!({"config": tiny(1, 5)}).to_string()),
+            )
+            .await
+        }
+    };
+    let (code, _, body) = post("https://tuner.example.org".into()).await;
+    assert_eq!(code, 201, "{body}");
+    for refused in [
+        api.base.clone(),
+        format!("http://localhost:{}", srv.addr.port()),
+        "http://tuner.example.org".to_string(),
+    ] {
+        let (code, _, body) = post(refused.clone()).await;
+        assert_eq!(
+            error_of(code, &body),
+            (403, Some("Origin".into())),
+            "{refused}"
+        );
+    }
+    srv.shutdown().await;
+    for bad in ["tuner.example.org", "https://tuner.example.org/app", "*"] {
+        let mut config = kalah_tuner::server::ServerConfig::new("127.0.0.1:0", db.url.clone());
+        config.public_origins = vec![bad.to_string()];
+        match kalah_tuner::server::start(config).await {
+            Ok(srv) => {
+                srv.shutdown().await;
+                panic!("{bad} was accepted");
+            }
+            Err(e) => assert!(format!("{e}").contains("--public-origin"), "{e}"),
+        }
+    }
+    db.drop_db().await;
 }
 
 /// Every compute request is bounded by the API's limits table: a move or a match that needs

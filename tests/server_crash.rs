@@ -272,3 +272,265 @@ async fn postgres_outage_mid_run_is_waited_out() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// `/healthz` is liveness only and answers at once while the database is gone; `/readyz`
+/// says 503 within about a second then, in the API's error shape, and 200 once it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_readiness_follows_the_database_and_liveness_does_not() {
+    let Some(db) = pg_db().await else { return };
+    let after_scheme = db.url.split_once("://").unwrap().1;
+    let (userinfo_host, rest) = after_scheme.split_once('/').unwrap();
+    let (user, host) = match userinfo_host.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, userinfo_host),
+    };
+    let outage = Outage::start(host.to_string()).await;
+    let proxied = match user {
+        Some(user) => format!("postgres://{user}@{}/{rest}", outage.addr),
+        None => format!("postgres://{}/{rest}", outage.addr),
+    };
+    let srv = server_with(&db, |c| c.database_url = proxied).await;
+    let api = Api::of(&srv);
+    let (code, ready) = api.get("/readyz").await;
+    assert_eq!(
+        (code, ready["status"].as_str()),
+        (200, Some("ready")),
+        "{ready}"
+    );
+
+    outage.cut();
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let (code, health) = api.get("/healthz").await;
+        assert_eq!(code, 200, "{health}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(500),
+            "/healthz took {:?}",
+            started.elapsed()
+        );
+        let started = std::time::Instant::now();
+        let (code, ready) = api.get("/api/readyz").await;
+        let took = started.elapsed();
+        assert_eq!(code, 503, "{ready}");
+        assert_eq!(ready["error"]["status"], 503, "{ready}");
+        assert!(
+            took < std::time::Duration::from_millis(1800),
+            "/readyz took {took:?}"
+        );
+    }
+
+    outage.restore();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if api.get("/readyz").await.0 == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready again");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// The move and value `agent` answers for each position, over the API.
+async fn answers(api: &Api, agent: &Value, positions: &[&str]) -> Vec<(Value, Value)> {
+    let mut out = Vec::new();
+    for kpn in positions {
+        let (code, body) = api
+            .post("/api/move", json!({"agent": agent, "position": kpn}))
+            .await;
+        assert_eq!(code, 200, "{kpn}: {body}");
+        out.push((body["move"].clone(), body["value"].clone()));
+    }
+    out
+}
+
+/// `kalah-tuner serve` with `env` set (and `RUST_LOG` unset unless `env` sets it), answered
+/// as (child, base URL); its standard error goes to `log`.
+fn spawn_server_logged(
+    db: &TestDb,
+    env: &[(&str, String)],
+    log: &std::path::Path,
+) -> (Server, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"));
+    command
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--threads",
+            "2",
+            "--database-url",
+            &db.url,
+        ])
+        .env_remove("RUST_LOG")
+        .env_remove("KALAH_TUNER_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("log file"));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("the server binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    let base = line
+        .trim()
+        .strip_prefix("kalah-tuner listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (Server(child), base)
+}
+
+fn spawn_server_with_egdb(
+    db: &TestDb,
+    egdb_dir: &std::path::Path,
+    log: &std::path::Path,
+) -> (Server, String) {
+    let env = [
+        ("RUST_LOG", "kalah_tuner=info".to_string()),
+        ("KALAH_TUNER_EGDB_DIR", egdb_dir.display().to_string()),
+    ];
+    spawn_server_logged(db, &env, log)
+}
+
+/// With the default log filter, answered requests write no line each (they are DEBUG), and
+/// refused or failed ones write one at INFO.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_log_at_debug_and_refusals_at_info() {
+    let db = sqlite_db();
+    let dir = std::env::temp_dir().join(format!("kalah-log-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("serve.log");
+    let (server, base) = spawn_server_logged(&db, &[], &log);
+    let api = Api::new(base);
+    for _ in 0..5 {
+        assert_eq!(api.get("/api/runs").await.0, 200);
+        assert_eq!(api.get("/healthz").await.0, 200);
+    }
+    assert_eq!(api.get("/api/no-such-route").await.0, 404);
+    // The log is written as it goes; give the last line a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let requests: Vec<&str> = logged.lines().filter(|l| l.contains("status=")).collect();
+    assert_eq!(requests.len(), 1, "{logged}");
+    assert!(
+        requests[0].contains("status=404")
+            && requests[0].contains("INFO")
+            && requests[0].contains("/api/no-such-route"),
+        "{logged}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}
+
+/// With every connection of `--max-connections` (here its env) taken, the next one waits
+/// and the log says why, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_connection_cap_is_logged() {
+    let db = sqlite_db();
+    let dir = std::env::temp_dir().join(format!("kalah-cap-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("serve.log");
+    let env = [("KALAH_TUNER_MAX_CONNECTIONS", "2".to_string())];
+    let (server, base) = spawn_server_logged(&db, &env, &log);
+    let addr = base.strip_prefix("http://").unwrap().to_string();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let logged = loop {
+        let logged = std::fs::read_to_string(&log).unwrap();
+        if logged.contains("connection limit reached") || std::time::Instant::now() > deadline {
+            break logged;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    drop(held);
+    drop(server);
+    assert_eq!(
+        logged.matches("connection limit reached").count(),
+        1,
+        "{logged}"
+    );
+    assert!(logged.contains("WARN"), "{logged}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}
+
+/// The endgame database a serving server's agents read is overwritten, then truncated, under
+/// it: the server neither crashes (a truncated mapped file raised SIGBUS) nor changes an
+/// answer (overwritten mapped entries changed them). A server started on the damaged file
+/// says so in its log and plays without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_endgame_database_changes_no_answer_and_crashes_nothing() {
+    use kalah_tuner::game::Rules;
+    use kalah_tuner::search::egdb::{Egdb, Quiet};
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = std::env::temp_dir().join(format!("kalah-egdb-serve-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(Egdb::file_name(4, 14, Rules::Standard));
+    Egdb::build(4, 14, Rules::Standard, &Quiet)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let db = sqlite_db();
+    let log = dir.join("serve.log");
+    let (server, base) = spawn_server_with_egdb(&db, &dir, &log);
+    let api = Api::new(base);
+    // Exact play from the database only: with none, these agents search one ply.
+    let agent = json!({"kind": "perfect", "max_seeds": 0, "fallback_depth": 1, "egdb": true});
+    let positions = [
+        "1,2,0,3/10/2,0,1,1/8/S",
+        "0,0,5,1/3/2,2,0,1/20/N",
+        "3,1,1,0/12/0,4,0,2/7/S",
+        "0,1,0,0/18/1,0,0,1/25/N",
+        "2,2,2,1/5/2,2,1,2/5/S",
+    ];
+    let before = answers(&api, &agent, &positions).await;
+    for (_, value) in &before {
+        assert_eq!(value["unit"], "exact_margin", "{before:?}");
+    }
+
+    let len = std::fs::metadata(&path).unwrap().len();
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.seek(SeekFrom::Start(64)).unwrap();
+    file.write_all(&vec![0x05u8; (len - 64) as usize]).unwrap();
+    file.sync_all().unwrap();
+    assert_eq!(
+        answers(&api, &agent, &positions).await,
+        before,
+        "after the overwrite"
+    );
+    file.set_len(len / 3).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    assert_eq!(
+        answers(&api, &agent, &positions).await,
+        before,
+        "after the truncation"
+    );
+    assert_eq!(api.get("/healthz").await.0, 200);
+    drop(server);
+
+    // Started on the damaged file: the log names it, and the agents play without it.
+    let (server, base) = spawn_server_with_egdb(&db, &dir, &log);
+    let api = Api::new(base);
+    let after = answers(&api, &agent, &positions).await;
+    assert!(
+        after.iter().all(|(_, v)| v["unit"] != "exact_margin"),
+        "{after:?}"
+    );
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("endgame database") && logged.contains(path.to_str().unwrap()),
+        "{logged}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}

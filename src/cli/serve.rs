@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::usage;
+use crate::server::limits::Limits;
 use crate::server::{init_tracing, redact, start, ServerConfig, DEFAULT_DATABASE_URL};
 
 /// `kalah-tuner serve` options.
@@ -39,10 +40,23 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allow_origins: Vec<String>,
+    /// The origin (http[s]://HOST[:PORT]) at which browsers open this server, behind a proxy
+    /// or by a name; repeat for more. Only pages there (and --allow-origin's) may change
+    /// state. Default: the --bind address, with localhost forms when it is a loopback one
+    #[arg(
+        long = "public-origin",
+        value_name = "URL",
+        env = "KALAH_TUNER_PUBLIC_ORIGIN",
+        value_delimiter = ','
+    )]
+    pub public_origins: Vec<String>,
     /// On PostgreSQL, do not play game batches here: only serve and coordinate runs, and
     /// leave every game to `kalah-tuner worker` processes
     #[arg(long, env = "KALAH_TUNER_NO_BATCHES")]
     pub no_batches: bool,
+    /// Open connections at most; more wait until one closes (a line in the log says so)
+    #[arg(long, default_value_t = 512, env = "KALAH_TUNER_MAX_CONNECTIONS")]
+    pub max_connections: usize,
 }
 
 impl ServeArgs {
@@ -59,7 +73,12 @@ impl ServeArgs {
             static_dir: self.static_dir.clone(),
             models_dir: self.models_dir.clone(),
             allow_origins: self.allow_origins.clone(),
+            public_origins: self.public_origins.clone(),
             play_batches: !self.no_batches,
+            limits: Limits {
+                max_connections: self.max_connections,
+                ..Limits::default()
+            },
             token: std::env::var("KALAH_TUNER_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),
@@ -73,6 +92,12 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         bail!(usage(format!(
             "--workers must be 1 to 64, got {}",
             args.workers
+        )));
+    }
+    if args.max_connections == 0 || args.max_connections > 100_000 {
+        bail!(usage(format!(
+            "--max-connections must be 1 to 100000, got {}",
+            args.max_connections
         )));
     }
     init_tracing();

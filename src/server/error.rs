@@ -230,12 +230,31 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         require_json_content_type(req.headers())?;
-        let bytes =
-            axum::body::Bytes::from_request(req, state)
-                .await
-                .map_err(|e: BytesRejection| {
-                    ApiError::new(e.status(), None, format!("request body: {}", e.body_text()))
-                })?;
+        let deadline = req
+            .extensions()
+            .get::<super::limits::BodyDeadline>()
+            .copied();
+        let read = axum::body::Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(super::limits::BodyDeadline(at, allowed)) => {
+                tokio::time::timeout_at(at.into(), read)
+                    .await
+                    .map_err(|_| {
+                        ApiError::new(
+                            StatusCode::REQUEST_TIMEOUT,
+                            None,
+                            format!(
+                                "request body: not all of it arrived within {} s",
+                                allowed.as_secs_f64()
+                            ),
+                        )
+                    })?
+            }
+            None => read.await,
+        };
+        let bytes = read.map_err(|e: BytesRejection| {
+            ApiError::new(e.status(), None, format!("request body: {}", e.body_text()))
+        })?;
         let value: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
         if !value.is_object() {
@@ -243,6 +262,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 "the request body must be a JSON object",
             ));
         }
+        check_text(&value, "")?;
         serde_path_to_error::deserialize(value)
             .map(ApiJson)
             .map_err(|e| {
@@ -259,6 +279,59 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                     ApiError::invalid(&path, inner)
                 }
             })
+    }
+}
+
+/// A character no text the API takes may hold, and what it is: NUL (PostgreSQL's text
+/// refuses it, SQLite keeps it and cuts C strings at it), and the Unicode bidirectional
+/// overrides and isolates, which make a name or a note display as something else than it
+/// is (Trojan Source, CVE-2021-42574).
+pub fn forbidden_char(text: &str) -> Option<(char, &'static str)> {
+    text.chars().find_map(|c| match c {
+        '\0' => Some((c, "NUL")),
+        '\u{202A}'..='\u{202E}' => Some((c, "a bidirectional override")),
+        '\u{2066}'..='\u{2069}' => Some((c, "a bidirectional isolate")),
+        _ => None,
+    })
+}
+
+/// 422 naming the field (`name`, `config.fitness.opponents[0]`) of the first string, or
+/// object key, in `value` that holds a [`forbidden_char`]. Every JSON body passes here, so no
+/// handler can store such text by forgetting to check.
+pub fn check_text(value: &serde_json::Value, path: &str) -> Result<(), ApiError> {
+    use serde_json::Value;
+    let refuse = |field: &str, c: char, what: &str| {
+        let field = if field.is_empty() { "body" } else { field };
+        Err(ApiError::invalid(
+            field,
+            format!(
+                "contains U+{:04X} ({what}), which text here may not hold",
+                u32::from(c)
+            ),
+        ))
+    };
+    match value {
+        Value::String(text) => match forbidden_char(text) {
+            Some((c, what)) => refuse(path, c, what),
+            None => Ok(()),
+        },
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, item)| check_text(item, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+            let field = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            if let Some((c, what)) = forbidden_char(key) {
+                // The key itself is at fault: name where it sits, not the key.
+                return refuse(path, c, what);
+            }
+            check_text(item, &field)
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -353,6 +426,32 @@ mod tests {
         }
         let e = require_json_content_type(&HeaderMap::new()).expect_err("no content type");
         assert_eq!(e.field.as_deref(), Some("Content-Type"));
+    }
+
+    #[test]
+    fn text_holds_no_nul_and_no_bidi_controls() {
+        for bad in [
+            '\0', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}',
+            '\u{2067}', '\u{2068}', '\u{2069}',
+        ] {
+            let body = json!({"name": "ok", "config": {"fitness": {"opponents": ["greedy", format!("x{bad}y")]}}});
+            let e = check_text(&body, "").expect_err("refused");
+            assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert_eq!(e.field.as_deref(), Some("config.fitness.opponents[1]"));
+            assert!(
+                e.message.contains(&format!("U+{:04X}", u32::from(bad))),
+                "{}",
+                e.message
+            );
+            let key = json!({"config": {format!("k{bad}"): 1}});
+            assert_eq!(
+                check_text(&key, "").expect_err("key").field.as_deref(),
+                Some("config")
+            );
+        }
+        // Neighbours of the refused ranges, and ordinary right-to-left text, pass.
+        let fine = json!({"name": "\u{2029}\u{202F}\u{2065}\u{206A}\u{200F} \u{05e9}\u{05dc}\u{05d5}\u{05dd} caf\u{e9}", "n": [1, null, true]});
+        assert!(check_text(&fine, "").is_ok());
     }
 
     #[tokio::test]

@@ -1,10 +1,10 @@
 //! What a request passes before a handler sees it: a request that changes state and comes
-//! from a web page must come from this server's own pages (or an origin allowed with
-//! `--allow-origin`), and with a token configured it needs the bearer token. Reads (GET,
-//! HEAD, OPTIONS) stay open.
+//! from a web page must come from this server's own pages, at one of its public origins
+//! (`--public-origin`), or from an origin allowed with `--allow-origin`; with a token
+//! configured it needs the bearer token. Reads (GET, HEAD, OPTIONS) stay open.
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -97,32 +97,38 @@ pub fn normalize_origin(text: &str) -> Option<String> {
     })
 }
 
-/// Whether `origin` is this server as the request reached it: the same host and port as the
-/// request's `Host` (HTTP/2: its authority), under the origin's own scheme, since behind a TLS
-/// proxy the page is https while the server itself speaks http.
-fn same_origin(origin: &str, headers: &HeaderMap, uri: &Uri) -> bool {
-    let Some((scheme, _)) = origin.split_once("://") else {
-        return false;
-    };
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| uri.authority().map(|a| a.as_str()));
-    host.and_then(|h| normalize_origin(&format!("{scheme}://{h}")))
-        .is_some_and(|own| own == origin)
+/// The origins of the server's own pages when none are configured (`--public-origin`): the
+/// bound address over http, and on a loopback or unspecified address its loopback forms
+/// (`127.0.0.1`, `localhost`, `[::1]`) at the same port, which is how a browser on the same
+/// machine (or through a published container port) opens it.
+pub fn default_public_origins(addr: std::net::SocketAddr) -> Vec<String> {
+    let port = addr.port();
+    let mut origins = Vec::new();
+    let ip = addr.ip();
+    if !ip.is_unspecified() {
+        origins.extend(normalize_origin(&format!("http://{addr}")));
+    }
+    if ip.is_loopback() || ip.is_unspecified() {
+        for host in ["127.0.0.1", "localhost", "[::1]"] {
+            if let Some(o) = normalize_origin(&format!("http://{host}:{port}")) {
+                if !origins.contains(&o) {
+                    origins.push(o);
+                }
+            }
+        }
+    }
+    origins
 }
 
-/// Whether a request from a page at `origin` (the raw header) may change state.
-pub fn origin_allowed(
-    origin: &HeaderValue,
-    headers: &HeaderMap,
-    uri: &Uri,
-    allowed: &[String],
-) -> bool {
+/// Whether a request from a page at `origin` (the raw header) may change state: the origin
+/// must be one of the server's public origins or an allowed one. The request's `Host` is not
+/// looked at: a page whose name an attacker points at this server (DNS rebinding) sends its
+/// own name in both `Host` and `Origin`.
+pub fn origin_allowed(origin: &HeaderValue, public: &[String], allowed: &[String]) -> bool {
     let Some(origin) = origin.to_str().ok().and_then(normalize_origin) else {
         return false;
     };
-    allowed.contains(&origin) || same_origin(&origin, headers, uri)
+    public.contains(&origin) || allowed.contains(&origin)
 }
 
 /// A browser names the page behind every cross-site request in `Origin` (and same-site ones
@@ -132,14 +138,14 @@ pub fn origin_allowed(
 pub async fn origin(State(state): State<SharedState>, req: Request, next: Next) -> Response {
     if changes_state(req.method()) {
         if let Some(origin) = req.headers().get(header::ORIGIN) {
-            if !origin_allowed(origin, req.headers(), req.uri(), &state.allowed_origins) {
+            if !origin_allowed(origin, &state.public_origins, &state.allowed_origins) {
                 let shown = String::from_utf8_lossy(origin.as_bytes()).into_owned();
                 return ApiError::new(
                     StatusCode::FORBIDDEN,
                     Some("Origin"),
                     format!(
-                        "cross-site request refused: {} is neither this server nor an origin \
-                         allowed with --allow-origin",
+                        "cross-site request refused: {} is neither one of this server's public \
+                         origins (--public-origin) nor an origin allowed with --allow-origin",
                         excerpt(&shown)
                     ),
                 )
@@ -148,6 +154,24 @@ pub async fn origin(State(state): State<SharedState>, req: Request, next: Next) 
         }
     }
     next.run(req).await
+}
+
+/// No page of another site may frame the dashboard (clickjacking: a hidden frame over a
+/// decoy button that starts or deletes runs), and browsers must take each answer as the type
+/// it declares. Every answer gets these; they cost nothing on JSON.
+pub async fn security_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
 }
 
 /// CORS for the `--allow-origin` list only (`None` without one): pages there may call every
@@ -222,43 +246,56 @@ mod tests {
     }
 
     #[test]
-    fn same_origin_follows_the_host_header() {
-        let uri: Uri = "/api/runs".parse().expect("uri");
-        let host = |h: &'static str| {
-            let mut m = HeaderMap::new();
-            m.insert(header::HOST, HeaderValue::from_static(h));
-            m
+    fn only_public_and_allowed_origins_change_state() {
+        let allowed = |o: &'static str, public: &[String], list: &[String]| {
+            origin_allowed(&HeaderValue::from_static(o), public, list)
         };
-        let allowed = |o: &'static str, h: &HeaderMap, list: &[String]| {
-            origin_allowed(&HeaderValue::from_static(o), h, &uri, list)
-        };
-        let local = host("127.0.0.1:8080");
+        let local = default_public_origins("127.0.0.1:8080".parse().expect("addr"));
+        assert_eq!(
+            local,
+            [
+                "http://127.0.0.1:8080",
+                "http://localhost:8080",
+                "http://[::1]:8080"
+            ]
+        );
         assert!(allowed("http://127.0.0.1:8080", &local, &[]));
-        assert!(allowed("https://127.0.0.1:8080", &local, &[]));
+        assert!(allowed("http://LOCALHOST:8080/", &local, &[]));
+        assert!(allowed("http://[::1]:8080", &local, &[]));
+        assert!(!allowed("https://127.0.0.1:8080", &local, &[]));
         assert!(!allowed("http://127.0.0.1:8081", &local, &[]));
-        assert!(!allowed("http://localhost:8080", &local, &[]));
         assert!(!allowed("http://evil.example", &local, &[]));
+        assert!(!allowed("http://evil.example:8080", &local, &[]));
         assert!(!allowed("null", &local, &[]));
-        assert!(allowed(
-            "https://tuner.example.org",
-            &host("tuner.example.org"),
-            &[]
-        ));
-        assert!(allowed(
-            "http://tuner.example.org",
-            &host("Tuner.Example.org:80"),
-            &[]
-        ));
-        assert!(!allowed(
-            "https://tuner.example.org",
-            &host("tuner.example.org:80"),
-            &[]
-        ));
-        assert!(!allowed("http://127.0.0.1:8080", &HeaderMap::new(), &[]));
         let list = vec!["http://localhost:3000".to_string()];
         assert!(allowed("http://localhost:3000", &local, &list));
-        assert!(allowed("http://LOCALHOST:3000", &local, &list));
         assert!(!allowed("http://localhost:3001", &local, &list));
+
+        let lan = default_public_origins("192.168.1.5:80".parse().expect("addr"));
+        assert_eq!(lan, ["http://192.168.1.5"]);
+        assert!(allowed("http://192.168.1.5:80", &lan, &[]));
+        assert!(!allowed("http://localhost", &lan, &[]));
+        let any = default_public_origins("0.0.0.0:8080".parse().expect("addr"));
+        assert_eq!(
+            any,
+            [
+                "http://127.0.0.1:8080",
+                "http://localhost:8080",
+                "http://[::1]:8080"
+            ]
+        );
+        let v6 = default_public_origins("[::1]:9000".parse().expect("addr"));
+        assert_eq!(
+            v6,
+            [
+                "http://[::1]:9000",
+                "http://127.0.0.1:9000",
+                "http://localhost:9000"
+            ]
+        );
+        let public = vec!["https://tuner.example.org".to_string()];
+        assert!(allowed("https://tuner.example.org", &public, &[]));
+        assert!(!allowed("http://tuner.example.org", &public, &[]));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //!
 //! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
+//! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
 //! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -14,6 +15,7 @@ pub mod agents;
 pub mod assets;
 pub mod error;
 pub mod guard;
+pub mod limits;
 pub mod matches;
 pub mod moves;
 pub mod openapi;
@@ -35,7 +37,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 use tokio::sync::{broadcast, watch, Notify, Semaphore};
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultMakeSpan, TraceLayer};
 use tracing::Level;
 
 use crate::agents::FileAccess;
@@ -68,10 +70,15 @@ pub struct ServerConfig {
     /// Web origins besides the server's own whose pages may change state and get CORS
     /// headers (`--allow-origin`), as `scheme://host[:port]`.
     pub allow_origins: Vec<String>,
+    /// The origins (`scheme://host[:port]`) at which browsers open this server's own pages
+    /// (`--public-origin`); empty: the bound address's, see [`guard::default_public_origins`].
+    pub public_origins: Vec<String>,
     /// On PostgreSQL, whether this process also plays game batches from the job queue on its
     /// game threads (off: it only coordinates its runs, and `kalah-tuner worker` processes
     /// play every game).
     pub play_batches: bool,
+    /// Connections and request timeouts (`--max-connections`; the timeouts are fixed).
+    pub limits: limits::Limits,
 }
 
 impl ServerConfig {
@@ -86,7 +93,9 @@ impl ServerConfig {
             token: None,
             models_dir: None,
             allow_origins: Vec::new(),
+            public_origins: Vec::new(),
             play_batches: true,
+            limits: limits::Limits::default(),
         }
     }
 }
@@ -97,7 +106,7 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
 #[derive(Clone, Debug)]
 pub struct RunEvent {
     pub run_id: String,
-    /// `generation` or `status`.
+    /// `generation`, `status`, or `deleted` (no data: ends the run's streams).
     pub kind: &'static str,
     pub data: serde_json::Value,
 }
@@ -131,11 +140,16 @@ pub struct AppState {
     pub files: FileAccess,
     /// `--allow-origin`, normalised by [`guard::normalize_origin`].
     pub allowed_origins: Vec<String>,
+    /// The server's own origins, whose pages may change state: `--public-origin` or the
+    /// bound address's, normalised.
+    pub public_origins: Vec<String>,
     /// This process's name in the runs it leases (`runs.owner`).
     pub owner: String,
     /// The game batch queue, on PostgreSQL: GA runs this process owns play their fitness
     /// games through it.
     pub queue: Option<BatchQueue>,
+    /// Requests answered since the last summary line in the log.
+    pub requests: Arc<RequestCounts>,
     /// Set once when the process starts to stop: run workers hand their runs back, event
     /// streams end, the batch worker stops.
     pub shutdown: watch::Sender<bool>,
@@ -156,6 +170,62 @@ impl AppState {
 }
 
 pub type SharedState = Arc<AppState>;
+
+/// Requests answered, by class, since the last summary (`log_summary`).
+#[derive(Default)]
+pub struct RequestCounts {
+    ok: std::sync::atomic::AtomicU64,
+    client_errors: std::sync::atomic::AtomicU64,
+    server_errors: std::sync::atomic::AtomicU64,
+}
+
+impl RequestCounts {
+    fn record(&self, status: StatusCode) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let counter = if status.is_server_error() {
+            &self.server_errors
+        } else if status.is_client_error() {
+            &self.client_errors
+        } else {
+            &self.ok
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    fn take(&self) -> [u64; 3] {
+        use std::sync::atomic::Ordering::Relaxed;
+        [
+            self.ok.swap(0, Relaxed),
+            self.client_errors.swap(0, Relaxed),
+            self.server_errors.swap(0, Relaxed),
+        ]
+    }
+}
+
+/// How often the request summary is logged (when there were requests).
+const SUMMARY_EVERY: Duration = Duration::from_secs(60);
+
+/// One INFO line a minute with the requests answered, while per-request lines are DEBUG.
+async fn log_summary(state: SharedState) {
+    let mut tick = tokio::time::interval(SUMMARY_EVERY);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = state.stopping() => return,
+        }
+        let [ok, client_errors, server_errors] = state.requests.take();
+        if ok + client_errors + server_errors > 0 {
+            tracing::info!(
+                ok,
+                client_errors,
+                server_errors,
+                "requests answered in the last {} s",
+                SUMMARY_EVERY.as_secs()
+            );
+        }
+    }
+}
 
 /// A started server.
 pub struct RunningServer {
@@ -276,6 +346,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let configured_public = config
+        .public_origins
+        .iter()
+        .map(|o| {
+            guard::normalize_origin(o).ok_or_else(|| {
+                InvalidServerConfig(format!(
+                    "--public-origin: {} is not an origin (http[s]://HOST[:PORT], no path)",
+                    excerpt(o)
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
@@ -296,6 +378,25 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ),
         Backend::Sqlite => None,
     };
+    let listener = tokio::net::TcpListener::bind(&config.bind)
+        .await
+        .with_context(|| format!("binding {}", config.bind))?;
+    let addr = listener.local_addr()?;
+    let public_origins = if configured_public.is_empty() {
+        if addr.ip().is_unspecified() {
+            tracing::warn!(
+                "bound to {addr}: pages opened at any address but this machine's loopback one \
+                 cannot change anything until --public-origin names it"
+            );
+        }
+        guard::default_public_origins(addr)
+    } else {
+        configured_public
+    };
+    tracing::info!(
+        "public origins (pages that may change state): {}",
+        public_origins.join(", ")
+    );
     let owner = process_name("serve");
     let (events, _) = broadcast::channel(1024);
     let (shutdown, _) = watch::channel(false);
@@ -313,15 +414,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         static_dir: config.static_dir.clone(),
         files,
         allowed_origins,
+        public_origins,
+        requests: Arc::new(RequestCounts::default()),
         owner,
         queue,
         shutdown,
     });
-    let listener = tokio::net::TcpListener::bind(&config.bind)
-        .await
-        .with_context(|| format!("binding {}", config.bind))?;
-    let addr = listener.local_addr()?;
-    let app = router(state.clone());
+    let app = router(state.clone(), config.limits);
     let signalled = state.clone();
     tokio::spawn(async move {
         tokio::select! {
@@ -333,14 +432,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
     });
     let stopping = state.stopping();
-    let serve = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app)
-            .with_graceful_shutdown(stopping)
-            .await
-        {
-            tracing::error!("server error: {e}");
-        }
-    });
+    let limits = config.limits;
+    let serve = tokio::spawn(limits::serve(listener, app, limits, stopping));
+    tokio::spawn(log_summary(state.clone()));
     let workers = (0..config.workers)
         .map(|i| tokio::spawn(workers::worker(state.clone(), i)))
         .collect();
@@ -419,7 +513,8 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-pub fn router(state: SharedState) -> Router {
+pub fn router(state: SharedState, limits: limits::Limits) -> Router {
+    let counts = state.requests.clone();
     let cors = guard::cors(&state.allowed_origins);
     let api = Router::new()
         .route("/runs", get(runs::list).post(runs::create))
@@ -446,27 +541,55 @@ pub fn router(state: SharedState) -> Router {
         .route("/tournaments/{id}", get(tournaments::show))
         .route("/tournaments/{id}/cancel", post(tournaments::cancel))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/openapi.json", get(openapi::document))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(api_not_found);
     let mut app = Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)
         .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
         .layer(middleware::from_fn_with_state(state.clone(), guard::origin));
+    let body_read = limits.body_read;
+    app = app.layer(middleware::from_fn(move |req, next| {
+        limits::refuse_large_and_stamp(body_read, req, next)
+    }));
     // Outside the checks, so that an allowed origin's pages can read their refusals too.
     if let Some(cors) = cors {
         app = app.layer(cors);
     }
     app.layer(middleware::from_fn(error::with_request_id))
+        .layer(middleware::from_fn(guard::security_headers))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
+            // A line per request at DEBUG: at INFO a dashboard polling the runs would fill the
+            // log. Refused and failed requests, and a summary a minute (`log_summary`), stay
+            // at INFO. The span stays INFO: it prints nothing itself, and gives those lines
+            // (and the handlers' own) the method and path.
             TraceLayer::new_for_http()
                 .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
                 .on_request(())
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+                .on_response(
+                    move |response: &axum::http::Response<axum::body::Body>,
+                          latency: Duration,
+                          _span: &tracing::Span| {
+                        let status = response.status();
+                        counts.record(status);
+                        let ms = latency.as_secs_f64() * 1e3;
+                        if status.is_client_error() || status.is_server_error() {
+                            tracing::info!(
+                                status = status.as_u16(),
+                                latency_ms = ms,
+                                "request refused or failed"
+                            );
+                        } else {
+                            tracing::debug!(status = status.as_u16(), latency_ms = ms, "request");
+                        }
+                    },
+                ),
         )
         .with_state(state)
 }
@@ -498,11 +621,39 @@ async fn compute_on<T: Send + 'static>(
         .map_err(ApiError::internal)
 }
 
-async fn healthz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {
-    state.store.ping().await?;
-    Ok(Json(
-        json!({"status": "ok", "database": state.store.backend().name()}),
-    ))
+/// Liveness: the process answers. It asks the database nothing, so a slow or lost database
+/// never makes an orchestrator restart a server that would only wait for it again.
+async fn healthz(State(state): State<SharedState>) -> Json<serde_json::Value> {
+    Json(json!({"status": "ok", "database": state.store.backend().name()}))
+}
+
+/// How long `/readyz` waits for the database before it answers 503.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
+/// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
+async fn readyz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {
+    let unready = |why: &str| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            format!("not ready: {why}"),
+        )
+    };
+    match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
+        Ok(Ok(())) => Ok(Json(
+            json!({"status": "ready", "database": state.store.backend().name()}),
+        )),
+        Ok(Err(e)) => {
+            // The detail (a host, a driver's message) goes to the log only.
+            tracing::warn!("not ready: the database answered with an error: {e}");
+            Err(unready("the database answered with an error"))
+        }
+        Err(_) => {
+            tracing::warn!("not ready: the database did not answer within {READY_TIMEOUT:?}");
+            Err(unready("the database did not answer within 1 s"))
+        }
+    }
 }
 
 // `OriginalUri`, not `Uri`: inside the nested `/api` router `Uri` has lost its prefix, and

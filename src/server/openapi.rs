@@ -175,6 +175,7 @@ fn error_responses(codes: &[u16]) -> Map<String, Value> {
                 401 => "missing or wrong bearer token (when KALAH_TUNER_TOKEN is set)",
                 404 => "unknown id",
                 409 => "the run is not in a state that allows this",
+                503 => "the database did not answer within 1 s, or answered with an error",
                 413 => "request body too large",
                 422 => "an invalid field; `field` names it",
                 429 => "too many queued runs or tournaments",
@@ -200,6 +201,14 @@ fn with_body(mut operation: Value, schema: Value) -> Value {
         json!({"required": true, "content": {"application/json": {"schema": schema}}});
     operation["responses"]["415"] = ok(
         "the body was not sent as Content-Type: application/json",
+        schema_ref("Error"),
+    );
+    operation["responses"]["408"] = ok(
+        "the body did not arrive within 60 s of the headers",
+        schema_ref("Error"),
+    );
+    operation["responses"]["413"] = ok(
+        "request body too large (over 1 MiB, refused at once when Content-Length says so)",
         schema_ref("Error"),
     );
     operation
@@ -283,9 +292,9 @@ pub fn spec() -> Value {
             "get": with_params(op("The export document (as a download)", vec![("200", ok("the export document", schema_ref("ExportDocument")))], &[404, 409]), json!([path_id()]))
         },
         "/api/runs/{id}/events": {
-            "get": with_params(json!({"summary": "Server-sent events: `status` (data: the run; sent first on connect) and `generation` (data: a generation point plus run_id)",
+            "get": with_params(json!({"summary": "Server-sent events: `status` (data: the run; sent first on connect), `generation` (data: a generation point plus run_id), and once the run has ended (finished, failed, cancelled or deleted; at once for a run that already has) `end` (data: run_id and status), after which the stream closes",
                 "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "object", "required": ["event", "data"], "properties": {
-                    "event": {"type": "string", "enum": ["status", "generation"]}, "data": {"type": "string", "description": "JSON: the run (status) or a generation point with run_id (generation)"}}}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
+                    "event": {"type": "string", "enum": ["status", "generation", "end"]}, "data": {"type": "string", "description": "JSON: the run (status), a generation point with run_id (generation), or run_id and the final status, `deleted` for a deleted run (end)"}}}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
         },
         "/api/agents": {
             "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
@@ -331,8 +340,10 @@ pub fn spec() -> Value {
         "/api/tournaments/{id}/cancel": {
             "post": secured(with_params(op("Cancel a running tournament: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
         },
-        "/api/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
-        "/healthz": {"get": op("Health and database kind", vec![("200", ok("healthy", schema_ref("Health")))], &[])},
+        "/api/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
+        "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
+        "/api/readyz": {"get": op("Readiness: the database answers within 1 s", vec![("200", ok("ready", schema_ref("Health")))], &[503])},
+        "/readyz": {"get": op("Readiness: the database answers within 1 s", vec![("200", ok("ready", schema_ref("Health")))], &[503])},
         "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}
     });
     let nullable_number = json!({"type": ["number", "null"]});

@@ -11,7 +11,6 @@ use axum::Json;
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio_stream::wrappers::BroadcastStream;
 
 use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
@@ -401,6 +400,12 @@ pub async fn delete(
         return Err(ApiError::not_found(format!("no run {id}")));
     }
     tracing::info!(run = %id, "run deleted");
+    // Its event streams end now rather than at their next look at the database.
+    let _ = state.events.send(RunEvent {
+        run_id: id.clone(),
+        kind: "deleted",
+        data: Value::Null,
+    });
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -482,8 +487,91 @@ fn sse_event(kind: &str, data: &Value) -> Event {
     Event::default().event(kind).data(data.to_string())
 }
 
+/// How often an open event stream reads its run from the database: the run may end where
+/// this process hears nothing of it (another process owns it, or the broadcast lagged).
+const STREAM_RECHECK: Duration = Duration::from_secs(5);
+
+fn is_terminal(status: &str) -> bool {
+    matches!(status, "finished" | "failed" | "cancelled")
+}
+
+/// The last event of every stream: the run has ended (or was deleted), nothing more follows.
+fn end_event(id: &str, status: &str) -> Event {
+    sse_event("end", &json!({"run_id": id, "status": status}))
+}
+
+/// One client's view of a run's events, ended by the run's end.
+struct Follow {
+    state: SharedState,
+    id: String,
+    rx: tokio::sync::broadcast::Receiver<RunEvent>,
+    recheck: tokio::time::Interval,
+    queue: std::collections::VecDeque<Event>,
+    ended: bool,
+}
+
+impl Follow {
+    /// Queues `status` and `end` once the run has ended; for a deleted run, `end` alone.
+    fn close_with(&mut self, run: Option<&RunRow>) {
+        match run {
+            Some(run) => {
+                self.queue.push_back(sse_event("status", &run_json(run)));
+                self.queue
+                    .push_back(end_event(&self.id, run.status.as_str()));
+            }
+            None => self.queue.push_back(end_event(&self.id, "deleted")),
+        }
+        self.ended = true;
+    }
+
+    async fn recheck(&mut self) {
+        match self.state.store.get_run(&self.id).await {
+            Ok(Some(run)) if is_terminal(run.status.as_str()) => self.close_with(Some(&run)),
+            Ok(None) => self.close_with(None),
+            // Still going, or the database did not answer: the next check may tell.
+            _ => {}
+        }
+    }
+
+    async fn next_event(&mut self) -> Option<Event> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some(event);
+            }
+            if self.ended {
+                return None;
+            }
+            tokio::select! {
+                msg = self.rx.recv() => match msg {
+                    Ok(ev) if ev.run_id == self.id => {
+                        if ev.kind == "deleted" {
+                            self.close_with(None);
+                            continue;
+                        }
+                        self.queue.push_back(sse_event(ev.kind, &ev.data));
+                        let status = ev.data.get("status").and_then(Value::as_str);
+                        if ev.kind == "status" && status.is_some_and(is_terminal) {
+                            self.queue.push_back(end_event(&self.id, status.unwrap_or_default()));
+                            self.ended = true;
+                        }
+                    }
+                    Ok(_) => {}
+                    // A slow client that lagged behind misses some events; the next status or
+                    // generation catches it up, but the end may be among those missed.
+                    Err(RecvError::Lagged(_)) => self.recheck().await,
+                    Err(RecvError::Closed) => self.ended = true,
+                },
+                _ = self.recheck.tick() => self.recheck().await,
+            }
+        }
+    }
+}
+
 /// Server-sent events: first a `status` event with the run as it is, then a `generation`
-/// event per new generation and a `status` event per status change.
+/// event per new generation and a `status` event per status change; once the run has ended
+/// (finished, failed, cancelled, deleted) an `end` event, and the stream closes. A run that
+/// has already ended gets its `status` and `end` at once.
 pub async fn events(
     State(state): State<SharedState>,
     Path(id): Path<String>,
@@ -491,21 +579,28 @@ pub async fn events(
     // Subscribe before reading the run so that nothing between the two is missed.
     let rx = state.events.subscribe();
     let run = find(&state, &id).await?;
-    let first = stream::once(async move { Ok(sse_event("status", &run_json(&run))) });
-    let wanted = id.clone();
-    let updates = BroadcastStream::new(rx).filter_map(move |msg| {
-        let wanted = wanted.clone();
-        async move {
-            match msg {
-                Ok(ev) if ev.run_id == wanted => Some(Ok(sse_event(ev.kind, &ev.data))),
-                // A slow client that lagged behind just misses some events; the next status
-                // or generation catches it up.
-                _ => None,
-            }
-        }
+    let mut recheck =
+        tokio::time::interval_at(tokio::time::Instant::now() + STREAM_RECHECK, STREAM_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut follow = Follow {
+        state: state.clone(),
+        id,
+        rx,
+        recheck,
+        queue: std::collections::VecDeque::new(),
+        ended: false,
+    };
+    if is_terminal(run.status.as_str()) {
+        follow.close_with(Some(&run));
+    } else {
+        follow.queue.push_back(sse_event("status", &run_json(&run)));
+    }
+    let stream = stream::unfold(follow, |mut follow| async move {
+        let event = follow.next_event().await?;
+        Some((Ok(event), follow))
     });
     // A stopping server ends every stream, so that its graceful shutdown is not held open
     // by browsers watching runs.
-    let stream = first.chain(updates).take_until(state.stopping());
+    let stream = stream.take_until(state.stopping());
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -333,6 +333,13 @@ export async function mount(view, { id }) {
         catchUp();
       }
     });
+    // The server's last word on a run that has ended (or was deleted): the browser would
+    // otherwise open the closed stream again.
+    es.addEventListener("end", () => {
+      closeStream();
+      refreshRun();
+      catchUp();
+    });
     es.addEventListener("error", () => {
       liveDot.hidden = true;
       // CLOSED means the server refused the stream (no SSE route, or an error status):

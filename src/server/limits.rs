@@ -1,0 +1,149 @@
+//! What one client may hold of the server: connections, time to send a request, body size.
+//!
+//! `axum::serve` sets no timer on hyper, so a client that opened a connection and sent half a
+//! header (or nothing at all) held it for good, and any number of such clients could open
+//! connections until the process ran out of file descriptors. The connections are served here
+//! with hyper's HTTP/1 builder instead: a header-read timeout that also closes idle keep-alive
+//! connections, a deadline for reading a request's body, and a cap on open connections.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::error::ApiError;
+use super::MAX_BODY_BYTES;
+
+/// The server's limits on connections and the time requests may take to arrive.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// From a connection's start, or the end of its previous response, to the end of the
+    /// next request's headers: slow senders and idle keep-alive connections are closed then.
+    pub header_read: Duration,
+    /// From the end of a request's headers to the end of its body (answered 408).
+    pub body_read: Duration,
+    /// Open connections at most; further ones wait in the listen queue until one closes.
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            header_read: Duration::from_secs(30),
+            body_read: Duration::from_secs(60),
+            max_connections: 512,
+        }
+    }
+}
+
+/// When the body of the current request must have arrived, put in the request's extensions
+/// by [`refuse_large_and_stamp`] and read by the JSON extractor.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDeadline(pub Instant, pub Duration);
+
+/// A request that declares a body over the limit is answered 413 at once, before any of the
+/// body is read (the body limit alone would first wait for a megabyte to arrive, and answer
+/// in axum's plain text); every other request gets its body's deadline.
+pub async fn refuse_large_and_stamp(body_read: Duration, mut req: Request, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(length) = declared {
+        if length > MAX_BODY_BYTES as u64 {
+            let mut response = ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                format!(
+                    "request body: {length} bytes declared in Content-Length, over the limit of \
+                     {MAX_BODY_BYTES} bytes"
+                ),
+            )
+            .into_response();
+            // The body is not read, so the connection cannot carry another request.
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return response;
+        }
+    }
+    req.extensions_mut()
+        .insert(BodyDeadline(Instant::now() + body_read, body_read));
+    next.run(req).await
+}
+
+/// Serves `app` on `listener` under `limits` until `stopping` completes, then stops accepting
+/// and waits for the open connections to finish their requests (event streams end on the
+/// same signal).
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    stopping: impl Future<Output = ()> + Send + 'static,
+) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read);
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut last_full_log: Option<Instant> = None;
+    tokio::pin!(stopping);
+    loop {
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                // Once a minute at most: a flood would otherwise flood the log too.
+                if last_full_log.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+                    tracing::warn!(
+                        max_connections = limits.max_connections,
+                        "connection limit reached: {} connections open, new ones wait until \
+                         one closes (--max-connections)",
+                        limits.max_connections
+                    );
+                    last_full_log = Some(Instant::now());
+                }
+                tokio::select! {
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                    _ = &mut stopping => break,
+                }
+            }
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait rather than spin.
+                    tracing::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut stopping => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection: {e}");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
