@@ -31,7 +31,7 @@ pub struct ServeArgs {
     /// export:NAME); without it the API reads no file a client names
     #[arg(long, env = "KALAH_TUNER_MODELS_DIR")]
     pub models_dir: Option<PathBuf>,
-    /// Another web origin (http[s]://HOST[:PORT]) whose pages may use the API, with CORS;
+    /// Another web origin (scheme://HOST, with :PORT unless the scheme's default) whose pages may use the API, with CORS;
     /// repeat for more. The server's own pages need none
     #[arg(
         long = "allow-origin",
@@ -40,7 +40,7 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allow_origins: Vec<String>,
-    /// The origin (http[s]://HOST[:PORT]) at which browsers open this server, behind a proxy
+    /// The origin (scheme://HOST, with :PORT unless the scheme's default) at which browsers open this server, behind a proxy
     /// or by a name; repeat for more. Only pages there (and --allow-origin's) may change
     /// state. Default: the --bind address, with localhost forms when it is a loopback one
     #[arg(

@@ -6,9 +6,10 @@
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
-//! - [`play`]: agent catalogue, moves, positions, matches, tournaments.
+//! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
+//!   moves and positions, matches and tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
-//! - [`openapi`]: the hand-written OpenAPI 3.0 document.
+//! - [`openapi`]: the OpenAPI 3.1 document, its request schemas generated from the types.
 //! - [`assets`]: the dashboard, embedded at compile time or read from `--static-dir`.
 
 pub mod agents;

@@ -41,7 +41,7 @@ fn from_json(value: Value) -> RefOr<Schema> {
     serde_json::from_value(value).unwrap_or_else(|_| RefOr::Ref(Ref::new("#/invalid")))
 }
 
-/// How a request names an agent (`agent`, `south`, `north`): [`api_agent_schema`].
+/// How a request names an agent (`agent`, `south`, `north`): `api_agent_schema`.
 pub fn api_agent() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("ApiAgent"))
 }
@@ -54,7 +54,7 @@ pub fn api_agent_list() -> RefOr<Schema> {
     }))
 }
 
-/// An SPRT as a request gives it ([`super::matches::parse_sprt`]).
+/// An SPRT as a request gives it (`matches::parse_sprt`).
 pub fn sprt() -> RefOr<Schema> {
     from_json(json!({
         "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",
