@@ -220,33 +220,21 @@ impl AgentSpec {
     ) -> Result<AgentSpec, SpecError> {
         let text = text.trim();
         if !text.starts_with('{') {
-            if let Some((base, ms)) = split_suffix(text, "ms") {
-                let spec = AgentSpec::parse_with(base, profile, files)?;
-                let kind = spec.kind();
-                let timed = spec.with_time_ms(ms).ok_or_else(|| {
-                    err(
-                        text,
-                        "time_ms",
-                        format!(
-                            "{kind} agents have no time control (minimax, heuristic and mcts have)"
-                        ),
-                    )
-                })?;
-                timed.check(profile)?;
-                return Ok(timed);
-            }
-            if let Some((base, n)) = split_suffix(text, "nodes") {
-                let spec = AgentSpec::parse_with(base, profile, files)?;
-                let kind = spec.kind();
-                let capped = spec.with_nodes(n).ok_or_else(|| {
-                    err(
-                        text,
-                        "nodes",
-                        format!("{kind} agents have no node budget (minimax and heuristic have; mcts counts playouts in its iterations)"),
-                    )
-                })?;
-                capped.check(profile)?;
-                return Ok(capped);
+            // A budget after the spec: `@20ms` (time_ms) or `@50000nodes` (nodes).
+            type Apply = fn(&AgentSpec, u64) -> Option<AgentSpec>;
+            let budgets: [(&str, &str, Apply, &str); 2] = [
+                ("ms", "time_ms", AgentSpec::with_time_ms, "no time control (minimax, heuristic and mcts have)"),
+                ("nodes", "nodes", AgentSpec::with_nodes, "no node budget (minimax and heuristic have; mcts counts playouts in its iterations)"),
+            ];
+            for (unit, field, apply, lacking) in budgets {
+                if let Some((base, amount)) = split_suffix(text, unit) {
+                    let spec = AgentSpec::parse_with(base, profile, files)?;
+                    let kind = spec.kind();
+                    let bounded = apply(&spec, amount)
+                        .ok_or_else(|| err(text, field, format!("{kind} agents have {lacking}")))?;
+                    bounded.check(profile)?;
+                    return Ok(bounded);
+                }
             }
         }
         let spec = if text.starts_with('{') {
