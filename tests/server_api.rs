@@ -1156,6 +1156,156 @@ fn error_of(code: u16, body: &Value) -> (u16, Option<String>) {
     (code, body["error"]["field"].as_str().map(str::to_string))
 }
 
+/// The words of an answer that belong to the server's insides: Rust's types, serde's and axum's
+/// phrases. None may reach a client.
+fn leaked_words(message: &str) -> Vec<String> {
+    const TYPES: [&str; 14] = [
+        "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "f32",
+        "f64", "struct",
+    ];
+    const PHRASES: [&str; 8] = [
+        "invalid type",
+        "invalid value",
+        "untagged enum",
+        "Failed to",
+        "Invalid URL",
+        "Cannot parse",
+        "deserialize",
+        "length limit",
+    ];
+    let mut found: Vec<String> = message
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| TYPES.contains(w) || *w == "enum")
+        .map(str::to_string)
+        .collect();
+    found.extend(
+        PHRASES
+            .iter()
+            .filter(|p| message.contains(*p))
+            .map(|p| p.to_string()),
+    );
+    found
+}
+
+/// Wrong types, bad query strings and paths are answered in the API's words, and a body that
+/// names a key twice is refused naming the key, wherever it sits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_speak_the_apis_words_and_keys_are_unique() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let posts = [
+        ("/api/runs", r#"{"config": {"population": "many"}}"#),
+        ("/api/runs", r#"{"config": {"population": 1.5}}"#),
+        ("/api/runs", r#"{"config": {"seed": -1}}"#),
+        ("/api/runs", r#"{"config": {"depth": 99999999999}}"#),
+        ("/api/runs", r#"{"config": []}"#),
+        ("/api/runs", r#"{"config": {"mutation": {"rate": "high"}}}"#),
+        (
+            "/api/runs",
+            r#"{"config": {"fitness": {"games_per_pair": true}}}"#,
+        ),
+        ("/api/move", r#"{"agent": "minimax:2", "position": 5}"#),
+        (
+            "/api/move",
+            r#"{"agent": {"kind": "minimax", "depth": "deep"}}"#,
+        ),
+        (
+            "/api/move",
+            r#"{"agent": {"kind": "minimax", "depth": -1}}"#,
+        ),
+        (
+            "/api/move",
+            r#"{"agent": {"kind": "mcts", "iterations": 1e3}}"#,
+        ),
+        ("/api/move", r#"{"agent": 7}"#),
+        (
+            "/api/matches",
+            r#"{"south": "greedy", "north": "greedy", "games": 1.5}"#,
+        ),
+        (
+            "/api/matches",
+            r#"{"south": "greedy", "north": "greedy", "seed": "x"}"#,
+        ),
+        ("/api/tournaments", r#"{"agents": "greedy"}"#),
+        (
+            "/api/tournaments",
+            r#"{"agents": ["greedy", "random"], "games": -2}"#,
+        ),
+        ("/api/position", r#"{"position": [1]}"#),
+    ];
+    for (path, body) in posts {
+        let (c, b) = api.post_raw(path, body).await;
+        let (code, _) = error_of(c, &b);
+        assert!((400..500).contains(&code), "{path} {body}: {b}");
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(leaked_words(message).is_empty(), "{path} {body}: {message}");
+    }
+    let (_, b) = api
+        .post_raw("/api/runs", r#"{"config": {"population": "many"}}"#)
+        .await;
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("must be a whole number from 0 to"),
+        "{b}"
+    );
+    for path in [
+        "/api/position/start?pits=x",
+        "/api/position/start?pits=-1",
+        "/api/runs/00000000-0000-0000-0000-000000000000/generations?since=-1",
+        "/api/runs/%FF%FE",
+        "/api/runs/%FF/generations/%FE",
+        "/api/tournaments/%C3%28",
+    ] {
+        let (c, b) = api.get(path).await;
+        let (code, _) = error_of(c, &b);
+        assert!((400..500).contains(&code), "{path}: {b}");
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(leaked_words(message).is_empty(), "{path}: {message}");
+    }
+
+    for (body, field) in [
+        (
+            r#"{"config": {"seed": 1}, "config": {"seed": 2}}"#,
+            "config",
+        ),
+        (r#"{"config": {"seed": 1, "seed": 2}}"#, "config.seed"),
+        (
+            r#"{"config": {"fitness": {"opponents": [{"kind": "minimax", "depth": 1, "depth": 9}]}}}"#,
+            "config.fitness.opponents[0].depth",
+        ),
+    ] {
+        let (c, b) = api.post_raw("/api/runs", body).await;
+        let (code, named) = error_of(c, &b);
+        assert_eq!((code, named.as_deref()), (422, Some(field)), "{body}: {b}");
+        assert!(
+            b["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(field),
+            "{b}"
+        );
+    }
+    let (c, b) = api
+        .post_raw(
+            "/api/move",
+            r#"{"agent": "greedy", "agent": "random", "position": "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S"}"#,
+        )
+        .await;
+    assert_eq!(error_of(c, &b), (422, Some("agent".to_string())), "{b}");
+    let (c, list) = api.get("/api/runs").await;
+    assert_eq!(c, 200);
+    assert_eq!(
+        list["runs"],
+        json!([]),
+        "a refused body created a run: {list}"
+    );
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_names_the_field() {
     let db = sqlite_db();
@@ -1709,6 +1859,27 @@ async fn a_models_folder_serves_the_names_in_it_only() {
             "{agent}: the server's folder shows: {message}"
         );
     }
+
+    // A link out to a file that exists, a missing name and a link out to nothing answer alike:
+    // the folder is no oracle for what exists outside it.
+    std::os::unix::fs::symlink(root.join("gone"), models.join("dangling.safetensors")).unwrap();
+    let mut answers = Vec::new();
+    for name in ["link", "missing", "dangling"] {
+        let (c, b) = post_soon(
+            &api,
+            "/api/move",
+            json!({"agent": format!("a3c:{name}.safetensors"), "position": START}),
+        )
+        .await;
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        answers.push((
+            c,
+            b["error"]["field"].clone(),
+            message.replace(name, "NAME"),
+        ));
+    }
+    assert_eq!(answers[0], answers[1], "{answers:?}");
+    assert_eq!(answers[2], answers[1], "{answers:?}");
 
     let config = json!({"population": 4, "depth": 1, "generations": 1, "seed": 3,
         "fitness": {"mode": "opponents", "opponents": ["a3c:m.safetensors"], "games_per_pair": 2}});

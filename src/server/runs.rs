@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -12,7 +12,7 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::ga::{loader, ExportDocument, TunerConfig};
@@ -250,14 +250,14 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
 
 pub async fn show(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     Ok(Json(run_json(&find(&state, &id).await?)))
 }
 
 pub async fn cancel(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     if !state.store.cancel(&id).await? {
@@ -328,7 +328,7 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
 /// Renames a run, or sets its notes or tags; any status.
 pub async fn describe(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<DescribeRun>,
 ) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
@@ -364,7 +364,7 @@ pub async fn describe(
 
 pub async fn resume(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     let Some(queued) = state.store.requeue(&id).await? else {
@@ -386,7 +386,7 @@ pub async fn resume(
 /// Deletes without reading the run: a run whose stored data no longer reads must still go.
 pub async fn delete(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<StatusCode> {
     if uuid::Uuid::parse_str(&id).is_err() {
         return Err(ApiError::not_found(format!(
@@ -416,7 +416,7 @@ pub struct SinceQuery {
 
 pub async fn generations(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<SinceQuery>,
 ) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
@@ -432,7 +432,7 @@ pub async fn generations(
 
 pub async fn generation(
     State(state): State<SharedState>,
-    Path((id, g)): Path<(String, String)>,
+    ApiPath((id, g)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     let g: i64 = g.parse().map_err(|_| {
@@ -468,7 +468,7 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
 
 pub async fn export(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Response> {
     let run = find(&state, &id).await?;
     let doc = export_document(&state, &run).await?;
@@ -574,7 +574,7 @@ impl Follow {
 /// has already ended gets its `status` and `end` at once.
 pub async fn events(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Subscribe before reading the run so that nothing between the two is missed.
     let rx = state.events.subscribe();
