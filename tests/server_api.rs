@@ -2603,3 +2603,68 @@ async fn compute_requests_are_bounded_and_stop_with_their_client() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// With both compute slots held by long matches, a move is not queued past its deadline: it
+/// is answered 503 with `Retry-After` at once, in the error shape. Once the matches' clients
+/// go, moves are answered again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_compute_pool_answers_503_at_once() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let heavy = json!({"south": {"kind": "mcts", "time_ms": 2000}, "north": {"kind": "mcts", "time_ms": 2000},
+        "games": 2, "board": {"pits": 12, "seeds": 6}})
+    .to_string();
+    let mut sockets = Vec::new();
+    for _ in 0..2 {
+        let mut socket = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+        let request = format!(
+            "POST /api/matches HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{heavy}",
+            srv.addr,
+            heavy.len()
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut socket, request.as_bytes())
+            .await
+            .unwrap();
+        sockets.push(socket);
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let greedy = json!({"agent": "greedy", "position": START}).to_string();
+    let asked = std::time::Instant::now();
+    let (code, headers, body) = api
+        .send(
+            reqwest::Method::POST,
+            "/api/move",
+            &[("content-type", "application/json")],
+            Some(greedy.clone()),
+        )
+        .await;
+    let waited = asked.elapsed();
+    assert_eq!(error_of(code, &body).0, 503, "{body}");
+    assert_eq!(
+        headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("1"),
+        "{headers:?}"
+    );
+    assert!(waited < Duration::from_secs(3), "waited {waited:?}");
+    assert!(
+        leaked_words(body["error"]["message"].as_str().unwrap_or_default()).is_empty(),
+        "{body}"
+    );
+    drop(sockets);
+    let asked = std::time::Instant::now();
+    loop {
+        let (code, b) = api.post_raw("/api/move", greedy.clone()).await;
+        if code == 200 {
+            break;
+        }
+        assert_eq!(code, 503, "{b}");
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "the slots of clients that went away stay taken"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}

@@ -90,6 +90,13 @@ impl Budget {
         }))
     }
 
+    /// Time left before the deadline (zero once it has passed); `None` without one.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.0
+            .deadline
+            .map(|(at, _)| at.saturating_duration_since(Instant::now()))
+    }
+
     /// Most MCTS playouts one move may take under this budget (`u64::MAX`: no cap).
     pub fn max_playouts(&self) -> u64 {
         self.0.max_playouts

@@ -51,6 +51,8 @@ pub struct ApiError {
     pub message: String,
     /// Set on internal errors: where the log holds the detail.
     pub request_id: Option<String>,
+    /// Seconds to answer in `Retry-After`: the server is busy, not the request wrong.
+    pub retry_after: Option<u64>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -67,6 +69,16 @@ impl ApiError {
             field: field.map(|f| excerpt(f).into_owned()),
             message: excerpt_to(&message, MAX_MESSAGE_CHARS).into_owned(),
             request_id: None,
+            retry_after: None,
+        }
+    }
+
+    /// 503 with `Retry-After`: every compute slot is taken, and waiting for one would spend
+    /// the request's deadline in a queue.
+    pub fn busy(message: impl Into<String>, retry_after_secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(retry_after_secs),
+            ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, None, message)
         }
     }
 
@@ -102,6 +114,7 @@ impl ApiError {
                 "internal server error; the server log has the details under request id {id}"
             ),
             request_id: Some(id),
+            retry_after: None,
         }
     }
 
@@ -188,7 +201,13 @@ impl IntoResponse for ApiError {
             error["request_id"] = id.into();
         }
         let body = json!({ "error": error });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
 }
 

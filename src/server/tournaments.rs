@@ -113,8 +113,9 @@ pub async fn start(
     let task_id = id.clone();
     let files = state.files.clone();
     let cancel = entry.cancel.clone();
+    let waiting = cancel.clone();
     tokio::spawn(async move {
-        let result = compute_in_background(&task_state, move || {
+        let result = compute_in_background(&task_state, &waiting, move || {
             // Located here, on the game pool: locating a model looks at the disk.
             let agents = config
                 .agents
