@@ -2668,3 +2668,88 @@ async fn a_full_compute_pool_answers_503_at_once() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// A run that would store more generation records than a server keeps for one run is refused
+/// at creation with the figure; a deleted run gives its space back (SQLite's file shrinks).
+async fn storage_budgets(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let thirteen = json!([
+        "hoard",
+        "side_seeds",
+        "mobility",
+        "my_store",
+        "rightmost_empty",
+        "neg_opp_store",
+        "extra_turns",
+        "store_diff",
+        "win_margin",
+        "neg_opp_margin",
+        "side_diff",
+        "overflow_diff",
+        "capturable_diff"
+    ]);
+    let huge = json!({"population": 1000, "generations": 5000, "depth": 1, "features": thirteen,
+        "fitness": {"mode": "opponents", "opponents": ["random"], "games_per_pair": 2}});
+    let (c, b) = api.post("/api/runs", json!({"config": huge})).await;
+    assert_eq!(
+        error_of(c, &b),
+        (422, Some("config.generations".into())),
+        "{b}"
+    );
+    let message = b["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("GB of generation records") && message.contains("at most 1.0 GB"),
+        "{message}"
+    );
+    let (_, list) = api.get("/api/runs").await;
+    assert_eq!(list["runs"], json!([]), "{list}");
+
+    // Within the budget: a run of a few hundred kilobytes of records, stored then deleted.
+    let config = json!({"population": 60, "generations": 8, "depth": 1, "seed": 5, "features": thirteen,
+        "fitness": {"mode": "opponents", "opponents": ["random"], "games_per_pair": 2}});
+    let run = api.create_run(json!({"config": config})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        api.wait_status(&id, &["finished", "failed"]).await["status"],
+        "finished"
+    );
+    let pages = || async {
+        if !db.url.starts_with("sqlite:") {
+            return None;
+        }
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&db.url).await.expect("database");
+        let n: i64 = sqlx::query_scalar("PRAGMA page_count")
+            .fetch_one(&pool)
+            .await
+            .expect("page count");
+        pool.close().await;
+        Some(n)
+    };
+    let before = pages().await;
+    assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    assert_eq!(api.get(&format!("/api/runs/{id}")).await.0, 404);
+    if let (Some(before), Some(after)) = (before, pages().await) {
+        // 60 individuals with 13 weights for 8 generations: some 200 KB, 50 pages of 4 KB.
+        assert!(
+            after + 40 < before,
+            "the file kept the deleted run's pages: {before} pages before, {after} after"
+        );
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_storage_budgets() {
+    let db = sqlite_db();
+    storage_budgets(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_storage_budgets() {
+    let Some(db) = pg_db().await else { return };
+    storage_budgets(&db).await;
+    db.drop_db().await;
+}

@@ -345,6 +345,9 @@ impl Store {
             });
         }
         let pool = pool.connect_with(options).await?;
+        if backend == Backend::Sqlite {
+            incremental_vacuum_mode(&pool).await?;
+        }
         MIGRATOR.run(&pool).await?;
         Ok(Store {
             pool,
@@ -641,6 +644,17 @@ impl Store {
             .await?;
         tx.commit().await?;
         self.changed();
+        if self.backend == Backend::Sqlite {
+            // SQLite keeps a deleted run's pages in the file for reuse; give them back, so
+            // deleting a big run frees the disk it took. (PostgreSQL's autovacuum reuses them.)
+            // The run is gone either way: a failure here costs disk, not the answer.
+            if let Err(e) = sqlx::query("PRAGMA incremental_vacuum")
+                .execute(&self.pool)
+                .await
+            {
+                tracing::warn!("giving a deleted run's pages back to the file system: {e}");
+            }
+        }
         Ok(done.rows_affected() == 1)
     }
 
@@ -887,6 +901,24 @@ fn stop_name(stop: StopReason) -> &'static str {
 fn record_from_row(row: &AnyRow) -> Result<GenerationRecord, StoreError> {
     let text: String = row.try_get("record")?;
     serde_json::from_str(&text).map_err(|e| corrupt("generation record", e))
+}
+
+/// Puts a SQLite database in incremental auto-vacuum mode, so that [`Store::delete_run`] can
+/// hand freed pages back to the file system. A new database takes the mode before its first
+/// table; one made before this version needs a VACUUM, once, to take it.
+async fn incremental_vacuum_mode(pool: &sqlx::AnyPool) -> Result<(), StoreError> {
+    const INCREMENTAL: i64 = 2;
+    let mut conn = pool.acquire().await?;
+    let mode: i64 = sqlx::query_scalar("PRAGMA auto_vacuum")
+        .fetch_one(&mut *conn)
+        .await?;
+    if mode != INCREMENTAL {
+        sqlx::query("PRAGMA auto_vacuum = INCREMENTAL")
+            .execute(&mut *conn)
+            .await?;
+        sqlx::query("VACUUM").execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Creates a new SQLite database file readable by its owner only (SQLite gives its journal
