@@ -635,7 +635,9 @@ fn record_size_estimate_bounds_the_real_records() {
         let estimate = config.estimated_record_bytes(features);
         for record in run_all(&config) {
             let real = serde_json::to_vec(&record).unwrap().len() as u64
-                + serde_json::to_vec(&record.hall_of_fame.weights).unwrap().len() as u64;
+                + serde_json::to_vec(&record.hall_of_fame.weights)
+                    .unwrap()
+                    .len() as u64;
             assert!(real <= estimate, "{real} bytes, estimated {estimate}");
             assert!(estimate < 3 * real, "{real} bytes, estimated {estimate}");
         }

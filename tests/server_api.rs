@@ -2753,3 +2753,77 @@ async fn postgres_storage_budgets() {
     storage_budgets(&db).await;
     db.drop_db().await;
 }
+
+/// `GET /api/runs` comes in pages that follow each other by cursor, newest first, without a
+/// run missed or repeated; the default page is the dashboard's.
+async fn runs_are_paged(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let mut ids = Vec::new();
+    for seed in 0..5 {
+        let run = api.create_run(json!({"config": tiny(1, seed)})).await;
+        ids.push(run["id"].as_str().unwrap().to_string());
+    }
+    let (c, all) = api.get("/api/runs").await;
+    assert_eq!(c, 200, "{all}");
+    assert_eq!(all["next_cursor"], Value::Null, "{all}");
+    let everything: Vec<Value> = all["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    assert_eq!(everything.len(), 5);
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/api/runs?limit=2&cursor={c}"),
+            None => "/api/runs?limit=2".to_string(),
+        };
+        let (c, page) = api.get(&path).await;
+        assert_eq!(c, 200, "{page}");
+        pages += 1;
+        let runs = page["runs"].as_array().unwrap();
+        assert!(runs.len() <= 2, "{page}");
+        paged.extend(runs.iter().map(|r| r["id"].clone()));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(paged, everything);
+    for (path, field) in [
+        ("/api/runs?limit=501", "limit"),
+        ("/api/runs?limit=0", "limit"),
+        ("/api/runs?cursor=zz", "cursor"),
+        ("/api/runs?cursor=6162", "cursor"),
+    ] {
+        let (c, b) = api.get(path).await;
+        assert_eq!(
+            error_of(c, &b),
+            (422, Some(field.to_string())),
+            "{path}: {b}"
+        );
+    }
+    for id in ids {
+        api.wait_status(&id, &["finished", "failed"]).await;
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_runs_are_paged() {
+    let db = sqlite_db();
+    runs_are_paged(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_runs_are_paged() {
+    let Some(db) = pg_db().await else { return };
+    runs_are_paged(&db).await;
+    db.drop_db().await;
+}

@@ -262,7 +262,9 @@ pub fn spec() -> Value {
     let run = schema_ref("Run");
     let paths = json!({
         "/api/runs": {
-            "get": op("List runs, newest first", vec![("200", ok("the runs", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}}})))], &[]),
+            "get": with_params(op("List runs, newest first, a page at a time", vec![("200", ok("a page of runs, and the cursor of the next page (null after the last)", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}, "next_cursor": {"type": ["string", "null"]}}})))], &[400, 422]),
+                json!([{"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}},
+                       {"name": "cursor", "in": "query", "schema": {"type": "string"}, "description": "next_cursor of the previous page"}])),
             "post": secured(with_body(
                 op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
                 schema_ref("CreateRun")))

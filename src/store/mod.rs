@@ -455,6 +455,61 @@ impl Store {
             .collect())
     }
 
+    /// At most `limit` runs, newest first, after the run `after` (its `created_at` and id: a
+    /// keyset, so pages stay in step while runs are added), and the key of the last run when
+    /// more follow.
+    pub async fn list_runs_page(
+        &self,
+        after: Option<(&str, &str)>,
+        limit: u32,
+    ) -> Result<(Vec<RunRow>, Option<(String, String)>), StoreError> {
+        let fetch = i64::from(limit) + 1;
+        let rows = match after {
+            None => {
+                let sql = format!(
+                    "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT $1"
+                );
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(fetch)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+            Some((created_at, id)) => {
+                let sql = format!(
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE created_at < $1 OR (created_at = $1 AND id < $2) \
+                     ORDER BY created_at DESC, id DESC LIMIT $3"
+                );
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(created_at)
+                    .bind(id)
+                    .bind(fetch)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        let more = rows.len() as i64 > i64::from(limit);
+        let page = &rows[..rows.len().min(limit as usize)];
+        let next = match page.last() {
+            Some(last) if more => Some((
+                last.try_get::<String, _>("created_at")?,
+                last.try_get::<String, _>("id")?,
+            )),
+            _ => None,
+        };
+        let runs = page
+            .iter()
+            .filter_map(|row| match run_from_row(row) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    let id = row.try_get::<String, _>("id").unwrap_or_default();
+                    tracing::warn!(run = %id, "run left out of the list: {e}");
+                    None
+                }
+            })
+            .collect();
+        Ok((runs, next))
+    }
+
     pub async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM runs WHERE status = $1")
             .bind(status.as_str())
