@@ -88,8 +88,8 @@ pub struct Mcts {
     pub ties: Ties,
     /// The caller's bounds ([`Agent::set_budget`]), looked at every 64 playouts.
     budget: Option<Budget>,
-    /// Most playouts a move, whatever `time` says: the caller's cap ([`Budget::max_playouts`])
-    /// or the library's.
+    /// Most playouts a move, whatever `time` says: the caller's cap ([`Budget::max_playouts`]);
+    /// a clock alone stops at the library's.
     max_playouts: u64,
     nodes: Vec<Node>,
     spare: Vec<Node>,
@@ -107,7 +107,7 @@ impl Mcts {
             reuse: false,
             ties: Ties::Random,
             budget: None,
-            max_playouts: u64::from(Profile::Library.limits().max_mcts_iterations),
+            max_playouts: u64::MAX,
             nodes: Vec::new(),
             spare: Vec::new(),
             stack: Vec::new(),
@@ -255,6 +255,7 @@ impl Mcts {
                 }
             }
             Some(budget) => {
+                let cap = cap.min(u64::from(Profile::Library.limits().max_mcts_iterations));
                 let start = Instant::now();
                 while done < cap {
                     // The last batch stops at the cap: a clock may end a search early, never
@@ -332,9 +333,7 @@ impl Agent for Mcts {
 
     fn set_budget(&mut self, budget: &Budget) {
         self.budget = budget.is_bounded().then(|| budget.clone());
-        self.max_playouts = budget
-            .max_playouts()
-            .min(u64::from(Profile::Library.limits().max_mcts_iterations));
+        self.max_playouts = budget.max_playouts();
     }
 }
 
