@@ -620,3 +620,30 @@ fn the_cost_estimate_counts_the_opponents() {
     assert!(costly_panel.estimated_core_hours() > 48.0);
     assert!(costly_panel.validate().is_err());
 }
+
+/// The storage estimate that run creation checks is an upper bound of the real records, and
+/// not a wild one.
+#[test]
+fn record_size_estimate_bounds_the_real_records() {
+    for config in [
+        small_hunter(),
+        small_hunter()
+            .with_overrides(&json!({"population": 40, "generations": 2}))
+            .unwrap(),
+    ] {
+        let features = config.validate().unwrap().features.len();
+        let estimate = config.estimated_record_bytes(features);
+        for record in run_all(&config) {
+            let real = serde_json::to_vec(&record).unwrap().len() as u64
+                + serde_json::to_vec(&record.hall_of_fame.weights)
+                    .unwrap()
+                    .len() as u64;
+            assert!(real <= estimate, "{real} bytes, estimated {estimate}");
+            assert!(estimate < 3 * real, "{real} bytes, estimated {estimate}");
+        }
+        assert_eq!(
+            config.estimated_storage_bytes(features),
+            u64::from(config.generations) * estimate
+        );
+    }
+}

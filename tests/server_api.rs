@@ -1156,6 +1156,156 @@ fn error_of(code: u16, body: &Value) -> (u16, Option<String>) {
     (code, body["error"]["field"].as_str().map(str::to_string))
 }
 
+/// The words of an answer that belong to the server's insides: Rust's types, serde's and axum's
+/// phrases. None may reach a client.
+fn leaked_words(message: &str) -> Vec<String> {
+    const TYPES: [&str; 14] = [
+        "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "f32",
+        "f64", "struct",
+    ];
+    const PHRASES: [&str; 8] = [
+        "invalid type",
+        "invalid value",
+        "untagged enum",
+        "Failed to",
+        "Invalid URL",
+        "Cannot parse",
+        "deserialize",
+        "length limit",
+    ];
+    let mut found: Vec<String> = message
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| TYPES.contains(w) || *w == "enum")
+        .map(str::to_string)
+        .collect();
+    found.extend(
+        PHRASES
+            .iter()
+            .filter(|p| message.contains(*p))
+            .map(|p| p.to_string()),
+    );
+    found
+}
+
+/// Wrong types, bad query strings and paths are answered in the API's words, and a body that
+/// names a key twice is refused naming the key, wherever it sits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_speak_the_apis_words_and_keys_are_unique() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let posts = [
+        ("/api/runs", r#"{"config": {"population": "many"}}"#),
+        ("/api/runs", r#"{"config": {"population": 1.5}}"#),
+        ("/api/runs", r#"{"config": {"seed": -1}}"#),
+        ("/api/runs", r#"{"config": {"depth": 99999999999}}"#),
+        ("/api/runs", r#"{"config": []}"#),
+        ("/api/runs", r#"{"config": {"mutation": {"rate": "high"}}}"#),
+        (
+            "/api/runs",
+            r#"{"config": {"fitness": {"games_per_pair": true}}}"#,
+        ),
+        ("/api/move", r#"{"agent": "minimax:2", "position": 5}"#),
+        (
+            "/api/move",
+            r#"{"agent": {"kind": "minimax", "depth": "deep"}}"#,
+        ),
+        (
+            "/api/move",
+            r#"{"agent": {"kind": "minimax", "depth": -1}}"#,
+        ),
+        (
+            "/api/move",
+            r#"{"agent": {"kind": "mcts", "iterations": 1e3}}"#,
+        ),
+        ("/api/move", r#"{"agent": 7}"#),
+        (
+            "/api/matches",
+            r#"{"south": "greedy", "north": "greedy", "games": 1.5}"#,
+        ),
+        (
+            "/api/matches",
+            r#"{"south": "greedy", "north": "greedy", "seed": "x"}"#,
+        ),
+        ("/api/tournaments", r#"{"agents": "greedy"}"#),
+        (
+            "/api/tournaments",
+            r#"{"agents": ["greedy", "random"], "games": -2}"#,
+        ),
+        ("/api/position", r#"{"position": [1]}"#),
+    ];
+    for (path, body) in posts {
+        let (c, b) = api.post_raw(path, body).await;
+        let (code, _) = error_of(c, &b);
+        assert!((400..500).contains(&code), "{path} {body}: {b}");
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(leaked_words(message).is_empty(), "{path} {body}: {message}");
+    }
+    let (_, b) = api
+        .post_raw("/api/runs", r#"{"config": {"population": "many"}}"#)
+        .await;
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("must be a whole number from 0 to"),
+        "{b}"
+    );
+    for path in [
+        "/api/position/start?pits=x",
+        "/api/position/start?pits=-1",
+        "/api/runs/00000000-0000-0000-0000-000000000000/generations?since=-1",
+        "/api/runs/%FF%FE",
+        "/api/runs/%FF/generations/%FE",
+        "/api/tournaments/%C3%28",
+    ] {
+        let (c, b) = api.get(path).await;
+        let (code, _) = error_of(c, &b);
+        assert!((400..500).contains(&code), "{path}: {b}");
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(leaked_words(message).is_empty(), "{path}: {message}");
+    }
+
+    for (body, field) in [
+        (
+            r#"{"config": {"seed": 1}, "config": {"seed": 2}}"#,
+            "config",
+        ),
+        (r#"{"config": {"seed": 1, "seed": 2}}"#, "config.seed"),
+        (
+            r#"{"config": {"fitness": {"opponents": [{"kind": "minimax", "depth": 1, "depth": 9}]}}}"#,
+            "config.fitness.opponents[0].depth",
+        ),
+    ] {
+        let (c, b) = api.post_raw("/api/runs", body).await;
+        let (code, named) = error_of(c, &b);
+        assert_eq!((code, named.as_deref()), (422, Some(field)), "{body}: {b}");
+        assert!(
+            b["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(field),
+            "{b}"
+        );
+    }
+    let (c, b) = api
+        .post_raw(
+            "/api/move",
+            r#"{"agent": "greedy", "agent": "random", "position": "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S"}"#,
+        )
+        .await;
+    assert_eq!(error_of(c, &b), (422, Some("agent".to_string())), "{b}");
+    let (c, list) = api.get("/api/runs").await;
+    assert_eq!(c, 200);
+    assert_eq!(
+        list["runs"],
+        json!([]),
+        "a refused body created a run: {list}"
+    );
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_names_the_field() {
     let db = sqlite_db();
@@ -1709,6 +1859,27 @@ async fn a_models_folder_serves_the_names_in_it_only() {
             "{agent}: the server's folder shows: {message}"
         );
     }
+
+    // A link out to a file that exists, a missing name and a link out to nothing answer alike:
+    // the folder is no oracle for what exists outside it.
+    std::os::unix::fs::symlink(root.join("gone"), models.join("dangling.safetensors")).unwrap();
+    let mut answers = Vec::new();
+    for name in ["link", "missing", "dangling"] {
+        let (c, b) = post_soon(
+            &api,
+            "/api/move",
+            json!({"agent": format!("a3c:{name}.safetensors"), "position": START}),
+        )
+        .await;
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        answers.push((
+            c,
+            b["error"]["field"].clone(),
+            message.replace(name, "NAME"),
+        ));
+    }
+    assert_eq!(answers[0], answers[1], "{answers:?}");
+    assert_eq!(answers[2], answers[1], "{answers:?}");
 
     let config = json!({"population": 4, "depth": 1, "generations": 1, "seed": 3,
         "fitness": {"mode": "opponents", "opponents": ["a3c:m.safetensors"], "games_per_pair": 2}});
@@ -2430,5 +2601,229 @@ async fn compute_requests_are_bounded_and_stop_with_their_client() {
         "a move waited {waited:?} for the searches of clients that had gone"
     );
     srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// With both compute slots held by long matches, a move is not queued past its deadline: it
+/// is answered 503 with `Retry-After` at once, in the error shape. Once the matches' clients
+/// go, moves are answered again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_compute_pool_answers_503_at_once() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let heavy = json!({"south": {"kind": "mcts", "time_ms": 2000}, "north": {"kind": "mcts", "time_ms": 2000},
+        "games": 2, "board": {"pits": 12, "seeds": 6}})
+    .to_string();
+    let mut sockets = Vec::new();
+    for _ in 0..2 {
+        let mut socket = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+        let request = format!(
+            "POST /api/matches HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{heavy}",
+            srv.addr,
+            heavy.len()
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut socket, request.as_bytes())
+            .await
+            .unwrap();
+        sockets.push(socket);
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let greedy = json!({"agent": "greedy", "position": START}).to_string();
+    let asked = std::time::Instant::now();
+    let (code, headers, body) = api
+        .send(
+            reqwest::Method::POST,
+            "/api/move",
+            &[("content-type", "application/json")],
+            Some(greedy.clone()),
+        )
+        .await;
+    let waited = asked.elapsed();
+    assert_eq!(error_of(code, &body).0, 503, "{body}");
+    assert_eq!(
+        headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("1"),
+        "{headers:?}"
+    );
+    assert!(waited < Duration::from_secs(3), "waited {waited:?}");
+    assert!(
+        leaked_words(body["error"]["message"].as_str().unwrap_or_default()).is_empty(),
+        "{body}"
+    );
+    drop(sockets);
+    let asked = std::time::Instant::now();
+    loop {
+        let (code, b) = api.post_raw("/api/move", greedy.clone()).await;
+        if code == 200 {
+            break;
+        }
+        assert_eq!(code, 503, "{b}");
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "the slots of clients that went away stay taken"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+/// A run that would store more generation records than a server keeps for one run is refused
+/// at creation with the figure; a deleted run gives its space back (SQLite's file shrinks).
+async fn storage_budgets(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let thirteen = json!([
+        "hoard",
+        "side_seeds",
+        "mobility",
+        "my_store",
+        "rightmost_empty",
+        "neg_opp_store",
+        "extra_turns",
+        "store_diff",
+        "win_margin",
+        "neg_opp_margin",
+        "side_diff",
+        "overflow_diff",
+        "capturable_diff"
+    ]);
+    let huge = json!({"population": 1000, "generations": 5000, "depth": 1, "features": thirteen,
+        "fitness": {"mode": "opponents", "opponents": ["random"], "games_per_pair": 2}});
+    let (c, b) = api.post("/api/runs", json!({"config": huge})).await;
+    assert_eq!(
+        error_of(c, &b),
+        (422, Some("config.generations".into())),
+        "{b}"
+    );
+    let message = b["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("GB of generation records") && message.contains("at most 1.0 GB"),
+        "{message}"
+    );
+    let (_, list) = api.get("/api/runs").await;
+    assert_eq!(list["runs"], json!([]), "{list}");
+
+    // Within the budget: a run of a few hundred kilobytes of records, stored then deleted.
+    let config = json!({"population": 60, "generations": 8, "depth": 1, "seed": 5, "features": thirteen,
+        "fitness": {"mode": "opponents", "opponents": ["random"], "games_per_pair": 2}});
+    let run = api.create_run(json!({"config": config})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        api.wait_status(&id, &["finished", "failed"]).await["status"],
+        "finished"
+    );
+    let pages = || async {
+        if !db.url.starts_with("sqlite:") {
+            return None;
+        }
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&db.url).await.expect("database");
+        let n: i64 = sqlx::query_scalar("PRAGMA page_count")
+            .fetch_one(&pool)
+            .await
+            .expect("page count");
+        pool.close().await;
+        Some(n)
+    };
+    let before = pages().await;
+    assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    assert_eq!(api.get(&format!("/api/runs/{id}")).await.0, 404);
+    if let (Some(before), Some(after)) = (before, pages().await) {
+        // 60 individuals with 13 weights for 8 generations: some 200 KB, 50 pages of 4 KB.
+        assert!(
+            after + 40 < before,
+            "the file kept the deleted run's pages: {before} pages before, {after} after"
+        );
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_storage_budgets() {
+    let db = sqlite_db();
+    storage_budgets(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_storage_budgets() {
+    let Some(db) = pg_db().await else { return };
+    storage_budgets(&db).await;
+    db.drop_db().await;
+}
+
+/// `GET /api/runs` comes in pages that follow each other by cursor, newest first, without a
+/// run missed or repeated; the default page is the dashboard's.
+async fn runs_are_paged(db: &TestDb) {
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let mut ids = Vec::new();
+    for seed in 0..5 {
+        let run = api.create_run(json!({"config": tiny(1, seed)})).await;
+        ids.push(run["id"].as_str().unwrap().to_string());
+    }
+    let (c, all) = api.get("/api/runs").await;
+    assert_eq!(c, 200, "{all}");
+    assert_eq!(all["next_cursor"], Value::Null, "{all}");
+    let everything: Vec<Value> = all["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    assert_eq!(everything.len(), 5);
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/api/runs?limit=2&cursor={c}"),
+            None => "/api/runs?limit=2".to_string(),
+        };
+        let (c, page) = api.get(&path).await;
+        assert_eq!(c, 200, "{page}");
+        pages += 1;
+        let runs = page["runs"].as_array().unwrap();
+        assert!(runs.len() <= 2, "{page}");
+        paged.extend(runs.iter().map(|r| r["id"].clone()));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(paged, everything);
+    for (path, field) in [
+        ("/api/runs?limit=501", "limit"),
+        ("/api/runs?limit=0", "limit"),
+        ("/api/runs?cursor=zz", "cursor"),
+        ("/api/runs?cursor=6162", "cursor"),
+    ] {
+        let (c, b) = api.get(path).await;
+        assert_eq!(
+            error_of(c, &b),
+            (422, Some(field.to_string())),
+            "{path}: {b}"
+        );
+    }
+    for id in ids {
+        api.wait_status(&id, &["finished", "failed"]).await;
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_runs_are_paged() {
+    let db = sqlite_db();
+    runs_are_paged(&db).await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_runs_are_paged() {
+    let Some(db) = pg_db().await else { return };
+    runs_are_paged(&db).await;
     db.drop_db().await;
 }

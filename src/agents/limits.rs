@@ -144,7 +144,10 @@ impl Limits {
     }
 
     fn budget(&self, deadline_ms: Option<u64>) -> Budget {
+        // The playout cap rides on the budget because an mcts agent with a time budget
+        // would otherwise play to its clock, past the iterations a spec may ask for.
         Budget::new(deadline_ms.map(Duration::from_millis), self.max_move_nodes)
+            .with_max_playouts(u64::from(self.max_mcts_iterations))
     }
 }
 

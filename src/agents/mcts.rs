@@ -88,6 +88,9 @@ pub struct Mcts {
     pub ties: Ties,
     /// The caller's bounds ([`Agent::set_budget`]), looked at every 64 playouts.
     budget: Option<Budget>,
+    /// Most playouts a move, whatever `time` says: the caller's cap ([`Budget::max_playouts`]);
+    /// a clock alone stops at the library's.
+    max_playouts: u64,
     nodes: Vec<Node>,
     spare: Vec<Node>,
     stack: Vec<(u32, u32)>,
@@ -104,6 +107,7 @@ impl Mcts {
             reuse: false,
             ties: Ties::Random,
             budget: None,
+            max_playouts: u64::MAX,
             nodes: Vec::new(),
             spare: Vec::new(),
             stack: Vec::new(),
@@ -238,9 +242,11 @@ impl Mcts {
 
     fn search(&mut self, rng: &mut GameRng) -> u64 {
         let mut done = 0u64;
+        let cap = self.max_playouts;
         match self.time {
             None => {
-                for i in 0..self.iterations {
+                let iterations = u64::from(self.iterations).min(cap) as u32;
+                for i in 0..iterations {
                     if self.nodes.len() >= MAX_TREE_NODES || self.budget_spent(i) {
                         break;
                     }
@@ -249,16 +255,19 @@ impl Mcts {
                 }
             }
             Some(budget) => {
+                let cap = cap.min(u64::from(Profile::Library.limits().max_mcts_iterations));
                 let start = Instant::now();
-                loop {
-                    for _ in 0..64 {
+                while done < cap {
+                    // The last batch stops at the cap: a clock may end a search early, never
+                    // carry it past the playouts its caller allows.
+                    let batch = (cap - done).min(64);
+                    for _ in 0..batch {
                         self.iterate(rng);
                     }
-                    done += 64;
+                    done += batch;
                     if start.elapsed() >= budget
                         || self.budget_spent(0)
                         || self.nodes.len() + 64 >= MAX_TREE_NODES
-                        || done >= Profile::Library.limits().max_mcts_iterations as u64
                     {
                         break;
                     }
@@ -324,6 +333,7 @@ impl Agent for Mcts {
 
     fn set_budget(&mut self, budget: &Budget) {
         self.budget = budget.is_bounded().then(|| budget.clone());
+        self.max_playouts = budget.max_playouts();
     }
 }
 
@@ -469,6 +479,31 @@ pub fn immediate_gain(pos: &Position, mv: usize, rules: Rules) -> u32 {
 mod tests {
     use super::*;
     use crate::agents::rng_from_seed;
+
+    #[test]
+    fn a_time_budget_never_lifts_the_callers_playout_cap() {
+        let mut agent = Mcts::new(Rules::Standard, 4000, 0.7, 0.1);
+        agent.time = Some(Duration::from_secs(60));
+        agent.set_budget(&Budget::unlimited().with_max_playouts(1000));
+        let start = Instant::now();
+        let decision = agent.choose(&Position::start(6, 4).unwrap(), &mut rng_from_seed(1));
+        assert!(
+            decision.playouts > 0 && decision.playouts <= 1000,
+            "{}",
+            decision.playouts
+        );
+        assert!(start.elapsed() < Duration::from_secs(30));
+        // The API's move budget carries the API's cap, which its spec check also applies.
+        let api = Profile::Api.limits();
+        assert_eq!(
+            api.move_budget().max_playouts(),
+            u64::from(api.max_mcts_iterations)
+        );
+        assert_eq!(
+            api.match_budget().max_playouts(),
+            u64::from(api.max_mcts_iterations)
+        );
+    }
 
     #[test]
     fn immediate_gain_matches_playing_the_move() {

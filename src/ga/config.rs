@@ -46,6 +46,22 @@ pub const MAX_RACING_ROUNDS: u32 = 32;
 /// about a day of this project's two-core machines, so no single config can hold one for days.
 pub const MAX_CORE_HOURS: f64 = 48.0;
 
+/// Largest estimated storage of one run's generation records, in bytes (see
+/// [`GaConfig::estimated_storage_bytes`]): a run is one of many a server keeps, and a
+/// population of 1000 with 32 features for 10,000 generations would write some 8 GB.
+pub const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;
+
+/// Bytes of one weight in a stored record: 17 significant digits, a sign, an exponent and a
+/// comma at most.
+const RECORD_WEIGHT_BYTES: u64 = 24;
+/// Bytes of one individual in a record besides its weights (`fitness`, `raced_games`, keys).
+const RECORD_INDIVIDUAL_BYTES: u64 = 64;
+/// Bytes of a record besides its individuals and panel: statistics, timing, the row's other
+/// columns and its share of the table's index.
+const RECORD_FIXED_BYTES: u64 = 2048;
+/// Bytes a panel agent adds to a record (its games' summary, the champion's test).
+const RECORD_PANEL_AGENT_BYTES: u64 = 1536;
+
 /// The names of the presets.
 pub const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
 
@@ -767,6 +783,24 @@ impl GaConfig {
         }
     }
 
+    /// An upper estimate of the bytes one generation's stored row takes with `features`
+    /// weights an individual: its record (every individual, the hall of fame, the panel's
+    /// results) and the columns beside it. Calibrated on real records: with the hunter preset
+    /// (10 features, its panel) 40 individuals take 16.4 KB, estimated at about 21 KB.
+    pub fn estimated_record_bytes(&self, features: usize) -> u64 {
+        let weights = features as u64 * RECORD_WEIGHT_BYTES;
+        let individuals = self.population as u64 * (RECORD_INDIVIDUAL_BYTES + weights);
+        // The hall of fame in the record and the best weights in their own column.
+        let best = 2 * weights;
+        let panel = self.benchmark.panel.len() as u64 * RECORD_PANEL_AGENT_BYTES;
+        RECORD_FIXED_BYTES + individuals + best + panel
+    }
+
+    /// An upper estimate of the bytes a whole run stores: every generation's row.
+    pub fn estimated_storage_bytes(&self, features: usize) -> u64 {
+        u64::from(self.generations) * self.estimated_record_bytes(features)
+    }
+
     /// A rough upper estimate of a whole run's cost in core-hours, from measured game times on
     /// Kalah(6,4) scaled by the board's seeds: each game costs its two sides, an individual's
     /// side about 1.75 ms at depth 4 (three times more per extra ply) and an opponent's or
@@ -953,6 +987,22 @@ impl GaConfig {
             ));
         }
 
+        let bytes = self.estimated_storage_bytes(features.len());
+        if bytes > MAX_RUN_STORAGE_BYTES {
+            return Err(ConfigError::invalid(
+                "generations",
+                format!(
+                    "this run would store about {} of generation records ({} a generation of {} individuals with {} weights, for {} generations); at most {} are allowed: lower population, generations or the number of features",
+                    describe_bytes(bytes),
+                    describe_bytes(self.estimated_record_bytes(features.len())),
+                    self.population,
+                    features.len(),
+                    self.generations,
+                    describe_bytes(MAX_RUN_STORAGE_BYTES),
+                ),
+            ));
+        }
+
         Ok(Resolved {
             features,
             init_center,
@@ -1103,5 +1153,19 @@ pub(super) fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
             }
         }
         (slot, value) => *slot = value.clone(),
+    }
+}
+
+/// A byte count for people: "4.9 GB", "16 KB".
+pub fn describe_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} KB", b / 1e3)
+    } else {
+        format!("{bytes} bytes")
     }
 }

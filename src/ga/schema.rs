@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::config::{
     GaConfig, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS, MAX_OPENING_PLIES,
-    MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
+    MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, MAX_RUN_STORAGE_BYTES, PRESETS,
 };
 use crate::agents::spec::FeatureChoice;
 use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
@@ -154,6 +154,7 @@ pub fn config_schema() -> Value {
         "groups": groups,
         "feature_sets": FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>(),
         "max_core_hours": MAX_CORE_HOURS,
+        "max_run_storage_bytes": MAX_RUN_STORAGE_BYTES,
     })
 }
 

@@ -48,6 +48,7 @@ struct Shared {
     state: AtomicU8,
     deadline: Option<(Instant, u64)>,
     max_move_nodes: u64,
+    max_playouts: u64,
 }
 
 /// See the [module docs](self). Clones share one state.
@@ -73,7 +74,32 @@ impl Budget {
             state: AtomicU8::new(RUNNING),
             deadline: deadline.map(|d| (Instant::now() + d, d.as_millis() as u64)),
             max_move_nodes,
+            max_playouts: u64::MAX,
         }))
+    }
+
+    /// The same bounds with at most `max_playouts` MCTS playouts a move. A playout cap is a
+    /// cap on the move, not a reason to stop: a search that reaches it answers with its move.
+    /// Set before the budget is shared (clones made earlier keep the old cap).
+    pub fn with_max_playouts(self, max_playouts: u64) -> Budget {
+        Budget(Arc::new(Shared {
+            state: AtomicU8::new(self.0.state.load(Ordering::Acquire)),
+            deadline: self.0.deadline,
+            max_move_nodes: self.0.max_move_nodes,
+            max_playouts,
+        }))
+    }
+
+    /// Time left before the deadline (zero once it has passed); `None` without one.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.0
+            .deadline
+            .map(|(at, _)| at.saturating_duration_since(Instant::now()))
+    }
+
+    /// Most MCTS playouts one move may take under this budget (`u64::MAX`: no cap).
+    pub fn max_playouts(&self) -> u64 {
+        self.0.max_playouts
     }
 
     /// Asks the computation to stop.

@@ -51,6 +51,8 @@ pub struct ApiError {
     pub message: String,
     /// Set on internal errors: where the log holds the detail.
     pub request_id: Option<String>,
+    /// Seconds to answer in `Retry-After`: the server is busy, not the request wrong.
+    pub retry_after: Option<u64>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -61,12 +63,22 @@ pub const MAX_MESSAGE_CHARS: usize = 500;
 
 impl ApiError {
     pub fn new(status: StatusCode, field: Option<&str>, message: impl Into<String>) -> ApiError {
-        let message = message.into();
+        let message = in_plain_words(&message.into());
         ApiError {
             status,
             field: field.map(|f| excerpt(f).into_owned()),
             message: excerpt_to(&message, MAX_MESSAGE_CHARS).into_owned(),
             request_id: None,
+            retry_after: None,
+        }
+    }
+
+    /// 503 with `Retry-After`: every compute slot is taken, and waiting for one would spend
+    /// the request's deadline in a queue.
+    pub fn busy(message: impl Into<String>, retry_after_secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(retry_after_secs),
+            ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, None, message)
         }
     }
 
@@ -102,6 +114,7 @@ impl ApiError {
                 "internal server error; the server log has the details under request id {id}"
             ),
             request_id: Some(id),
+            retry_after: None,
         }
     }
 
@@ -188,7 +201,13 @@ impl IntoResponse for ApiError {
             error["request_id"] = id.into();
         }
         let body = json!({ "error": error });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
 }
 
@@ -253,10 +272,18 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             None => read.await,
         };
         let bytes = read.map_err(|e: BytesRejection| {
-            ApiError::new(e.status(), None, format!("request body: {}", e.body_text()))
+            // axum's own text names its internals; the status says what happened.
+            let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                format!(
+                    "request body: larger than the {} bytes allowed",
+                    super::MAX_BODY_BYTES
+                )
+            } else {
+                "request body: it could not be read to its end".to_string()
+            };
+            ApiError::new(e.status(), None, message)
         })?;
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
+        let value = parse_unique_keys(&bytes)?;
         if !value.is_object() {
             return Err(ApiError::bad_request(
                 "the request body must be a JSON object",
@@ -280,6 +307,232 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 }
             })
     }
+}
+
+/// Parses a JSON body, refusing (422, naming the key by its path) an object that holds a key
+/// twice: serde_json would keep the last silently, so what a client reads in its own body
+/// and what the server acts on could differ.
+pub fn parse_unique_keys(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    use serde::de::DeserializeSeed;
+    let duplicate = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed = UniqueKeys {
+        path: String::new(),
+        duplicate: &duplicate,
+    }
+    .deserialize(&mut de)
+    .and_then(|value| de.end().map(|()| value));
+    match (parsed, duplicate.into_inner()) {
+        (_, Some(field)) => Err(ApiError::invalid(
+            &field,
+            "the key appears more than once in its object",
+        )),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) => Err(ApiError::bad_request(format!("malformed JSON body: {e}"))),
+    }
+}
+
+/// Builds a [`serde_json::Value`] like its own `Deserialize`, but stops at the first key an
+/// object repeats and records the key's path (the `check_text` notation) in `duplicate`.
+struct UniqueKeys<'a> {
+    path: String,
+    duplicate: &'a std::cell::RefCell<Option<String>>,
+}
+
+impl UniqueKeys<'_> {
+    fn at(&self, path: String) -> UniqueKeys<'_> {
+        UniqueKeys {
+            path,
+            duplicate: self.duplicate,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) =
+            seq.next_element_seed(self.at(format!("{}[{}]", self.path, items.len())))?
+        {
+            items.push(item);
+        }
+        Ok(items.into())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let field = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            if object.contains_key(&key) {
+                *self.duplicate.borrow_mut() = Some(field);
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            let value = map.next_value_seed(self.at(field))?;
+            object.insert(key, value);
+        }
+        Ok(object.into())
+    }
+}
+
+/// `message` with serde's and Rust's words put in the API's: "invalid type: string "x",
+/// expected u32" becomes "must be a whole number from 0 to 4294967295, got the text "x"". A
+/// client reads the range it may send, not the server's types, and the types do not show
+/// how the server is built.
+pub fn in_plain_words(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    loop {
+        let found = ["invalid type: ", "invalid value: ", "invalid length "]
+            .iter()
+            .filter_map(|p| rest.find(p).map(|i| (i, p.len())))
+            .min();
+        let Some((at, len)) = found else { break };
+        let after = &rest[at + len..];
+        let Some(comma) = after.find(", expected ") else {
+            break;
+        };
+        let got = &after[..comma];
+        let tail = &after[comma + ", expected ".len()..];
+        // The expected part runs to serde_json's position note or the end.
+        let end = tail.find(" at line ").unwrap_or(tail.len());
+        let got = if rest[at..].starts_with("invalid length ") {
+            format!("{got} items")
+        } else {
+            got_in_words(got)
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(&format!(
+            "must be {}, got {got}",
+            expected_in_words(&tail[..end])
+        ));
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    let mut out = out.replace(
+        "data did not match any variant of untagged enum",
+        "matches no accepted form:",
+    );
+    if let Some(at) = out.find("matches no accepted form:") {
+        // Drop the enum's name that follows.
+        let name_end = out[at + 25..]
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ' '))
+            .map_or(out.len(), |i| at + 25 + i);
+        out.replace_range(at..name_end, "matches no accepted form");
+    }
+    for ty in PRIMITIVES {
+        let bare = format!("expected {ty}");
+        if out.contains(&bare) && !out.contains(&format!("{bare}_")) {
+            out = out.replace(&bare, &format!("expected {}", expected_in_words(ty)));
+        }
+    }
+    out
+}
+
+const PRIMITIVES: [&str; 14] = [
+    "usize", "isize", "u128", "i128", "u64", "i64", "u32", "i32", "u16", "i16", "u8", "i8", "f64",
+    "f32",
+];
+
+/// serde's name for what a field takes, in words.
+fn expected_in_words(expected: &str) -> String {
+    let whole = |lo: i128, hi: u128| format!("a whole number from {lo} to {hi}");
+    match expected.trim() {
+        "u8" => whole(0, u8::MAX.into()),
+        "u16" => whole(0, u16::MAX.into()),
+        "u32" => whole(0, u32::MAX.into()),
+        "u64" | "usize" => whole(0, u64::MAX.into()),
+        "u128" => whole(0, u128::MAX),
+        "i8" => whole(i8::MIN.into(), i8::MAX as u128),
+        "i16" => whole(i16::MIN.into(), i16::MAX as u128),
+        "i32" => whole(i32::MIN.into(), i32::MAX as u128),
+        "i64" | "isize" | "i128" => whole(i64::MIN.into(), i64::MAX as u128),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        "a sequence" => "a list".to_string(),
+        "a borrowed string" | "a string" => "text".to_string(),
+        "a character" | "a char" => "one character".to_string(),
+        "unit" => "null".to_string(),
+        e if e.starts_with("struct ") || e.starts_with("map") => "an object".to_string(),
+        e if e.starts_with("tuple struct ")
+            || e.starts_with("tuple")
+            || e.starts_with("a tuple") =>
+        {
+            "a list".to_string()
+        }
+        e if e.starts_with("enum ") => "one of the accepted values".to_string(),
+        e => e.to_string(),
+    }
+}
+
+/// serde's description of the value a client sent, in words.
+fn got_in_words(got: &str) -> String {
+    let quoted = |prefix: &str| {
+        got.strip_prefix(prefix)
+            .map(|v| v.trim_matches('`').to_string())
+    };
+    if let Some(text) = got.strip_prefix("string ") {
+        return format!("the text {text}");
+    }
+    quoted("integer ")
+        .or_else(|| quoted("floating point "))
+        .or_else(|| quoted("boolean "))
+        .or_else(|| quoted("char "))
+        .unwrap_or_else(|| match got {
+            "map" => "an object".to_string(),
+            "sequence" => "a list".to_string(),
+            "unit value" | "null" => "null".to_string(),
+            other => other.to_string(),
+        })
 }
 
 /// A character no text the API takes may hold, and what it is: NUL (PostgreSQL's text
@@ -352,8 +605,41 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
             .await
             .map(|Query(q)| ApiQuery(q))
             .map_err(|e| {
+                // axum's text starts with its own words; serde's part says what is wrong.
                 let text = e.body_text();
-                ApiError::new(StatusCode::BAD_REQUEST, quoted_field(&text), text.clone())
+                let reason = text
+                    .split_once(": ")
+                    .map_or(text.as_str(), |(_, reason)| reason);
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    quoted_field(reason),
+                    format!("query string: {reason}"),
+                )
+            })
+    }
+}
+
+/// Path parameters with errors in the API's shape instead of axum's text: a path segment that
+/// is not UTF-8 once percent-decoded is the only way a `String` parameter fails.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(v)| ApiPath(v))
+            .map_err(|e| {
+                if e.status().is_server_error() {
+                    return ApiError::internal(e.body_text());
+                }
+                ApiError::new(
+                    e.status(),
+                    None,
+                    "the URL's path holds a part that is not text (percent-encoded bytes that \
+                     are not UTF-8)",
+                )
             })
     }
 }
@@ -452,6 +738,56 @@ mod tests {
         // Neighbours of the refused ranges, and ordinary right-to-left text, pass.
         let fine = json!({"name": "\u{2029}\u{202F}\u{2065}\u{206A}\u{200F} \u{05e9}\u{05dc}\u{05d5}\u{05dd} caf\u{e9}", "n": [1, null, true]});
         assert!(check_text(&fine, "").is_ok());
+    }
+
+    #[test]
+    fn serde_words_become_the_apis() {
+        for (given, wanted) in [
+            (
+                "population: invalid type: string \"x\", expected usize",
+                "population: must be a whole number from 0 to 18446744073709551615, got the text \"x\"",
+            ),
+            (
+                "seed: invalid value: integer `-1`, expected u32",
+                "seed: must be a whole number from 0 to 4294967295, got -1",
+            ),
+            (
+                "x: invalid type: floating point `1.5`, expected i32 at line 1 column 9",
+                "x: must be a whole number from -2147483648 to 2147483647, got 1.5 at line 1 column 9",
+            ),
+            (
+                "config: invalid type: sequence, expected struct GaConfig",
+                "config: must be an object, got a list",
+            ),
+            (
+                "agent: data did not match any variant of untagged enum SpecJson",
+                "agent: matches no accepted form",
+            ),
+            ("ties: unknown variant `x`, expected `first` or `random`", "ties: unknown variant `x`, expected `first` or `random`"),
+        ] {
+            assert_eq!(in_plain_words(given), wanted);
+        }
+    }
+
+    #[test]
+    fn repeated_keys_are_refused_at_any_depth() {
+        let ok = parse_unique_keys(br#"{"a": {"b": 1, "c": [1, {"b": 2}]}, "b": 3.5}"#).unwrap();
+        assert_eq!(ok, json!({"a": {"b": 1, "c": [1, {"b": 2}]}, "b": 3.5}));
+        for (body, field) in [
+            (r#"{"name": "a", "name": "b"}"#, "name"),
+            (r#"{"config": {"seed": 1, "seed": 2}}"#, "config.seed"),
+            (
+                r#"{"agents": ["x", {"kind": "m", "kind": "g"}]}"#,
+                "agents[1].kind",
+            ),
+        ] {
+            let e = parse_unique_keys(body.as_bytes()).expect_err(body);
+            assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+            assert_eq!(e.field.as_deref(), Some(field), "{body}");
+            assert!(e.message.contains("more than once"), "{}", e.message);
+        }
+        let e = parse_unique_keys(b"{\"a\": 1} x").expect_err("trailing");
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
     }
 
     #[tokio::test]

@@ -23,6 +23,14 @@ use tokio::sync::Semaphore;
 use super::error::ApiError;
 use super::MAX_BODY_BYTES;
 
+/// Longest a move or match waits for one of the interactive compute slots before it is
+/// answered 503 with `Retry-After`: long enough for a slot whose client has just gone away to
+/// come free, far shorter than any request's deadline, which the wait counts against.
+pub const MAX_COMPUTE_WAIT: Duration = Duration::from_millis(500);
+
+/// The `Retry-After` of a request refused because every compute slot is taken, in seconds.
+pub const COMPUTE_RETRY_AFTER_SECS: u64 = 1;
+
 /// The server's limits on connections and the time requests may take to arrive.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {

@@ -131,9 +131,10 @@ pub async fn play_match(
     let files = state.files.clone();
     let budget = Profile::Api.limits().match_budget();
     let _stop_if_dropped = budget.cancel_on_drop();
-    let report = compute(&state, move || {
+    let bounds = budget.clone();
+    let report = compute(&state, &budget, move || {
         let (a, b) = locate_pair(&a, &b, &files)?;
-        play_match_within(&a, &b, games, &setup, swap, true, &budget)
+        play_match_within(&a, &b, games, &setup, swap, true, &bounds)
             .map_err(|e| ApiError::from_match(&e))
     })
     .await??;
@@ -251,9 +252,10 @@ async fn play_sprt_match(
     let files = state.files.clone();
     let budget = Profile::Api.limits().match_budget();
     let _stop_if_dropped = budget.cancel_on_drop();
-    let report = compute(state, move || {
+    let bounds = budget.clone();
+    let report = compute(state, &budget, move || {
         let (a, b) = locate_pair(&a, &b, &files)?;
-        play_sprt_within(&a, &b, &setup, sprt, max_pairs, |_| {}, &budget)
+        play_sprt_within(&a, &b, &setup, sprt, max_pairs, |_| {}, &bounds)
             .map_err(|e| ApiError::from_match(&e))
     })
     .await??;

@@ -47,6 +47,11 @@ use crate::store::queue::{start_batch_worker, BatchEnv, BatchQueue};
 use crate::store::{Backend, Store};
 use error::ApiError;
 
+/// Moves and matches computed at a time: one for each interactive thread.
+pub const COMPUTE_SLOTS: usize = 2;
+/// Tournaments played at a time, beside the runs on the game pool.
+pub const BACKGROUND_SLOTS: usize = 2;
+
 /// Largest request body: an export document used as an agent fits with room to spare.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
@@ -127,10 +132,10 @@ pub struct AppState {
     pub wake: Notify,
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
     /// can take the machine from the runs.
-    pub compute: Semaphore,
+    pub compute: Arc<Semaphore>,
     /// The same for tournaments, which play on the game pool: long ones cannot take the
     /// permits of moves and matches.
-    pub background: Semaphore,
+    pub background: Arc<Semaphore>,
     pub tournaments: Mutex<HashMap<String, tournaments::TournamentState>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
     /// run's config for each poll would cost more than everything else the request does.
@@ -407,8 +412,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         interactive: Arc::new(interactive_pool()?),
         events,
         wake: Notify::new(),
-        compute: Semaphore::new(2),
-        background: Semaphore::new(2),
+        compute: Arc::new(Semaphore::new(COMPUTE_SLOTS)),
+        background: Arc::new(Semaphore::new(BACKGROUND_SLOTS)),
         tournaments: Mutex::new(HashMap::new()),
         runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
@@ -598,28 +603,69 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
 /// Runs `f` (a move, a match) on the interactive pool, holding a compute permit.
 pub(crate) async fn compute<T: Send + 'static>(
     state: &SharedState,
+    budget: &crate::search::Budget,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> error::ApiResult<T> {
-    compute_on(&state.compute, state.interactive.clone(), f).await
+    // The budget's clock started with the request: the wait for a slot is part of its
+    // deadline, and it is short, since a person is waiting for the answer.
+    let patience = budget.remaining().map_or(limits::MAX_COMPUTE_WAIT, |left| {
+        left.min(limits::MAX_COMPUTE_WAIT)
+    });
+    let permit = match tokio::time::timeout(patience, state.compute.clone().acquire_owned()).await
+    {
+        Ok(permit) => permit.map_err(ApiError::internal)?,
+        Err(_) => {
+            return Err(ApiError::busy(
+                format!(
+                    "every compute slot is taken by other moves and matches (at most {COMPUTE_SLOTS} at a time): try again shortly"
+                ),
+                limits::COMPUTE_RETRY_AFTER_SECS,
+            ))
+        }
+    };
+    run_holding(permit, state.interactive.clone(), f).await
 }
 
-/// Runs `f` (a tournament) on the game pool beside the runs, holding a compute permit.
+/// Runs `f` (a tournament) on the game pool beside the runs, holding a background permit.
+/// The wait for a permit counts against `budget`: a tournament whose deadline passes, or that
+/// is cancelled, while it waits runs `f` at once without a permit, and `f` stops under the
+/// spent budget with its reason.
 pub(crate) async fn compute_in_background<T: Send + 'static>(
     state: &SharedState,
+    budget: &crate::search::Budget,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> error::ApiResult<T> {
-    compute_on(&state.background, state.pool.clone(), f).await
+    // A budget has no waker: look at it a few times a second while waiting.
+    const LOOK: Duration = Duration::from_millis(200);
+    let permit = loop {
+        let wait = budget.remaining().map_or(LOOK, |left| left.min(LOOK));
+        match tokio::time::timeout(wait, state.background.clone().acquire_owned()).await {
+            Ok(permit) => break Some(permit.map_err(ApiError::internal)?),
+            Err(_) if budget.check_now().is_err() => break None,
+            Err(_) => {}
+        }
+    };
+    match permit {
+        Some(permit) => run_holding(permit, state.pool.clone(), f).await,
+        None => tokio::task::spawn_blocking(f)
+            .await
+            .map_err(ApiError::internal),
+    }
 }
 
-async fn compute_on<T: Send + 'static>(
-    permits: &Semaphore,
+/// The permit goes with the work, not with the request: a request whose client went away is
+/// dropped at once, but its slot is free only once its computation has seen the cancel.
+async fn run_holding<T: Send + 'static>(
+    permit: tokio::sync::OwnedSemaphorePermit,
     pool: Arc<rayon::ThreadPool>,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> error::ApiResult<T> {
-    let _permit = permits.acquire().await.map_err(ApiError::internal)?;
-    tokio::task::spawn_blocking(move || pool.install(f))
-        .await
-        .map_err(ApiError::internal)
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        pool.install(f)
+    })
+    .await
+    .map_err(ApiError::internal)
 }
 
 /// Liveness: the process answers. It asks the database nothing, so a slow or lost database

@@ -106,7 +106,7 @@ pub async fn best_move(
     let _stop_if_dropped = budget.cancel_on_drop();
     // Built on the interactive pool too: building an a3c agent may read its model file.
     let (built, files, bounds) = (spec.clone(), state.files.clone(), budget.clone());
-    let decision = compute(&state, move || {
+    let decision = compute(&state, &budget, move || {
         let mut agent = built
             .locate(&files)
             .and_then(|spec| spec.build_within(rules, &bounds))

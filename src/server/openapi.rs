@@ -175,7 +175,7 @@ fn error_responses(codes: &[u16]) -> Map<String, Value> {
                 401 => "missing or wrong bearer token (when KALAH_TUNER_TOKEN is set)",
                 404 => "unknown id",
                 409 => "the run is not in a state that allows this",
-                503 => "the database did not answer within 1 s, or answered with an error",
+                503 => "busy or unready: every compute slot is taken (with Retry-After), a computation ran past its deadline, or (readyz) the database did not answer within 1 s",
                 413 => "request body too large",
                 422 => "an invalid field; `field` names it",
                 429 => "too many queued runs or tournaments",
@@ -262,7 +262,9 @@ pub fn spec() -> Value {
     let run = schema_ref("Run");
     let paths = json!({
         "/api/runs": {
-            "get": op("List runs, newest first", vec![("200", ok("the runs", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}}})))], &[]),
+            "get": with_params(op("List runs, newest first, a page at a time", vec![("200", ok("a page of runs, and the cursor of the next page (null after the last)", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}, "next_cursor": {"type": ["string", "null"]}}})))], &[400, 422]),
+                json!([{"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}},
+                       {"name": "cursor", "in": "query", "schema": {"type": "string"}, "description": "next_cursor of the previous page"}])),
             "post": secured(with_body(
                 op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
                 schema_ref("CreateRun")))
@@ -310,7 +312,7 @@ pub fn spec() -> Value {
             }})))], &[])
         },
         "/api/move": {
-            "post": secured(with_body(op("Ask an agent for a move", vec![("200", ok("the move and the position after it", schema_ref("MoveResult")))], &[400, 401, 422]),
+            "post": secured(with_body(op("Ask an agent for a move", vec![("200", ok("the move and the position after it", schema_ref("MoveResult")))], &[400, 401, 422, 503]),
                 schema_ref("MoveRequest")))
         },
         "/api/position": {
@@ -324,7 +326,7 @@ pub fn spec() -> Value {
         "/api/matches": {
             "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report", json!({"type": "object", "properties": {
                     "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"},
-                    "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"], "description": "with sprt: the test's verdict, beside counts, llr, lower_bound, upper_bound, pairs and estimate"}}})))], &[400, 401, 422]),
+                    "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"], "description": "with sprt: the test's verdict, beside counts, llr, lower_bound, upper_bound, pairs and estimate"}}})))], &[400, 401, 422, 503]),
                 schema_ref("MatchRequest")))
         },
         "/api/tournaments": {

@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -12,7 +12,7 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::ga::{loader, ExportDocument, TunerConfig};
@@ -209,23 +209,90 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(run_json(&run))).into_response())
 }
 
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Response> {
+/// Runs a page of `GET /api/runs` holds unless the client asks for fewer or more.
+pub const DEFAULT_RUNS_PAGE: u32 = 100;
+/// Most runs one page of `GET /api/runs` holds.
+pub const MAX_RUNS_PAGE: u32 = 500;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Runs in the page: 1 to [`MAX_RUNS_PAGE`], default [`DEFAULT_RUNS_PAGE`].
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// A cursor is the last run's `created_at` and id, hex-encoded: opaque to clients, and free
+/// of the `+` and `:` a query string would mangle.
+fn encode_cursor(created_at: &str, id: &str) -> String {
+    format!("{created_at}\n{id}")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn decode_cursor(cursor: &str) -> Option<(String, String)> {
+    if cursor.len() % 2 != 0 || cursor.len() > 512 {
+        return None;
+    }
+    let bytes = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let (created_at, id) = text.split_once('\n')?;
+    uuid::Uuid::parse_str(id).ok()?;
+    Some((created_at.to_string(), id.to_string()))
+}
+
+pub async fn list(
+    State(state): State<SharedState>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Response> {
+    let limit = query.limit.unwrap_or(DEFAULT_RUNS_PAGE);
+    if !(1..=MAX_RUNS_PAGE).contains(&limit) {
+        return Err(ApiError::invalid(
+            "limit",
+            format!("must be 1 to {MAX_RUNS_PAGE}, got {limit}"),
+        ));
+    }
+    let after = match &query.cursor {
+        None => None,
+        Some(c) => Some(decode_cursor(c).ok_or_else(|| {
+            ApiError::invalid(
+                "cursor",
+                "is not a cursor this server gave: pass next_cursor of the previous page as it came",
+            )
+        })?),
+    };
+    // Only the first page as dashboards ask for it is cached: that is what they poll.
+    let cacheable = query.cursor.is_none() && query.limit.is_none();
     // Read the version before the rows: a write that lands in between makes the cached copy
     // outdated at once, never newer than its version says.
     let version = state.store.version();
-    let cached = state.runs_cache.read().ok().and_then(|c| {
-        c.as_ref()
-            .filter(|(v, _)| *v == version)
-            .map(|(_, b)| b.clone())
-    });
+    let cached = cacheable
+        .then(|| {
+            state.runs_cache.read().ok().and_then(|c| {
+                c.as_ref()
+                    .filter(|(v, _)| *v == version)
+                    .map(|(_, b)| b.clone())
+            })
+        })
+        .flatten();
     let body = match cached {
         Some(body) => body,
         None => {
-            let runs = state.store.list_runs().await?;
+            let key = after.as_ref().map(|(c, i)| (c.as_str(), i.as_str()));
+            let (runs, next) = state.store.list_runs_page(key, limit).await?;
             let runs: Vec<Value> = runs.iter().map(run_json).collect();
-            let body = axum::body::Bytes::from(json!({ "runs": runs }).to_string());
-            if let Ok(mut cache) = state.runs_cache.write() {
-                *cache = Some((version, body.clone()));
+            let next = next.map(|(c, i)| encode_cursor(&c, &i));
+            let body =
+                axum::body::Bytes::from(json!({ "runs": runs, "next_cursor": next }).to_string());
+            if cacheable {
+                if let Ok(mut cache) = state.runs_cache.write() {
+                    *cache = Some((version, body.clone()));
+                }
             }
             body
         }
@@ -250,14 +317,14 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
 
 pub async fn show(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     Ok(Json(run_json(&find(&state, &id).await?)))
 }
 
 pub async fn cancel(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     if !state.store.cancel(&id).await? {
@@ -328,7 +395,7 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
 /// Renames a run, or sets its notes or tags; any status.
 pub async fn describe(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<DescribeRun>,
 ) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
@@ -364,7 +431,7 @@ pub async fn describe(
 
 pub async fn resume(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     let Some(queued) = state.store.requeue(&id).await? else {
@@ -386,7 +453,7 @@ pub async fn resume(
 /// Deletes without reading the run: a run whose stored data no longer reads must still go.
 pub async fn delete(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<StatusCode> {
     if uuid::Uuid::parse_str(&id).is_err() {
         return Err(ApiError::not_found(format!(
@@ -416,7 +483,7 @@ pub struct SinceQuery {
 
 pub async fn generations(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<SinceQuery>,
 ) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
@@ -432,7 +499,7 @@ pub async fn generations(
 
 pub async fn generation(
     State(state): State<SharedState>,
-    Path((id, g)): Path<(String, String)>,
+    ApiPath((id, g)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     let g: i64 = g.parse().map_err(|_| {
@@ -468,7 +535,7 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
 
 pub async fn export(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Response> {
     let run = find(&state, &id).await?;
     let doc = export_document(&state, &run).await?;
@@ -574,7 +641,7 @@ impl Follow {
 /// has already ended gets its `status` and `end` at once.
 pub async fn events(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Subscribe before reading the run so that nothing between the two is missed.
     let rx = state.events.subscribe();

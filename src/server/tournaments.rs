@@ -2,7 +2,7 @@
 //! read by id while they run, and stored in the database when they start and when they end,
 //! so that they are listed and reopened after a restart.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
-use super::error::{ApiError, ApiJson, ApiResult};
+use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
 use super::{compute_in_background, SharedState};
 use crate::agents::{Profile, Stopped};
@@ -113,8 +113,9 @@ pub async fn start(
     let task_id = id.clone();
     let files = state.files.clone();
     let cancel = entry.cancel.clone();
+    let waiting = cancel.clone();
     tokio::spawn(async move {
-        let result = compute_in_background(&task_state, move || {
+        let result = compute_in_background(&task_state, &waiting, move || {
             // Located here, on the game pool: locating a model looks at the disk.
             let agents = config
                 .agents
@@ -365,7 +366,7 @@ fn cell_json(tally: &Tally) -> Value {
 /// A tournament: from memory while this process plays it, else from the database.
 pub async fn show(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let live = {
         let map = state.tournaments.lock().map_err(ApiError::internal)?;
@@ -384,7 +385,7 @@ pub async fn show(
 /// is stored as `cancelled` (409 when it is not running, 404 when there is no such one).
 pub async fn cancel(
     State(state): State<SharedState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let cancelled = {
         let mut map = state.tournaments.lock().map_err(ApiError::internal)?;

@@ -345,6 +345,9 @@ impl Store {
             });
         }
         let pool = pool.connect_with(options).await?;
+        if backend == Backend::Sqlite {
+            incremental_vacuum_mode(&pool).await?;
+        }
         MIGRATOR.run(&pool).await?;
         Ok(Store {
             pool,
@@ -450,6 +453,61 @@ impl Store {
                 }
             })
             .collect())
+    }
+
+    /// At most `limit` runs, newest first, after the run `after` (its `created_at` and id: a
+    /// keyset, so pages stay in step while runs are added), and the key of the last run when
+    /// more follow.
+    pub async fn list_runs_page(
+        &self,
+        after: Option<(&str, &str)>,
+        limit: u32,
+    ) -> Result<(Vec<RunRow>, Option<(String, String)>), StoreError> {
+        let fetch = i64::from(limit) + 1;
+        let rows = match after {
+            None => {
+                let sql = format!(
+                    "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT $1"
+                );
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(fetch)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+            Some((created_at, id)) => {
+                let sql = format!(
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE created_at < $1 OR (created_at = $1 AND id < $2) \
+                     ORDER BY created_at DESC, id DESC LIMIT $3"
+                );
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(created_at)
+                    .bind(id)
+                    .bind(fetch)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        let more = rows.len() as i64 > i64::from(limit);
+        let page = &rows[..rows.len().min(limit as usize)];
+        let next = match page.last() {
+            Some(last) if more => Some((
+                last.try_get::<String, _>("created_at")?,
+                last.try_get::<String, _>("id")?,
+            )),
+            _ => None,
+        };
+        let runs = page
+            .iter()
+            .filter_map(|row| match run_from_row(row) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    let id = row.try_get::<String, _>("id").unwrap_or_default();
+                    tracing::warn!(run = %id, "run left out of the list: {e}");
+                    None
+                }
+            })
+            .collect();
+        Ok((runs, next))
     }
 
     pub async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {
@@ -641,6 +699,17 @@ impl Store {
             .await?;
         tx.commit().await?;
         self.changed();
+        if self.backend == Backend::Sqlite {
+            // SQLite keeps a deleted run's pages in the file for reuse; give them back, so
+            // deleting a big run frees the disk it took. (PostgreSQL's autovacuum reuses them.)
+            // The run is gone either way: a failure here costs disk, not the answer.
+            if let Err(e) = sqlx::query("PRAGMA incremental_vacuum")
+                .execute(&self.pool)
+                .await
+            {
+                tracing::warn!("giving a deleted run's pages back to the file system: {e}");
+            }
+        }
         Ok(done.rows_affected() == 1)
     }
 
@@ -887,6 +956,24 @@ fn stop_name(stop: StopReason) -> &'static str {
 fn record_from_row(row: &AnyRow) -> Result<GenerationRecord, StoreError> {
     let text: String = row.try_get("record")?;
     serde_json::from_str(&text).map_err(|e| corrupt("generation record", e))
+}
+
+/// Puts a SQLite database in incremental auto-vacuum mode, so that [`Store::delete_run`] can
+/// hand freed pages back to the file system. A new database takes the mode before its first
+/// table; one made before this version needs a VACUUM, once, to take it.
+async fn incremental_vacuum_mode(pool: &sqlx::AnyPool) -> Result<(), StoreError> {
+    const INCREMENTAL: i64 = 2;
+    let mut conn = pool.acquire().await?;
+    let mode: i64 = sqlx::query_scalar("PRAGMA auto_vacuum")
+        .fetch_one(&mut *conn)
+        .await?;
+    if mode != INCREMENTAL {
+        sqlx::query("PRAGMA auto_vacuum = INCREMENTAL")
+            .execute(&mut *conn)
+            .await?;
+        sqlx::query("VACUUM").execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Creates a new SQLite database file readable by its owner only (SQLite gives its journal

@@ -75,7 +75,20 @@ export const api = {
   post: (path, body = {}) => request("POST", path, body),
   del: (path) => request("DELETE", path),
 
-  runs: () => request("GET", "runs"),
+  // The list comes in pages; the dashboard shows every run, so it follows the cursors.
+  runs: async () => {
+    let runs = [];
+    let cursor = null;
+    do {
+      const page = await request(
+        "GET",
+        "runs?limit=500" + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""),
+      );
+      runs = runs.concat(page.runs);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return { runs };
+  },
   run: (id) => request("GET", `runs/${encodeURIComponent(id)}`),
   createRun: (body) => request("POST", "runs", body),
   cancelRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/cancel`, {}),
