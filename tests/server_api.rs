@@ -577,7 +577,14 @@ async fn event_streams_end_with_their_run(db: &TestDb) {
     let mut events = Events::open(&api, &long_id).await;
     let seen = events.until_close(Duration::from_secs(2)).await;
     assert_eq!(last_two(&seen).1["status"], "failed", "{seen:?}");
-    let holder = api.create_run(json!({"config": long_config(32)})).await;
+    // The holder must still be running at the deletion below, after the waits above: far
+    // longer than `long_config`, which a loaded machine can finish first.
+    let holder = api
+        .create_run(
+            json!({"config": {"population": 8, "depth": 4, "generations": 2000,
+                           "seed": 32, "fitness": {"games_per_pair": 10}}}),
+        )
+        .await;
     let holder_id = holder["id"].as_str().unwrap().to_string();
     api.wait_status(&holder_id, &["running"]).await;
     let waiting = api.create_run(json!({"config": tiny(2, 33)})).await;
@@ -594,7 +601,11 @@ async fn event_streams_end_with_their_run(db: &TestDb) {
 
     // Deleted while watched.
     let mut events = Events::open(&api, &holder_id).await;
-    assert_eq!(events.next().await.0, "status");
+    let (kind, status) = events.next().await;
+    assert_eq!(
+        (kind.as_str(), &status["status"]),
+        ("status", &json!("running"))
+    );
     assert_eq!(api.delete(&format!("/api/runs/{holder_id}")).await, 204);
     let seen = events.until_close(Duration::from_secs(5)).await;
     assert_eq!(
