@@ -24,7 +24,7 @@ echo "building base $base_sha and the working tree (release)" >&2
 (cd "$tree" && CARGO_TARGET_DIR=$base_target cargo build --release --quiet)
 (cd "$root" && cargo build --release --quiet)
 old=$base_target/release/kalah-tuner
-new=$root/target/release/kalah-tuner
+new=${CARGO_TARGET_DIR:-$root/target}/release/kalah-tuner
 
 # One measurement round of a binary: "name value" lines, times in seconds or ms.
 measure() {

@@ -16,8 +16,12 @@
 # for a processor on which C and Rust compare differently.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$root/target/release/kalah-tuner}
+bin=${1:-${CARGO_TARGET_DIR:-$root/target}/release/kalah-tuner}
 [ -x "$bin" ] || (cd "$root" && cargo build --release --quiet)
+if [ ! -x "$bin" ]; then
+  echo "engine guard: no binary at $bin" >&2
+  exit 2
+fi
 perft_floor=${PERFT_FLOOR:-0.85}
 minimax_floor=${MINIMAX_FLOOR:-0.24}
 work=$(mktemp -d)
