@@ -1,5 +1,6 @@
-//! Pinned results: fingerprints of what matches, tournaments, GA fitness, A3C evaluation and
-//! bench games produce today. The architecture pass moved all of them onto one pairing engine;
+//! Pinned results: fingerprints of what matches, tournaments, GA fitness, the records and
+//! export documents of GA, TD, TD-Leaf and Texel runs, A3C evaluation and bench games produce
+//! today. The architecture pass moved all of them onto one pairing engine;
 //! committed configs, exports and the figures in docs/ stay true only while each caller's games
 //! stay exactly the same, move for move. A change here means every published figure must be
 //! re-measured, so update these numbers only on purpose, and say so in the commit.
@@ -106,4 +107,84 @@ fn a3c_evaluation_is_pinned() {
         kalah_tuner::rl::a3c::evaluate(&net, Rules::Standard, 10, 21).expect("evaluates");
     let text = serde_json::to_string(&evaluation).expect("serialises");
     assert_eq!(fingerprint(&text), 6917144810508075305, "{text}");
+}
+
+/// The records of a run with their wall times zeroed, and its export document (whose
+/// `generator` names this build's version, so it is set aside).
+fn run_fingerprints(config: kalah_tuner::ga::TunerConfig) -> (u64, u64, String) {
+    use kalah_tuner::ga::{ExportDocument, TunerConfig};
+    let records = match &config {
+        TunerConfig::Ga(c) => Evolution::new((**c).clone()).expect("starts").run(|_| {}),
+        TunerConfig::Learning(c) => {
+            let mut run = kalah_tuner::ga::LearningRun::new((**c).clone()).expect("starts");
+            std::iter::from_fn(|| run.step()).collect()
+        }
+    };
+    let plain: Vec<_> = records.iter().map(|r| r.without_timing()).collect();
+    let text = serde_json::to_string(&plain).expect("serialises");
+    let mut doc: ExportDocument = config.export(&records).expect("exports");
+    doc.generator = String::new();
+    let export = doc.to_json_pretty();
+    (fingerprint(&text), fingerprint(&export), text)
+}
+
+fn tuner(tuner: &str, layer: serde_json::Value) -> kalah_tuner::ga::TunerConfig {
+    kalah_tuner::ga::loader::load_tuner(
+        Some(tuner),
+        None,
+        &[&layer],
+        &kalah_tuner::agents::FileAccess::Any,
+    )
+    .expect("a valid config")
+}
+
+#[test]
+fn ga_records_and_export_are_pinned() {
+    let (records, export, text) = run_fingerprints(tuner(
+        "ga",
+        json!({
+            "population": 4, "generations": 3, "depth": 2, "seed": 21,
+            "fitness": {"mode": "mixed", "games_per_pair": 4, "opening_plies": 2,
+                        "opponents": ["minimax:2", "greedy"],
+                        "racing": {"rounds": 2, "leaders": 1}},
+            "benchmark": {"panel": ["minimax:2", "pekar"], "pairs": 2, "leaders": 2,
+                          "agreement": 6}
+        }),
+    ));
+    assert_eq!(
+        (records, export),
+        (7975945709543154109, 6924011796412830946),
+        "{text}"
+    );
+}
+
+#[test]
+fn learning_records_and_exports_are_pinned() {
+    let panel = json!({"panel": ["minimax:2"], "pairs": 2});
+    let td = run_fingerprints(tuner(
+        "td",
+        json!({"games": 8, "depth": 1, "seed": 3, "batch": 2, "checkpoint_games": 4,
+               "play_depth": 2, "benchmark": panel}),
+    ));
+    let leaf = run_fingerprints(tuner(
+        "td-leaf",
+        json!({"games": 6, "depth": 2, "seed": 4, "play_depth": 2, "benchmark": panel}),
+    ));
+    let texel = run_fingerprints(tuner(
+        "texel",
+        json!({"games": 6, "positions_per_game": 4, "rounds": 2, "depth": 1, "exact_seeds": 8,
+               "seed": 5, "source": "minimax:2", "play_depth": 2, "benchmark": panel}),
+    ));
+    assert_eq!(
+        [(td.0, td.1), (leaf.0, leaf.1), (texel.0, texel.1)],
+        [
+            (15848761589288951699, 9895946292237370481),
+            (12340851479483457024, 13521444298022660545),
+            (16007377897570090907, 7422831269287076890)
+        ],
+        "td {}\nleaf {}\ntexel {}",
+        td.2,
+        leaf.2,
+        texel.2
+    );
 }
