@@ -14,7 +14,10 @@
 //!   openings), matches and round-robin tournaments on rayon, with confidence intervals.
 //! - [`rl`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
-//!   and resumable), its config and presets, and the export document.
+//!   and resumable), its config and presets, and the records a tuner writes.
+//! - [`tune`]: a run of any tuner (GA, TD, TD-Leaf, Texel): the [`tune::Tuner`] trait, the
+//!   [`tune::TunerConfig`] that names one, the config loader, the [`tune::Driver`] that
+//!   steps a run and tells its observers, and the export document.
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
 //! - [`server`]: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
@@ -30,3 +33,4 @@ pub mod rl;
 pub mod search;
 pub mod server;
 pub mod store;
+pub mod tune;

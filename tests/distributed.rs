@@ -317,8 +317,8 @@ async fn postgres_two_servers_share_runs_and_survive_sigterm() {
 /// The lease rules themselves, on a store: a fresh lease is never taken, a stale one is, the
 /// old owner then learns it lost the run, and a released run is claimed again at once.
 async fn leases(db: TestDb) {
-    use kalah_tuner::ga::TunerConfig;
     use kalah_tuner::store::{NewRun, RunStatus, Store};
+    use kalah_tuner::tune::TunerConfig;
     let store = Store::connect(&db.url).await.expect("store");
     let run = store
         .create_run(&NewRun {

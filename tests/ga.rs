@@ -3,11 +3,14 @@
 //! so the whole file runs in seconds in release.
 
 use kalah_tuner::agents::AgentSpec;
+use kalah_tuner::agents::FileAccess;
 use kalah_tuner::ga::benchmark::beats;
 use kalah_tuner::ga::{
-    ConfigError, Evolution, ExportDocument, GaConfig, GenerationRecord, SelectionKind, StopReason,
+    ConfigError, Evolution, GaConfig, GenerationRecord, SelectionKind, StopReason,
 };
 use kalah_tuner::matches::{play_match, Setup};
+use kalah_tuner::tune::loader::{self, load_document, Format};
+use kalah_tuner::tune::ExportDocument;
 use serde_json::json;
 
 /// The abrams preset, shrunk.
@@ -249,7 +252,7 @@ fn every_operator_kind_runs() {
 }
 
 fn err_of(doc: serde_json::Value) -> ConfigError {
-    GaConfig::from_json_value(&doc).expect_err(&doc.to_string())
+    loader::load(None, &[&doc], &FileAccess::Any).expect_err(&doc.to_string())
 }
 
 #[test]
@@ -351,9 +354,7 @@ fn presets_and_overrides() {
     is_send(&Evolution::new(small_hunter()).unwrap());
 
     // A partial document over a preset keeps the preset's other fields, nested ones too.
-    let c = GaConfig::from_json_str(
-        r#"{"preset": "hunter", "population": 12, "selection": {"kind": "tournament"}, "fitness": {"opponents": ["pekar"]}}"#,
-    )
+    let c = load_document(r#"{"preset": "hunter", "population": 12, "selection": {"kind": "tournament"}, "fitness": {"opponents": ["pekar"]}}"#, Format::Json)
     .unwrap();
     assert_eq!(c.population, 12);
     assert_eq!(c.selection.kind, SelectionKind::Tournament);
@@ -365,7 +366,7 @@ fn presets_and_overrides() {
     );
     assert_eq!(c.generations, 250);
 
-    let t = GaConfig::from_toml_str(
+    let t = load_document(
         r#"
         preset = "abrams"
         population = 12
@@ -380,6 +381,7 @@ fn presets_and_overrides() {
         mode = "mixed"
         opponents = ["minimax:3", { kind = "greedy" }]
         "#,
+        Format::Toml,
     )
     .unwrap();
     assert_eq!((t.population, t.depth, t.seed), (12, 7, 9));
@@ -389,14 +391,14 @@ fn presets_and_overrides() {
 
     // The full config round-trips through JSON and TOML.
     let json = t.to_json_pretty();
-    assert_eq!(GaConfig::from_json_str(&json).unwrap(), t);
+    assert_eq!(load_document(&json, Format::Json).unwrap(), t);
     let toml_text = toml::to_string(&t).unwrap();
-    assert_eq!(GaConfig::from_toml_str(&toml_text).unwrap(), t);
-    assert_eq!(GaConfig::from_str_auto(&toml_text).unwrap(), t);
+    assert_eq!(load_document(&toml_text, Format::Toml).unwrap(), t);
+    assert_eq!(load_document(&toml_text, Format::Auto).unwrap(), t);
 
-    let bad = GaConfig::from_toml_str("population = [").unwrap_err();
+    let bad = load_document("population = [", Format::Toml).unwrap_err();
     assert!(bad.to_string().starts_with("not valid TOML"), "{bad}");
-    let bad = GaConfig::from_json_str("{\"population\": ").unwrap_err();
+    let bad = load_document("{\"population\": ", Format::Json).unwrap_err();
     assert!(bad.to_string().starts_with("not valid JSON"), "{bad}");
 }
 
@@ -480,7 +482,7 @@ fn committed_evolved_weights_come_from_the_committed_configs() {
     ] {
         let text = std::fs::read_to_string(format!("{root}/configs/{config_file}"))
             .expect("the committed config");
-        let config = GaConfig::from_toml_str(&text).expect("a valid config");
+        let config = load_document(&text, Format::Toml).expect("a valid config");
         let doc_text = std::fs::read_to_string(format!("{root}/configs/{export_file}"))
             .expect("the committed export");
         let doc = ExportDocument::from_json(&doc_text).expect("a valid export");

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Bottom to top.
 const LAYERS: &[&str] = &[
-    "game", "eval", "search", "agents", "matches", "rl", "ga", "store", "server", "cli",
+    "game", "eval", "search", "agents", "matches", "rl", "ga", "tune", "store", "server", "cli",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -123,4 +123,238 @@ fn the_scanner_sees_full_paths_and_use_groups() {
     );
     let expected: BTreeSet<String> = ["game", "eval", "cli"].map(String::from).into();
     assert_eq!(used, expected);
+}
+
+/// The text of a file without its comment lines.
+fn code_of(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first identifier of each path that follows `prefix` in `code`: `super::a::B` gives
+/// `a`, `super::{a::B, c}` gives `a` and `c`.
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + prefix.len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // Split the group's top level on commas, skipping nested groups.
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        names.push(ident(&group[start..j]));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.push(ident(&group[start..j]));
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            names.push(ident(rest));
+        }
+    }
+    names.retain(|n| !n.is_empty() && n != "self");
+    names
+}
+
+/// Whether `code` defines an item called `name` at any level.
+fn defines(code: &str, name: &str) -> bool {
+    [
+        "fn",
+        "struct",
+        "enum",
+        "const",
+        "static",
+        "trait",
+        "type",
+        "macro_rules!",
+    ]
+    .iter()
+    .any(|kind| {
+        code.match_indices(&format!("{kind} {name}")).any(|(i, m)| {
+            code[i + m.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+        })
+    })
+}
+
+/// The import graph between the files of one folder (`mod.rs` and its sibling modules): an
+/// edge for every `super::x`, `crate::folder::x` or (in `mod.rs`) `x::` that names a sibling
+/// or an item `mod.rs` defines. `mod.rs`'s own `pub use` re-exports are not edges: they are
+/// the folder's front door, not a dependency of its code.
+fn folder_edges(folder: &Path) -> Vec<(String, String)> {
+    let mut modules = BTreeSet::new();
+    let mut texts = Vec::new();
+    for entry in std::fs::read_dir(folder).expect("readable folder") {
+        let path = entry.expect("directory entry").path();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if path.is_dir() || path.extension().is_some_and(|e| e == "rs") {
+            modules.insert(name.clone());
+        }
+        if path.extension().is_some_and(|e| e == "rs") {
+            texts.push((
+                name,
+                code_of(&std::fs::read_to_string(&path).expect("readable")),
+            ));
+        }
+    }
+    let folder_name = folder
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let root = texts
+        .iter()
+        .find(|(n, _)| n == "mod")
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default();
+    // What the root re-exports, by name: `pub use engine::{Evolution, ..}`.
+    let mut reexported = std::collections::BTreeMap::new();
+    let mut root_code = String::new();
+    let mut in_pub_use = false;
+    for line in root.lines() {
+        let t = line.trim_start();
+        if t.starts_with("pub use ") || in_pub_use {
+            let body = t.trim_start_matches("pub use ");
+            if !in_pub_use {
+                if let Some(module) = body.split("::").next() {
+                    for item in body.split(['{', ',', '}', ';']).skip(1) {
+                        reexported.insert(item.trim().to_string(), module.to_string());
+                    }
+                }
+            }
+            in_pub_use = !t.ends_with(';');
+            continue;
+        }
+        if t.starts_with("mod ") || t.starts_with("pub mod ") {
+            continue;
+        }
+        root_code.push_str(line);
+        root_code.push('\n');
+    }
+    let mut edges = BTreeSet::new();
+    for (name, code) in &texts {
+        let mut targets = Vec::new();
+        if name == "mod" {
+            for m in &modules {
+                if m != "mod" && !names_after(&root_code, &format!("{m}::")).is_empty() {
+                    targets.push(m.clone());
+                }
+            }
+        } else {
+            let mut used = names_after(code, "super::");
+            used.extend(names_after(code, &format!("crate::{folder_name}::")));
+            for n in used {
+                if modules.contains(&n) {
+                    targets.push(n);
+                } else if let Some(m) = reexported.get(&n) {
+                    targets.push(m.clone());
+                } else if defines(&root_code, &n) {
+                    targets.push("mod".into());
+                }
+            }
+        }
+        for t in targets {
+            if &t != name {
+                edges.insert((name.clone(), t));
+            }
+        }
+    }
+    edges.into_iter().collect()
+}
+
+/// One import cycle among `edges`, if there is any.
+fn a_cycle(edges: &[(String, String)]) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        edges: &[(String, String)],
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == node) {
+            let mut cycle = path[i..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for (_, to) in edges.iter().filter(|(from, _)| from == node) {
+            if let Some(c) = visit(to, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .iter()
+        .find_map(|(from, _)| visit(from, edges, &mut Vec::new(), &mut done))
+}
+
+/// Folders whose files still import one another in a circle, and are being untangled (issue
+/// 33): `server`'s handlers use the state its `mod.rs` defines while `mod.rs` routes to them.
+/// Every other folder is checked.
+const UNTANGLING: &[&str] = &["server"];
+
+#[test]
+fn no_folder_has_an_import_cycle_between_its_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut problems = Vec::new();
+    for layer in LAYERS {
+        if UNTANGLING.contains(layer) {
+            continue;
+        }
+        let edges = folder_edges(&src.join(layer));
+        if let Some(cycle) = a_cycle(&edges) {
+            problems.push(format!("src/{layer}: {}", cycle.join(" -> ")));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "import cycles inside folders (move the shared part into a file both can use):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_cycle_finder_sees_groups_and_reexports() {
+    assert_eq!(
+        names_after("use super::{engine::{A, B}, config::C};", "super::"),
+        ["engine", "config"]
+    );
+    let edges = vec![
+        ("a".to_string(), "b".to_string()),
+        ("b".to_string(), "c".to_string()),
+        ("c".to_string(), "a".to_string()),
+    ];
+    assert_eq!(a_cycle(&edges).map(|c| c.len()), Some(4));
+    assert_eq!(a_cycle(&edges[..2]), None);
 }

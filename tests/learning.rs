@@ -3,8 +3,9 @@
 //! the number of checkpoints is known in advance, and the loader refuses what it should.
 
 use kalah_tuner::agents::FileAccess;
-use kalah_tuner::ga::loader::{load_learning, load_tuner};
-use kalah_tuner::ga::{GaConfig, GenerationRecord, LearningConfig, LearningRun, TunerConfig};
+use kalah_tuner::ga::{GaConfig, GenerationRecord};
+use kalah_tuner::tune::loader::{load_learning, load_tuner};
+use kalah_tuner::tune::{LearningConfig, LearningRun, TunerConfig};
 use serde_json::{json, Value};
 
 fn learning(tuner: &str, overrides: Value) -> LearningConfig {

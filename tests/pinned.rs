@@ -111,12 +111,12 @@ fn a3c_evaluation_is_pinned() {
 
 /// The records of a run with their wall times zeroed, and its export document (whose
 /// `generator` names this build's version, so it is set aside).
-fn run_fingerprints(config: kalah_tuner::ga::TunerConfig) -> (u64, u64, String) {
-    use kalah_tuner::ga::{ExportDocument, TunerConfig};
+fn run_fingerprints(config: kalah_tuner::tune::TunerConfig) -> (u64, u64, String) {
+    use kalah_tuner::tune::{ExportDocument, TunerConfig};
     let records = match &config {
         TunerConfig::Ga(c) => Evolution::new((**c).clone()).expect("starts").run(|_| {}),
         TunerConfig::Learning(c) => {
-            let mut run = kalah_tuner::ga::LearningRun::new((**c).clone()).expect("starts");
+            let mut run = kalah_tuner::tune::LearningRun::new((**c).clone()).expect("starts");
             std::iter::from_fn(|| run.step()).collect()
         }
     };
@@ -128,8 +128,8 @@ fn run_fingerprints(config: kalah_tuner::ga::TunerConfig) -> (u64, u64, String) 
     (fingerprint(&text), fingerprint(&export), text)
 }
 
-fn tuner(tuner: &str, layer: serde_json::Value) -> kalah_tuner::ga::TunerConfig {
-    kalah_tuner::ga::loader::load_tuner(
+fn tuner(tuner: &str, layer: serde_json::Value) -> kalah_tuner::tune::TunerConfig {
+    kalah_tuner::tune::loader::load_tuner(
         Some(tuner),
         None,
         &[&layer],

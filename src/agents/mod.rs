@@ -7,6 +7,7 @@
 
 pub mod a3c;
 pub mod catalogue;
+pub mod cost;
 pub mod endgame;
 pub mod files;
 mod greedy;

@@ -787,7 +787,7 @@ fn resolve_terms(
     Ok((list, values))
 }
 
-/// The export document format this version reads (see `ga::export`).
+/// The export document format this version reads (see `tune::export`).
 pub const EXPORT_FORMAT_VERSION: u64 = 1;
 
 /// The agent an export document describes: its `agent` field, which holds the spec that plays

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{thread_pool, usage, RulesArg};
+use super::args::{thread_pool, usage, RulesArg};
 use crate::agents::AgentSpec;
 use crate::game::parse_board;
 use crate::matches::agreement::{measure, solved_positions_with, AgreementReport, AgreementSetup};

@@ -2,11 +2,10 @@
 //! otherwise, so logs stay readable), a two-stage Ctrl-C, and files written whole.
 
 use std::io::IsTerminal;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A progress bar of `len` steps with `template` (indicatif syntax), or `None` when standard
@@ -24,7 +23,7 @@ pub fn progress_bar(len: u64, template: &str) -> Option<ProgressBar> {
 
 /// A flag that the first Ctrl-C sets, asking the command to stop at its next safe point (it
 /// prints `first_message`); the second Ctrl-C exits at once with status 130, which is safe
-/// because every command writes its files whole ([`write_atomically`]).
+/// because every command writes its files whole ([`crate::tune::write_atomically`]).
 pub fn stop_flag(first_message: &'static str) -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -38,17 +37,6 @@ pub fn stop_flag(first_message: &'static str) -> Arc<AtomicBool> {
         eprintln!("\n{first_message}");
     });
     stop
-}
-
-/// Writes through a temporary file beside `path` and a rename, so readers (and a command
-/// stopped half way) never see half a file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = Path::new(&tmp_name);
-    std::fs::write(tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }
 
 /// Processor time this process has used so far, in seconds, over all its threads.
@@ -77,7 +65,7 @@ impl CpuBudget {
     /// `minutes` as given on the command line (`None`: no budget).
     pub fn new(minutes: Option<f64>) -> Result<CpuBudget> {
         match minutes {
-            Some(m) if !(m.is_finite() && m > 0.0) => Err(super::usage(format!(
+            Some(m) if !(m.is_finite() && m > 0.0) => Err(super::args::usage(format!(
                 "--cpu-minutes must be a positive number, got {m}"
             ))),
             _ => Ok(CpuBudget {

@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
 
+use super::args::{thread_pool, usage, RulesArg};
 use super::console::progress_bar;
-use super::{thread_pool, usage, RulesArg};
 use crate::search::egdb::{default_dir, BuildObserver, Egdb, EgdbError, EgdbIndex, MAX_EGDB_SEEDS};
 
 #[derive(Args, Debug)]

@@ -1,22 +1,23 @@
-//! `kalah-tuner evolve`: a GA run without the server. Shows progress, writes the export
-//! document after every generation (so an interruption never loses a finished generation) and
+//! `kalah-tuner evolve`: a GA run without the server, through the tuning engine's
+//! [`Driver`]. Shows progress, writes the export document after every generation (so an interruption never loses a finished generation) and
 //! stops cleanly on Ctrl-C.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use indicatif::ProgressBar;
 
-use super::console::{progress_bar, stop_flag, write_atomically, CpuBudget};
-use super::{thread_pool, usage};
+use super::args::{thread_pool, usage};
+use super::console::{stop_flag, CpuBudget};
+use super::progress::RunConsole;
 use crate::agents::FileAccess;
 use crate::ga::benchmark::PanelGain;
-use crate::ga::loader::{self, Format};
-use crate::ga::{Evolution, ExportDocument, GaConfig, GenerationRecord};
+use crate::ga::{GaConfig, GenerationRecord};
+use crate::search::Budget;
+use crate::tune::loader::{self, Format};
+use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl, TunerConfig};
 
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
@@ -91,136 +92,48 @@ pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
     )?)
 }
 
-/// The panel line of a measured generation: its leader's score and Elo against the panel,
-/// and the champion's.
-fn panel_line(record: &GenerationRecord) -> Option<String> {
-    let benchmark = record.benchmark.as_ref()?;
-    let leader = benchmark.leaders.first()?;
-    let champion = record.champion.as_ref()?;
-    let s = &leader.overall;
-    let agreement = leader.agreement.as_ref().map_or(String::new(), |a| {
-        format!(
-            "; perfect moves {:.1}%, {:.3} seeds lost a move",
-            100.0 * a.share,
-            a.mean_loss
-        )
-    });
-    Some(format!(
-        "         panel: leader {} Elo {:+.0} [{:+.0}, {:+.0}]{}; champion from gen {} {}{agreement}",
-        s.display_percent(),
-        s.elo,
-        s.elo_low,
-        s.elo_high,
-        if benchmark.new_champion {
-            " (new champion)"
-        } else {
-            ""
-        },
-        champion.generation,
-        champion.panel.overall.display_percent()
-    ))
-}
-
-/// One line per generation for logs (the progress bar shows a shorter message).
-fn generation_line(record: &GenerationRecord, games_per_sec: f64) -> String {
-    let raced: Vec<u32> = record
-        .individuals
-        .iter()
-        .filter_map(|i| i.raced_games)
-        .collect();
-    let racing = match (raced.iter().min(), raced.iter().max()) {
-        (Some(least), Some(most)) => format!("  raced {least}-{most} games each"),
-        _ => String::new(),
-    };
-    format!(
-        "gen {:>4}  best {:.4}  mean {:.4}  min {:.4}  std {:.4}  diversity {:.4}  hall of fame {:.4} (gen {})  {:.0} games/s{racing}",
-        record.generation,
-        record.fitness.best,
-        record.fitness.mean,
-        record.fitness.min,
-        record.fitness.std,
-        record.diversity,
-        record.hall_of_fame.fitness,
-        record.hall_of_fame.generation,
-        games_per_sec
-    )
-}
-
-/// Shows a generation: the progress bar's message on a terminal, a line for logs otherwise,
-/// and the panel line on measured generations.
-fn report(bar: Option<&ProgressBar>, record: &GenerationRecord) {
-    let secs = record.timing.wall_ms as f64 / 1e3;
-    let games_per_sec = record.games_played as f64 / secs.max(1e-9);
-    match bar {
-        Some(bar) => {
-            bar.set_message(format!(
-                "best {:.3} mean {:.3} {:.0} games/s",
-                record.fitness.best, record.fitness.mean, games_per_sec
-            ));
-            bar.inc(1);
-        }
-        None => println!("{}", generation_line(record, games_per_sec)),
-    }
-    if let Some(line) = panel_line(record) {
-        match bar {
-            Some(bar) => bar.println(line),
-            None => println!("{line}"),
-        }
-    }
-}
-
 pub fn run(args: &EvolveArgs) -> Result<()> {
     let config = build_config(args)?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
-    let mut evolution = Evolution::new(config.clone())?;
-    let games = evolution.games_per_generation();
-    // First Ctrl-C: finish the generation under way, write, stop. Second: stop at once (the
-    // document on disk already holds every finished generation).
-    let stop = stop_flag("interrupted: stopping after this generation (Ctrl-C again to stop now)");
-    let bar = progress_bar(
-        config.generations as u64,
-        "{spinner} gen {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
-    );
+    let pool = thread_pool(args.threads)?;
+    let mut driver =
+        pool.install(|| Driver::open(TunerConfig::Ga(Box::new(config.clone())), None))?;
     eprintln!(
         "evolving {} individuals for {} generations ({} games a generation, {:.0} panel games on average, depth {}, seed {})",
         config.population,
         config.generations,
-        games,
+        config.games_per_generation(),
         config.benchmark_games_per_generation(),
         config.depth,
         config.seed
     );
-    let mut record_file = match &args.records {
-        Some(path) => Some(
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
-        ),
-        None => None,
-    };
-    let mut records: Vec<GenerationRecord> = Vec::new();
-    let pool = thread_pool(args.threads)?;
+    // First Ctrl-C: finish the generation under way, write, stop. Second: stop at once (the
+    // document on disk already holds every finished generation).
+    let stop = stop_flag("interrupted: stopping after this generation (Ctrl-C again to stop now)");
+    let control = StepControl::new(Budget::unlimited())
+        .with_go_on(move |_| !stop.load(Ordering::SeqCst) && !budget.spent());
+    let mut console = RunConsole::new(driver.length(), "gen");
+    let mut export = ExportFile::new(&args.out);
+    let mut records = args.records.as_ref().map(RecordsFile::create).transpose()?;
     let started = Instant::now();
-    while let Some(record) = pool.install(|| evolution.step()) {
-        report(bar.as_ref(), &record);
-        if let Some(file) = record_file.as_mut() {
-            writeln!(file, "{}", serde_json::to_string(&record)?)?;
+    let ended = {
+        let mut observers: Vec<&mut dyn Observer> = vec![&mut console, &mut export];
+        if let Some(records) = records.as_mut() {
+            observers.push(records);
         }
-        records.push(record);
-        let doc = ExportDocument::from_run(&config, &records)?;
-        write_atomically(&args.out, doc.to_json_pretty().as_bytes())?;
-        if stop.load(Ordering::SeqCst) || budget.spent() {
-            break;
-        }
-    }
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
-    let doc = ExportDocument::from_run(&config, &records)?;
-    let stopped = match evolution.stop_reason() {
-        Some(reason) => format!("{reason:?}"),
-        None if budget.spent() => "processor-time budget".to_string(),
-        None => "interrupted".to_string(),
+        pool.install(|| driver.run(&control, &mut observers))?
     };
-    let chosen = match records.last().and_then(|r| r.champion.as_ref()) {
+    console.finish();
+    let doc = export
+        .document()
+        .ok_or_else(|| anyhow::anyhow!("the run made no generation"))?;
+    let stopped = match ended {
+        Ended::Finished(reason) => format!("{reason:?}"),
+        Ended::Stopped if budget.spent() => "processor-time budget".to_string(),
+        Ended::Stopped => "interrupted".to_string(),
+    };
+    let last = driver.last();
+    let chosen = match last.and_then(|r| r.champion.as_ref()) {
         Some(c) => format!(
             "champion (by the benchmark panel, {}) from generation {}, fitness {:.4}",
             c.panel.overall.display_percent(),
@@ -234,12 +147,12 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
     };
     eprintln!(
         "{} generations in {:.1} s, {} ({stopped}); {chosen}; wrote {}",
-        records.len(),
+        console.records,
         started.elapsed().as_secs_f64(),
         budget.describe_use(),
         args.out.display()
     );
-    if let Some(line) = gain_over_first_leader(&records) {
+    if let Some(line) = last.and_then(|last| gain_over_first_leader(&console, last)) {
         eprintln!("{line}");
     }
     println!("{}", serde_json::to_string(&doc.agent)?);
@@ -248,12 +161,10 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
 
 /// What the run gained: its champion against the first measured generation's leader, on the
 /// same panel games, so that a flat-looking curve and a real gain can be told apart.
-fn gain_over_first_leader(records: &[GenerationRecord]) -> Option<String> {
-    let (first_generation, first) = records.iter().find_map(|r| {
-        let leader = r.benchmark.as_ref()?.leaders.first()?;
-        Some((r.generation, leader))
-    })?;
-    let champion = records.last()?.champion.as_ref()?;
+fn gain_over_first_leader(console: &RunConsole, last: &GenerationRecord) -> Option<String> {
+    let (first_generation, first) = console.first_leader.as_ref()?;
+    let first_generation = *first_generation;
+    let champion = last.champion.as_ref()?;
     if champion.generation == first_generation {
         return Some(format!(
             "the champion is generation {first_generation}'s leader: no later leader beat it on the panel"

@@ -11,24 +11,29 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
+use serde_json::{json, Map, Value};
 
-use super::console::{progress_bar, stop_flag, write_atomically, CpuBudget};
-use super::{parse_rules, thread_pool, usage};
-use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, Ties};
-use crate::eval::Feature;
+use super::args::{parse_rules, thread_pool, usage};
+use super::console::{stop_flag, CpuBudget};
+use super::progress::RunConsole;
+use crate::agents::FileAccess;
 use crate::eval::{feature_set, parse_features};
-use crate::ga::{
-    BenchmarkConfig, ExportDocument, GenerationRecord, LearnerConfig, LearnerProgress,
-    LearningConfig, LearningRun,
-};
+use crate::ga::GenerationRecord;
 use crate::game::{parse_board, Rules};
 use crate::rl::td::{TdConfig, TdMethod};
-use crate::rl::texel::TexelConfig;
-use crate::search::Depth;
+use crate::rl::LearnerProgress;
+use crate::search::Budget;
+use crate::tune::loader::{self, Format};
+use crate::tune::{
+    Driver, Ended, ExportFile, LearnerConfig, LearningConfig, StepControl, TunerConfig,
+};
 
 #[derive(Args, Debug)]
 pub struct LearnArgs {
+    /// Config file (.toml or .json): a learning config (the learner's fields, `play_depth`,
+    /// `checkpoint_games`, `benchmark`), as the API's `config`; flags are applied over it
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// td: TD(lambda) on the positions moved from; td-leaf: TD-Leaf(lambda) on the leaves of
     /// the principal variations; texel: fitting to positions labelled by game results and the
     /// exact solver [default: the preset's, else td-leaf]
@@ -101,23 +106,24 @@ pub struct LearnArgs {
     pub pie: bool,
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Search depth of the exported player, and of the benchmark games
-    #[arg(long, default_value_t = 4)]
-    pub play_depth: u32,
-    /// Benchmark panel, agent specs joined by spaces [default: the starting weights and
-    /// minimax, both at --play-depth]
+    /// Search depth of the exported player, and of its benchmark games [default: 4]
+    #[arg(long)]
+    pub play_depth: Option<u32>,
+    /// Benchmark panel, agent specs joined by spaces [default: DESIGN 11's panel, as for every
+    /// run: minimax:4 and the published hunter10, divilly6 and abrams3 players at depth 4]
     #[arg(long, num_args = 1..)]
     pub panel: Option<Vec<String>>,
-    /// Colour-swapped pairs against each panel agent at each checkpoint
-    #[arg(long, default_value_t = 100)]
-    pub pairs: u32,
+    /// Colour-swapped pairs against each panel agent at each checkpoint [default: 8]
+    #[arg(long)]
+    pub pairs: Option<u32>,
     /// Also measure perfect-move agreement at each checkpoint, on this many positions from
     /// real games solved exactly (docs/agents.md#perfect-play-as-a-yardstick)
     #[arg(long, value_name = "POSITIONS")]
     pub agreement: Option<u32>,
     /// Random sowings of the benchmark's openings (learning uses another RNG stream)
-    #[arg(long, default_value_t = 6)]
-    pub panel_opening_plies: u32,
+    /// [default: 4]
+    #[arg(long)]
+    pub panel_opening_plies: Option<u32>,
     /// Checkpoints: measure against the panel every this many games [default: a sixteenth
     /// of the games]
     #[arg(long)]
@@ -134,46 +140,91 @@ pub struct LearnArgs {
     pub out: PathBuf,
 }
 
-/// The learner's config the flags describe: preset (or the defaults), then each flag.
-pub fn build_learner(args: &LearnArgs) -> Result<LearnerConfig> {
-    if args.method.as_deref() == Some("texel") {
-        return build_texel(args).map(LearnerConfig::Texel);
-    }
-    let mut config = match &args.preset {
-        Some(name) => TdConfig::preset(name).map_err(|e| usage(format!("--preset: {e}")))?,
-        None => TdConfig::default(),
-    };
+/// The tuner the flags and the config file name: `--method`, else the file's `method`, else
+/// the preset's, else td-leaf.
+fn tuner_name(args: &LearnArgs, file: Option<&Value>) -> Result<String> {
     if let Some(method) = &args.method {
-        config.method = match method.as_str() {
-            "td" => TdMethod::Td,
-            "td-leaf" => TdMethod::TdLeaf,
-            other => {
-                return Err(usage(format!(
-                    "--method: unknown method {other:?}; methods: td, td-leaf, texel"
-                )))
-            }
+        return Ok(method.clone());
+    }
+    if let Some(method) = file.and_then(|f| f.get("method")).and_then(Value::as_str) {
+        return Ok(method.to_string());
+    }
+    match &args.preset {
+        Some(name) => Ok(TdConfig::preset(name)
+            .map_err(|e| usage(format!("--preset: {e}")))?
+            .method
+            .name()
+            .to_string()),
+        None => Ok(TdMethod::TdLeaf.name().to_string()),
+    }
+}
+
+/// Refuses flags of the other kind of learner, by name, before the loader would call them
+/// unknown fields.
+fn check_flags(args: &LearnArgs, texel: bool) -> Result<()> {
+    let (flags, why): (Vec<(bool, &str)>, &str) = if texel {
+        (
+            vec![
+                (args.alpha.is_some(), "--alpha"),
+                (args.lambda.is_some(), "--lambda"),
+                (args.epsilon.is_some(), "--epsilon"),
+                (args.batch.is_some(), "--batch"),
+                (args.scale.is_some(), "--scale"),
+                (args.every.is_some(), "--every"),
+            ],
+            "is a TD setting: texel does not use it (it measures after every round)",
+        )
+    } else {
+        (
+            vec![
+                (args.source.is_some(), "--source"),
+                (args.positions_per_game.is_some(), "--positions-per-game"),
+                (args.exact_seeds.is_some(), "--exact-seeds"),
+                (args.rounds.is_some(), "--rounds"),
+                (args.max_iters.is_some(), "--max-iters"),
+                (args.l2.is_some(), "--l2"),
+            ],
+            "is a texel setting: add --method texel",
+        )
+    };
+    match flags.into_iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(usage(format!("{flag} {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// The flags as one partial learning config, laid over the file's.
+fn flag_layer(args: &LearnArgs, texel: bool) -> Result<Value> {
+    let mut layer = Map::new();
+    let mut put = |key: &str, value: Value| {
+        layer.insert(key.to_string(), value);
+    };
+    let default_set = if texel { "hunter10" } else { "ahmed10" };
+    if let Some(text) = &args.features {
+        let features = parse_features(text).map_err(|e| usage(format!("--features: {e}")))?;
+        let initial = match feature_set(text) {
+            Some(set) => set.presets[0].1.to_vec(),
+            None => vec![0.0; features.len()],
         };
+        put("features", json!(features));
+        put("initial", json!(initial));
     }
-    for (given, flag) in [
-        (args.source.is_some(), "--source"),
-        (args.positions_per_game.is_some(), "--positions-per-game"),
-        (args.exact_seeds.is_some(), "--exact-seeds"),
-        (args.rounds.is_some(), "--rounds"),
-        (args.max_iters.is_some(), "--max-iters"),
-        (args.l2.is_some(), "--l2"),
-    ] {
-        if given {
-            return Err(usage(format!(
-                "{flag} is a texel setting: add --method texel"
-            )));
-        }
+    if let Some(text) = &args.init {
+        let initial = parse_init(text, args.features.as_deref().unwrap_or(default_set))?;
+        put("initial", json!(initial));
     }
-    (config.features, config.initial) = terms(args, "ahmed10", &config.features, &config.initial)?;
-    (config.pits, config.seeds) = board(args, (config.pits, config.seeds))?;
+    if let Some(text) = &args.board {
+        let (pits, seeds) = parse_board(text).map_err(|e| usage(format!("--board: {e}")))?;
+        put("pits", json!(pits));
+        put("seeds", json!(seeds));
+    }
+    if let Some(text) = &args.source {
+        put("source", json!(text));
+    }
     macro_rules! set {
         ($($field:ident),*) => {$(
-            if let Some(value) = args.$field {
-                config.$field = value;
+            if let Some(value) = &args.$field {
+                put(stringify!($field), json!(value));
             }
         )*};
     }
@@ -187,88 +238,82 @@ pub fn build_learner(args: &LearnArgs) -> Result<LearnerConfig> {
         opening_plies,
         scale,
         rules,
-        seed
-    );
-    config.pie |= args.pie;
-    config.validate().map_err(|e| usage(e.to_string()))?;
-    Ok(LearnerConfig::Td(config))
-}
-
-/// `--method texel`: its defaults, then each flag.
-fn build_texel(args: &LearnArgs) -> Result<TexelConfig> {
-    if args.preset.is_some() {
-        return Err(usage("--preset: the presets are TD's; texel has none"));
-    }
-    for (given, flag) in [
-        (args.alpha.is_some(), "--alpha"),
-        (args.lambda.is_some(), "--lambda"),
-        (args.epsilon.is_some(), "--epsilon"),
-        (args.batch.is_some(), "--batch"),
-        (args.scale.is_some(), "--scale"),
-    ] {
-        if given {
-            return Err(usage(format!(
-                "{flag} is a TD setting: texel does not use it"
-            )));
-        }
-    }
-    let mut config = TexelConfig::default();
-    (config.features, config.initial) = terms(args, "hunter10", &config.features, &config.initial)?;
-    (config.pits, config.seeds) = board(args, (config.pits, config.seeds))?;
-    if let Some(text) = &args.source {
-        config.source = AgentSpec::parse(text).map_err(|e| usage(format!("--source: {e}")))?;
-    }
-    macro_rules! set {
-        ($($field:ident),*) => {$(
-            if let Some(value) = args.$field {
-                config.$field = value;
-            }
-        )*};
-    }
-    set!(
-        games,
+        seed,
         positions_per_game,
         exact_seeds,
         rounds,
         max_iters,
         l2,
-        depth,
-        opening_plies,
-        rules,
-        seed
+        play_depth
     );
-    config.pie |= args.pie;
-    config.validate().map_err(|e| usage(e.to_string()))?;
-    Ok(config)
+    if args.pie {
+        put("pie", json!(true));
+    }
+    if let Some(every) = args.every {
+        put("checkpoint_games", json!(every));
+    }
+    let mut benchmark = Map::new();
+    if let Some(specs) = &args.panel {
+        benchmark.insert("panel".into(), json!(specs));
+    }
+    for (key, value) in [
+        ("pairs", args.pairs),
+        ("opening_plies", args.panel_opening_plies),
+        ("agreement", args.agreement),
+    ] {
+        if let Some(v) = value {
+            benchmark.insert(key.into(), json!(v));
+        }
+    }
+    if !benchmark.is_empty() {
+        put("benchmark", Value::Object(benchmark));
+    }
+    Ok(Value::Object(layer))
 }
 
-/// `--features` and `--init` over a method's defaults.
-fn terms(
-    args: &LearnArgs,
-    default_set: &str,
-    features: &[Feature],
-    initial: &[f64],
-) -> Result<(Vec<Feature>, Vec<f64>)> {
-    let (mut features, mut initial) = (features.to_vec(), initial.to_vec());
-    if let Some(text) = &args.features {
-        features = parse_features(text).map_err(|e| usage(format!("--features: {e}")))?;
-        initial = match feature_set(text) {
-            Some(set) => set.presets[0].1.to_vec(),
-            None => vec![0.0; features.len()],
-        };
+/// The flag that sets a learning config's field, for error messages.
+fn flag_of(field: &str) -> String {
+    match field {
+        "play_depth" => "--play-depth".into(),
+        "checkpoint_games" => "--every".into(),
+        "benchmark.pairs" => "--pairs".into(),
+        "benchmark.agreement" => "--agreement".into(),
+        "benchmark.opening_plies" => "--panel-opening-plies".into(),
+        "initial" => "--init (initial)".into(),
+        "pits" | "seeds" => "--board".into(),
+        "tuner" => "--method".into(),
+        f if f.starts_with("benchmark.panel") => "--panel".into(),
+        f => format!("--{}", f.replace('_', "-")),
     }
-    if let Some(text) = &args.init {
-        initial = parse_init(text, args.features.as_deref().unwrap_or(default_set))?;
-    }
-    Ok((features, initial))
 }
 
-/// `--board` over a method's default.
-fn board(args: &LearnArgs, default: (usize, u32)) -> Result<(usize, u32)> {
-    match &args.board {
-        Some(text) => parse_board(text).map_err(|e| usage(format!("--board: {e}"))),
-        None => Ok(default),
-    }
+/// The learning run the config file and flags describe: the tuner's defaults (the same as the
+/// API's), the file, then the flags, through the one config loader.
+pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
+    let file = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
+            let layer = loader::parse_document(&text, Format::of_path(path))
+                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
+            Some(layer)
+        }
+        None => None,
+    };
+    let tuner = tuner_name(args, file.as_ref())?;
+    let texel = tuner == "texel";
+    check_flags(args, texel)?;
+    let flags = flag_layer(args, texel)?;
+    let layers: Vec<&Value> = file.iter().chain([&flags]).collect();
+    loader::load_learning(&tuner, args.preset.as_deref(), &layers, &FileAccess::Any).map_err(|e| {
+        if args.config.is_some() {
+            // The field may come from the file: name the field, not a flag.
+            return usage(e.to_string());
+        }
+        let reason = e.to_string();
+        let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
+        usage(format!("{}: {reason}", flag_of(e.field())))
+    })
 }
 
 /// `--init`: a preset name of the feature set, or numbers joined by commas.
@@ -331,134 +376,49 @@ fn describe(config: &LearningConfig) -> String {
     )
 }
 
-/// The learning run the flags describe: the learner, and its benchmark (`--panel`, or the
-/// starting weights and minimax at `--play-depth`).
-pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
-    let learner = build_learner(args)?;
-    let panel = match &args.panel {
-        Some(specs) => specs
-            .iter()
-            .map(|s| AgentSpec::parse(s).map_err(|e| usage(format!("--panel: {e}"))))
-            .collect::<Result<Vec<_>>>()?,
-        None => vec![
-            AgentSpec::Heuristic {
-                features: FeatureChoice::List(learner.features().to_vec()),
-                weights: WeightChoice::Values(learner.initial().to_vec()),
-                depth: Depth::Fixed(args.play_depth),
-                time_ms: None,
-                nodes: None,
-                ties: Ties::Random,
-                egdb: false,
-            },
-            AgentSpec::Minimax {
-                depth: Depth::Fixed(args.play_depth),
-                time_ms: None,
-                nodes: None,
-                ties: Ties::Random,
-                egdb: false,
-            },
-        ],
-    };
-    if matches!(learner, LearnerConfig::Texel(_)) && args.every.is_some() {
-        return Err(usage("--every is for TD: texel measures after every round"));
-    }
-    let config = LearningConfig {
-        learner,
-        play_depth: args.play_depth,
-        checkpoint_games: args.every,
-        benchmark: BenchmarkConfig {
-            panel,
-            pairs: args.pairs,
-            every: 1,
-            leaders: 1,
-            opening_plies: args.panel_opening_plies,
-            agreement: args.agreement,
-        },
-    };
-    config.validate().map_err(|e| {
-        // Name the run's settings by their flags.
-        let flag = match e.field() {
-            "play_depth" => "--play-depth".to_string(),
-            "checkpoint_games" => "--every".to_string(),
-            "benchmark.pairs" => "--pairs".to_string(),
-            "benchmark.agreement" => "--agreement".to_string(),
-            "benchmark.opening_plies" => "--panel-opening-plies".to_string(),
-            f if f.starts_with("benchmark.panel") => "--panel".to_string(),
-            _ => return usage(e.to_string()),
-        };
-        let reason = e.to_string();
-        let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
-        usage(format!("{flag}: {reason}"))
-    })?;
-    Ok(config)
-}
-
 pub fn run(args: &LearnArgs) -> Result<()> {
     let config = build_config(args)?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
     let pool = thread_pool(args.threads)?;
     eprintln!("{}", describe(&config));
     let started = Instant::now();
-    let mut run = pool
-        .install(|| LearningRun::new(config.clone()))
+    let mut driver = pool
+        .install(|| Driver::open(TunerConfig::Learning(Box::new(config.clone())), None))
         .map_err(|e| usage(e.to_string()))?;
     let stop = stop_flag("interrupted: stopping after this step (Ctrl-C again to stop now)");
-    let bar = progress_bar(
-        run.length(),
-        "{spinner} {pos}/{len} [{wide_bar}] {msg} ETA {eta}",
-    );
-    let mut last = None;
-    let mut positions = Vec::new();
-    loop {
-        let go_on = |position: u64| {
-            if let Some(bar) = &bar {
-                bar.set_position(position);
-            }
-            !stop.load(Ordering::SeqCst) && !budget.spent()
-        };
-        // The step that spends the budget ends the run: it is measured, as at the end.
-        let Some(record) = pool.install(|| run.step_while(go_on)) else {
-            break;
-        };
-        let position = record.learner.as_ref().map_or(0, |p| p.position());
-        positions.push(position);
+    let unit = match config.learner {
+        LearnerConfig::Td(_) => "games",
+        LearnerConfig::Texel(_) => "round",
+    };
+    let mut console = RunConsole::new(driver.length(), unit);
+    let bar = console.bar();
+    // The step that spends the budget ends the run: it is measured, as at the end.
+    let control = StepControl::new(Budget::unlimited()).with_go_on(move |position| {
         if let Some(bar) = &bar {
             bar.set_position(position);
         }
-        let line = checkpoint_line(&record);
-        match &bar {
-            Some(bar) => bar.println(line),
-            None => println!("{line}"),
-        }
-        if record.benchmark.as_ref().is_some_and(|b| b.new_champion) {
-            write_export(args, &config, &record)?;
-        }
-        let ended = record.stop.is_some() || stop.load(Ordering::SeqCst) || budget.spent();
-        last = Some(record);
-        if ended {
-            break;
-        }
-    }
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
-    let last = last.ok_or_else(|| anyhow::anyhow!("the run made no checkpoint"))?;
-    let doc = write_export(args, &config, &last)?;
-    eprintln!("learnt weights {}", serde_json::to_string(run.weights())?);
+        !stop.load(Ordering::SeqCst) && !budget.spent()
+    });
+    let mut export = ExportFile::new(&args.out);
+    let ended = pool.install(|| driver.run(&control, &mut [&mut console, &mut export]))?;
+    console.finish();
+    let (Some(last), Some(doc)) = (driver.last(), export.document()) else {
+        anyhow::bail!("the run made no checkpoint");
+    };
+    let weights = last.individuals.first().map_or(&[][..], |i| &i.weights[..]);
+    eprintln!("learnt weights {}", serde_json::to_string(weights)?);
     eprintln!(
         "{} in {:.1} s, {}{}; champion from checkpoint {} (at {}), panel {}; wrote {}",
-        summary(&run.progress()),
+        last.learner.as_ref().map_or(String::new(), summary),
         started.elapsed().as_secs_f64(),
         budget.describe_use(),
-        if run.is_finished() {
-            ""
-        } else if budget.spent() {
-            " (processor-time budget)"
-        } else {
-            " (interrupted)"
+        match ended {
+            Ended::Finished(_) => "",
+            Ended::Stopped if budget.spent() => " (processor-time budget)",
+            Ended::Stopped => " (interrupted)",
         },
         doc.generation,
-        champion_position(&last, &positions),
+        champion_position(last, &console.positions),
         last.champion
             .as_ref()
             .map_or(String::new(), |c| c.panel.overall.display_percent()),
@@ -491,43 +451,4 @@ fn summary(progress: &LearnerProgress) -> String {
             p.rounds, p.positions, p.exact_labels, p.decided_leaves, p.loss_before, p.loss_after
         ),
     }
-}
-
-fn checkpoint_line(record: &GenerationRecord) -> String {
-    let at = match &record.learner {
-        Some(LearnerProgress::Td(p)) => format!("games {:>8}", p.games),
-        Some(LearnerProgress::Texel(p)) if p.rounds == 0 => "round   0  (starting weights)".into(),
-        Some(LearnerProgress::Texel(p)) => format!(
-            "round {:>3}  loss {:.4} -> {:.4}",
-            p.rounds, p.loss_before, p.loss_after
-        ),
-        None => format!("checkpoint {}", record.generation),
-    };
-    let new_champion = record.benchmark.as_ref().is_some_and(|b| b.new_champion);
-    let s = record
-        .benchmark
-        .as_ref()
-        .and_then(|b| b.leaders.first())
-        .map(|r| r.overall);
-    match s {
-        Some(s) => format!(
-            "{at}  panel {} Elo {:+.0} [{:+.0}, {:+.0}]{}",
-            s.display_percent(),
-            s.elo,
-            s.elo_low,
-            s.elo_high,
-            if new_champion { " (champion)" } else { "" }
-        ),
-        None => at,
-    }
-}
-
-fn write_export(
-    args: &LearnArgs,
-    config: &LearningConfig,
-    last: &GenerationRecord,
-) -> Result<ExportDocument> {
-    let doc = config.export(last)?;
-    write_atomically(&args.out, doc.to_json_pretty().as_bytes())?;
-    Ok(doc)
 }

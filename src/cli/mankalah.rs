@@ -9,7 +9,7 @@ use std::io::{BufRead, Write};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 
-use super::{usage, RulesArg};
+use super::args::{usage, RulesArg};
 use crate::agents::{rng_from_seed, AgentSpec};
 use crate::game::{parse_board, Position};
 use crate::matches::mankalah::{ManKalah, Step};

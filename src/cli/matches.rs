@@ -5,8 +5,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use super::args::{thread_pool, usage, PieArg, RulesArg};
 use super::console::progress_bar;
-use super::{thread_pool, usage, PieArg, RulesArg};
 use crate::agents::spec::parse_spec_list;
 use crate::agents::AgentSpec;
 use crate::game::parse_board;

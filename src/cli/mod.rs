@@ -6,14 +6,17 @@
 //! - [`egdb`]: `egdb build` and `egdb list`, the endgame databases.
 //! - [`matches`](mod@matches): `play`, `tournament`.
 //! - [`evolve`]: a GA run without the server.
-//! - [`learn`]: the TD tuners, TD(lambda) and TD-Leaf(lambda).
+//! - [`learn`]: the learning tuners, TD(lambda), TD-Leaf(lambda) and Texel-style fitting.
 //! - [`bench`](mod@bench): single-threaded speed figures.
 //! - [`serve`]: the HTTP API and dashboard.
 //! - [`train_a3c`]: training of the a3c network.
 //! - [`mankalah`]: a ManKalah agent on standard input and output.
-//! - [`console`]: progress bars, Ctrl-C and atomic writes, shared by the long commands.
+//! - [`args`]: `--rules`, `--pie`, `--threads` and usage errors, shared by the commands.
+//! - [`console`]: progress bars, Ctrl-C and processor-time budgets, shared by the long
+//!   commands; [`progress`]: how a run's records are shown.
 
 pub mod agreement;
+pub mod args;
 pub mod bench;
 pub mod console;
 pub mod egdb;
@@ -22,16 +25,17 @@ pub mod learn;
 pub mod mankalah;
 pub mod matches;
 pub mod position;
+pub mod progress;
 pub mod serve;
 pub mod train_a3c;
 pub mod worker;
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
 
-use crate::game::Rules;
+use args::UsageError;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -80,36 +84,6 @@ pub enum Command {
     Mankalah(mankalah::ManKalahArgs),
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct RulesArg {
-    /// Capture rule: standard, or empty-capture (capture even when the opposite pit is empty)
-    #[arg(long, default_value = "standard", value_parser = parse_rules)]
-    pub rules: Rules,
-}
-
-/// `--pie`, beside `--rules` wherever a game is set up.
-#[derive(Args, Debug, Clone, Default)]
-pub struct PieArg {
-    /// The pie rule: South's first move earns no extra turn, then North may swap seats
-    #[arg(long)]
-    pub pie: bool,
-}
-
-fn parse_rules(s: &str) -> Result<Rules, String> {
-    s.parse::<Rules>().map_err(|e| e.to_string())
-}
-
-/// A user mistake: reported on one line with exit status 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for UsageError {}
-
 /// Parses the arguments, runs the command and turns every error into an exit status: 2 for bad
 /// input (one line on standard error), 1 for anything else.
 pub fn main() -> ExitCode {
@@ -156,24 +130,6 @@ fn is_user_error(e: &anyhow::Error) -> bool {
             || c.is::<crate::rl::a3c::InvalidTraining>()
             || c.is::<crate::server::InvalidServerConfig>()
     })
-}
-
-/// A [`UsageError`]: the user's mistake, reported with exit status 2.
-pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
-}
-
-/// The worker threads of one command, built once: `--threads N`, or all cores. Results never
-/// depend on the count (games draw their random numbers from their place in the schedule).
-pub(crate) fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = threads {
-        if n == 0 || n > 256 {
-            return Err(usage(format!("--threads must be 1 to 256, got {n}")));
-        }
-        builder = builder.num_threads(n);
-    }
-    builder.build().context("starting worker threads")
 }
 
 pub fn run(cli: Cli) -> Result<()> {

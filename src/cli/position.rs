@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{thread_pool, usage, PieArg, RulesArg};
+use super::args::{thread_pool, usage, PieArg, RulesArg};
 use crate::agents::{rng_from_seed, AgentSpec};
 use crate::game::{parse_board, parse_kpn, perft, Position};
 use crate::search::egdb::default_dir;

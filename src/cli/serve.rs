@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use super::usage;
+use super::args::usage;
 use crate::server::limits::Limits;
 use crate::server::{init_tracing, redact, start, ServerConfig, DEFAULT_DATABASE_URL};
 

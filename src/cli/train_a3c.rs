@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
-use super::console::{progress_bar, stop_flag, write_atomically};
-use super::{usage, RulesArg};
+use super::args::{usage, RulesArg};
+use super::console::{progress_bar, stop_flag};
 use crate::agents::a3c::Net;
 use crate::game::parse_board;
 use crate::rl::a3c::{
@@ -16,6 +16,7 @@ use crate::rl::a3c::{
     DEFAULT_EVAL_SECONDS, DEFAULT_GAMMA, DEFAULT_HIDDEN, DEFAULT_LEARNING_RATE, DEFAULT_N_STEPS,
     DEFAULT_OPPONENTS, DEFAULT_SHAPING,
 };
+use crate::tune::write_atomically;
 
 /// `kalah-tuner train-a3c`.
 #[derive(Args, Debug, Clone)]
@@ -147,7 +148,7 @@ fn save_model(net: &Net, evaluation: &Evaluation, command_line: &str, path: &str
         format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
     );
     let bytes = net.to_safetensors().map_err(|e| anyhow!(e))?;
-    write_atomically(Path::new(path), &bytes)
+    Ok(write_atomically(Path::new(path), &bytes)?)
 }
 
 /// The progress line: games, speed, updates, the running loss and the last evaluation.

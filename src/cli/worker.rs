@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use super::usage;
+use super::args::usage;
 use crate::server::{init_tracing, process_name, redact, shutdown_signal};
 use crate::store::queue::{start_batch_worker, BatchEnv, BatchQueue};
 use crate::store::Store;

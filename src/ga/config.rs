@@ -22,8 +22,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::loader::{self, Format};
-use crate::agents::limits::{game_side_ms, search_side_ms};
+use crate::agents::cost::{game_side_ms, search_side_ms};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
@@ -558,7 +557,7 @@ fn de_features<'de, D: Deserializer<'de>>(d: D) -> Result<FeatureChoice, D::Erro
 
 /// An agent list as a config holds it. Nothing is opened here: this also reads configs back
 /// from storage and from export documents, whose files were checked when the config was
-/// loaded ([`super::loader::load`] resolves the files a user names, under the caller's
+/// loaded (`tune::loader::load` resolves the files a user names, under the caller's
 /// policy). The GA's limits are applied by validation.
 fn de_opponents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
     let values = Vec::<serde_json::Value>::deserialize(d)?;
@@ -684,40 +683,6 @@ impl GaConfig {
                 format!("unknown {other:?}, expected {}", PRESETS.join(", ")),
             )),
         }
-    }
-
-    /// Reads a config from a JSON value: an object of [`GaConfig`] fields, all optional, with
-    /// an optional `"preset"` to start from. Validates the result ([`super::loader::load`]);
-    /// files its agents name are read as given, as the command line reads them.
-    pub fn from_json_value(value: &serde_json::Value) -> Result<GaConfig, ConfigError> {
-        loader::load(None, &[value], &FileAccess::Any)
-    }
-
-    /// Reads and validates a JSON document (see [`GaConfig::from_json_value`]).
-    pub fn from_json_str(text: &str) -> Result<GaConfig, ConfigError> {
-        loader::load(
-            None,
-            &[&loader::parse_document(text, Format::Json)?],
-            &FileAccess::Any,
-        )
-    }
-
-    /// Reads and validates a TOML document with the same fields as the JSON form.
-    pub fn from_toml_str(text: &str) -> Result<GaConfig, ConfigError> {
-        loader::load(
-            None,
-            &[&loader::parse_document(text, Format::Toml)?],
-            &FileAccess::Any,
-        )
-    }
-
-    /// Reads a document that is TOML or JSON: JSON when it starts with `{`.
-    pub fn from_str_auto(text: &str) -> Result<GaConfig, ConfigError> {
-        loader::load(
-            None,
-            &[&loader::parse_document(text, Format::Auto)?],
-            &FileAccess::Any,
-        )
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -1096,7 +1061,7 @@ fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
 
 /// Checks an agent of a GA config (an opponent or a panel agent) under the GA's limits.
 /// Checks a benchmark panel's settings; `max_leaders` is how many individuals could play it.
-pub(super) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), ConfigError> {
+pub fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), ConfigError> {
     if b.panel.len() > MAX_OPPONENTS {
         return Err(ConfigError::invalid(
             "benchmark.panel",
@@ -1125,13 +1090,13 @@ pub(super) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result
     )
 }
 
-pub(super) fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
+pub fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
     spec.check(Profile::Ga).map_err(|e| agent_error(prefix, &e))
 }
 
 /// A spec error of the config's agent at `prefix` (e.g. `fitness.opponents[2]`), naming the
 /// spec's own field under it.
-pub(super) fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
+pub fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
     let field = match e.field.as_str() {
         "" | "json" => prefix.to_string(),
         name => format!("{prefix}.{name}"),
@@ -1140,7 +1105,7 @@ pub(super) fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
 }
 
 /// Lays `patch` over `base`: objects merge key by key, anything else replaces.
-pub(super) fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+pub fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
     match (base, patch) {
         (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
             for (k, v) in p {

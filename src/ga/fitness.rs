@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::limits::{game_side_ms, search_side_ms};
+use crate::agents::cost::{game_side_ms, search_side_ms};
 use crate::agents::{Agent, AgentSpec, Budget, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
@@ -760,7 +760,10 @@ mod tests {
     use crate::matches::{play_game, random_opening, Seats};
 
     fn setup(json: &str) -> (GaConfig, FitnessSetup) {
-        let config = GaConfig::from_json_str(json).expect("valid config");
+        let patch: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
+        let config = GaConfig::default()
+            .with_overrides(&patch)
+            .expect("valid config");
         let resolved = config.validate().expect("valid");
         let setup = FitnessSetup::new(&config, &resolved).expect("setup");
         (config, setup)

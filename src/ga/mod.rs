@@ -6,9 +6,8 @@
 //!   presets ([`GaConfig::preset`]: `abrams`, `hunter`), partial overrides
 //!   ([`GaConfig::with_overrides`]) and validation whose [`ConfigError`]s name the field and
 //!   what it accepts.
-//! - [`loader`]: the one way a config is assembled (preset, then partial configs from a file,
-//!   a request or flags, then validation), used by `evolve`, the server and
-//!   [`GaConfig::from_json_str`] / [`GaConfig::from_toml_str`].
+//!   A config is assembled from presets, files, requests and flags by the tuning engine's
+//!   loader ([`crate::tune::loader`]).
 //! - [`genome`]: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
 //!   initialisation, diversity, fitness statistics.
 //! - [`operators`]: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
@@ -20,8 +19,11 @@
 //!   [`Evolution::step`] evaluates a generation and returns its [`GenerationRecord`] after
 //!   breeding the next, [`Evolution::resume`] continues from the last saved record exactly as
 //!   the uninterrupted run would.
-//! - [`ExportDocument`] ([`export`]): the best weights as a versioned JSON document whose
-//!   [`ExportDocument::agent_spec`] plays as the evolved individual did.
+//! - [`GenerationRecord`] ([`record`]): what a generation leaves behind, the record every
+//!   tuner writes (a learning run's checkpoints too, `crate::tune`).
+//! - [`benchmark`]: the panel the leaders play and the champion it chooses.
+//!
+//! Runs, their export document and the other tuners live a layer up, in [`crate::tune`].
 //!
 //! Determinism: a run is a pure function of its config. Generation 0 is drawn from
 //! (seed, "init"); breeding generation g+1 uses one RNG from (seed, "breed", g) for selection,
@@ -31,7 +33,8 @@
 //! threads; only [`GenerationRecord::timing`] differs between runs.
 //!
 //! ```no_run
-//! use kalah_tuner::ga::{Evolution, ExportDocument, GaConfig};
+//! use kalah_tuner::ga::{Evolution, GaConfig};
+//! use kalah_tuner::tune::ExportDocument;
 //!
 //! let config = GaConfig::preset("abrams")?.with_overrides(&serde_json::json!({
 //!     "population": 10, "generations": 5, "depth": 3
@@ -50,25 +53,20 @@
 pub mod benchmark;
 pub mod config;
 pub mod engine;
-pub mod export;
 pub mod fitness;
 pub mod genome;
-pub mod learning;
-pub mod loader;
 pub mod operators;
-pub mod schema;
+pub mod record;
 
 pub use config::{
     BenchmarkConfig, BoardConfig, Bounds, ConfigError, CrossoverConfig, CrossoverKind,
     FitnessConfig, FitnessMode, GaConfig, InitConfig, InitKind, MutationConfig, SelectionConfig,
     SelectionKind, PRESETS,
 };
-pub use engine::{
-    CurvePoint, Evolution, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason,
-    Timing,
-};
-pub use export::{ExportDocument, ExportError, TunerConfig, FORMAT_VERSION};
+pub use engine::Evolution;
 pub use fitness::{BadBatch, Evaluation, FitnessSetup, GameBatches, GameSlice, Job, Rival};
 pub use genome::{FitnessStats, Genome};
-pub use learning::{LearnerConfig, LearnerProgress, LearningConfig, LearningRun};
 pub use operators::{Crossover, Mutation, Selection};
+pub use record::{
+    CurvePoint, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason, Timing,
+};

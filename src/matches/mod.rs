@@ -6,16 +6,17 @@ pub mod game;
 pub mod mankalah;
 pub mod pairing;
 pub mod presets;
+pub mod setup;
 pub mod sprt;
 pub mod stats;
 pub mod tournament;
 
 pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply, Seats};
 pub use pairing::{schedule, PairSeeds, PairedGame, Pairing};
+pub use setup::{MatchError, Setup, MAX_GAMES, MAX_OPENING_PLIES};
 pub use sprt::{play_sprt, play_sprt_within};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{
-    play_match, play_match_within, play_tournament, play_tournament_until, MatchError, MatchGame,
-    MatchReport, ReferenceTable, Setup, TournamentConfig, TournamentReport, MAX_GAMES,
-    MAX_OPENING_PLIES,
+    play_match, play_match_within, play_tournament, play_tournament_until, MatchGame, MatchReport,
+    ReferenceTable, TournamentConfig, TournamentReport,
 };

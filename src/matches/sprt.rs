@@ -20,8 +20,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::pairing::schedule;
+use super::setup::{MatchError, Setup};
 use super::stats::ScoreEstimate;
-use super::tournament::{MatchError, Setup};
 use crate::agents::{AgentSpec, Budget};
 
 /// A's score per game in each pentanomial outcome (points of the pair over 2).
@@ -340,10 +340,13 @@ pub fn play_sprt_within(
         field: "sprt",
         reason: e.0,
     })?;
-    if max_pairs == 0 || max_pairs > super::MAX_GAMES as u64 / 2 {
+    if max_pairs == 0 || max_pairs > super::setup::MAX_GAMES as u64 / 2 {
         return Err(MatchError::Invalid {
             field: "max_pairs",
-            reason: format!("must be 1 to {}, got {max_pairs}", super::MAX_GAMES / 2),
+            reason: format!(
+                "must be 1 to {}, got {max_pairs}",
+                super::setup::MAX_GAMES / 2
+            ),
         });
     }
     a.validate()?;

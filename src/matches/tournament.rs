@@ -8,101 +8,12 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::game::{derive_seed, game_rng};
-use super::pairing::{schedule, PairSeeds, PairedGame, Pairing};
+use super::game::derive_seed;
+use super::pairing::{schedule, PairedGame, Pairing};
+use super::setup::{MatchError, MatchSeeds, Setup, MAX_GAMES};
 use super::sprt::{Pentanomial, Sprt, Verdict, BATCH_PAIRS};
 use super::stats::{ScoreEstimate, Tally};
-use crate::agents::{AgentSpec, Budget, GameRng, SpecError, Stopped};
-use crate::game::{GameError, Position, Rules};
-
-/// Largest number of games one match or pairing may ask for.
-pub const MAX_GAMES: u32 = 1_000_000;
-/// Most random sowings before the agents take over: deeper openings are mostly decided
-/// before the agents play.
-pub const MAX_OPENING_PLIES: u32 = 30;
-
-/// Board, rules and openings shared by every game of a match or tournament.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Setup {
-    pub pits: usize,
-    pub seeds: u32,
-    pub rules: Rules,
-    /// The pie rule (DESIGN.md section 9). Written only when on, so reports of games without
-    /// it read (and fingerprint) as before; documents without it read as off.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pie: bool,
-    /// Random sowings before the agents take over (the same for both games of a pair).
-    pub opening_plies: u32,
-    pub seed: u64,
-}
-
-impl Default for Setup {
-    fn default() -> Self {
-        Setup {
-            pits: 6,
-            seeds: 4,
-            rules: Rules::Standard,
-            pie: false,
-            opening_plies: 0,
-            seed: 0,
-        }
-    }
-}
-
-impl Setup {
-    pub fn start(&self) -> Result<Position, GameError> {
-        Ok(Position::start(self.pits, self.seeds)?.with_pie(self.pie))
-    }
-
-    /// The games of one pairing: stream 0 for a match, one stream per pair of agents in a
-    /// tournament.
-    pub(crate) fn pairing(&self, start: Position, stream: u64) -> Pairing<MatchSeeds> {
-        Pairing {
-            start,
-            rules: self.rules,
-            opening_plies: self.opening_plies,
-            seeds: MatchSeeds {
-                seed: self.seed,
-                stream,
-            },
-        }
-    }
-}
-
-/// Matches' and tournaments' random numbers: a pair's opening from (seed, stream, pair), each
-/// agent's tie-breaking RNG from (seed, stream, pair, A first, 1 for A or 2 for B).
-#[derive(Clone, Copy, Debug)]
-pub struct MatchSeeds {
-    seed: u64,
-    stream: u64,
-}
-
-impl PairSeeds for MatchSeeds {
-    fn opening(&self, pair: u64) -> GameRng {
-        game_rng(self.seed, &[self.stream, pair, 0x6f70])
-    }
-
-    fn players(&self, pair: u64, a_first: bool) -> (GameRng, GameRng) {
-        (
-            game_rng(self.seed, &[self.stream, pair, a_first as u64, 1]),
-            game_rng(self.seed, &[self.stream, pair, a_first as u64, 2]),
-        )
-    }
-}
-
-/// Why a match, a tournament or an agreement set could not be played or made.
-#[derive(Debug, thiserror::Error)]
-pub enum MatchError {
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    #[error(transparent)]
-    Game(#[from] GameError),
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    /// The computation's [`Budget`] was spent or cancelled: the games left were not played.
-    #[error("stopped: {0}")]
-    Stopped(#[from] Stopped),
-}
+use crate::agents::{AgentSpec, Budget};
 
 /// One game in a match, seen from agent A.
 pub type MatchGame = PairedGame;

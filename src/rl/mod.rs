@@ -5,8 +5,11 @@
 //! commands in `cli/` drive these trainers.
 
 pub mod a3c;
+pub mod progress;
 pub mod td;
 pub mod texel;
+
+pub use progress::LearnerProgress;
 
 use crate::eval::{Feature, WeightedEval};
 use crate::game::{Position, Rules};

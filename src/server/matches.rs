@@ -10,7 +10,7 @@ use super::agents::resolve_agent;
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::moves::parse_rules;
 use super::{compute, SharedState};
-use crate::agents::limits::games_core_minutes;
+use crate::agents::cost::games_core_minutes;
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::game::Position;
 use crate::matches::play_match_within;

@@ -3,7 +3,7 @@
 //! The request bodies' schemas are generated from the Rust types the handlers deserialise
 //! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`] and the
 //! rest), with the API's limits from the limits table and the run config's fields from the
-//! GA's and the learners' own config types ([`crate::ga::schema::run_config_schema`]), so they
+//! GA's and the learners' own config types ([`crate::tune::schema::run_config_schema`]), so they
 //! cannot drift from what the server accepts. The table of routes is written here by hand (a
 //! test checks it against the router), and so are the response schemas, which the API
 //! fuzzing run (`tests/fuzz/schemathesis.sh`) checks against real answers.
@@ -69,10 +69,10 @@ pub fn sprt() -> RefOr<Schema> {
     }))
 }
 
-/// A run's tuner: `ga` or a learner ([`crate::ga::learning::LEARNING_TUNERS`]).
+/// A run's tuner: `ga` or a learner ([`crate::tune::learning::LEARNING_TUNERS`]).
 pub fn tuner_name() -> RefOr<Schema> {
     let mut names = vec!["ga"];
-    names.extend(crate::ga::learning::LEARNING_TUNERS);
+    names.extend(crate::tune::learning::LEARNING_TUNERS);
     from_json(
         json!({"type": ["string", "null"], "enum": names.into_iter().map(Some).chain([None]).collect::<Vec<_>>()}),
     )
@@ -89,7 +89,7 @@ pub fn preset_name() -> RefOr<Schema> {
     from_json(json!({"type": ["string", "null"], "enum": names}))
 }
 
-/// A run's partial config: [`crate::ga::schema::run_config_schema`].
+/// A run's partial config: [`crate::tune::schema::run_config_schema`].
 pub fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))
 }
@@ -150,7 +150,7 @@ fn request_schemas() -> Map<String, Value> {
         }
     }
     schemas.insert("ApiAgent".into(), api_agent_schema());
-    schemas.insert("RunConfig".into(), crate::ga::schema::run_config_schema());
+    schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());
     schemas
 }
 

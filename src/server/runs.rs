@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
 use super::{RunEvent, SharedState};
 use crate::agents::FileAccess;
-use crate::ga::{loader, ExportDocument, TunerConfig};
 use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
+use crate::tune::{loader, ExportDocument, TunerConfig};
 
 /// Most runs waiting in the queue at once.
 pub const MAX_QUEUED: u64 = 100;
@@ -147,7 +147,7 @@ pub fn build_config(
 
 /// The GA config as the dashboard's form shows it: defaults, presets, ranges.
 pub async fn config_schema() -> Json<Value> {
-    Json(crate::ga::schema::config_schema())
+    Json(crate::tune::schema::config_schema())
 }
 
 pub async fn create(

@@ -3,7 +3,7 @@
 //! so the async runtime that serves HTTP never waits on the games, and each generation is
 //! written in one transaction before the next starts. A run the worker finds already started
 //! (resumed after a crash or a cancel) continues from its last written generation with
-//! [`Evolution::resume`] or [`LearningRun::resume`], which give exactly the records an
+//! the tuning engine's [`Driver`] (`TunerConfig::open`), which gives exactly the records an
 //! uninterrupted run would.
 //!
 //! While a generation computes, the worker looks at the run's status every second: once the
@@ -18,10 +18,11 @@ use serde_json::json;
 
 use super::runs::publish_status;
 use super::{RunEvent, SharedState};
-use crate::ga::{ConfigError, Evolution, GenerationRecord, LearningRun, StopReason, TunerConfig};
+use crate::ga::GenerationRecord;
 use crate::search::Budget;
 use crate::store::queue::Distributed;
 use crate::store::{GenerationPoint, RunRow, StoreError, WriteOutcome};
+use crate::tune::{Driver, StepControl};
 
 /// How often an idle worker looks at the queue even without being woken.
 const POLL: Duration = Duration::from_secs(1);
@@ -92,51 +93,6 @@ pub async fn worker(state: SharedState, index: usize) {
     }
 }
 
-/// A claimed run's tuner, stepped one record (generation or checkpoint) at a time.
-enum Stepper {
-    Ga(Box<Evolution>),
-    Learning(Box<LearningRun>),
-}
-
-impl Stepper {
-    /// The run from its first record, or after `last`. Texel samples its positions here: call
-    /// it on the rayon pool, off the async runtime.
-    fn prepare(
-        config: TunerConfig,
-        last: Option<&GenerationRecord>,
-    ) -> Result<Stepper, ConfigError> {
-        Ok(match (config, last) {
-            (TunerConfig::Ga(c), None) => Stepper::Ga(Box::new(Evolution::new(*c)?)),
-            (TunerConfig::Ga(c), Some(r)) => Stepper::Ga(Box::new(Evolution::resume(*c, r)?)),
-            (TunerConfig::Learning(c), None) => Stepper::Learning(Box::new(LearningRun::new(*c)?)),
-            (TunerConfig::Learning(c), Some(r)) => {
-                Stepper::Learning(Box::new(LearningRun::resume(*c, r)?))
-            }
-        })
-    }
-
-    /// The next record, computed until `cancel` is set (then meaningless, to be dropped).
-    fn step(&mut self, cancel: &Budget) -> Option<GenerationRecord> {
-        match self {
-            Stepper::Ga(e) => {
-                e.set_cancel(cancel.clone());
-                e.step()
-            }
-            Stepper::Learning(l) => {
-                l.set_cancel(cancel.clone());
-                l.step_while(|_| !cancel.is_stopped())
-            }
-        }
-    }
-
-    fn stop_reason(&self) -> Option<StopReason> {
-        match self {
-            Stepper::Ga(e) => e.stop_reason(),
-            Stepper::Learning(l) => l.stop_reason(),
-        }
-    }
-}
-
 /// Steps a claimed run until it finishes, stops being this process's `running` run, or the
 /// process stops (then the run goes back to the queue). `Err` carries the message stored
 /// with a failed run.
@@ -175,10 +131,9 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     // Off the async runtime: locating and loading the agents' models reads the disk, and a
     // Texel run plays and labels its positions before its first checkpoint.
     let (files, pool) = (state.files.clone(), state.pool.clone());
-    let (mut stepper, located) = tokio::task::spawn_blocking(move || {
+    let mut driver = tokio::task::spawn_blocking(move || {
         let config = config.locate_agents(&files)?;
-        let stepper = pool.install(|| Stepper::prepare(config.clone(), last.as_ref()))?;
-        Ok::<_, ConfigError>((stepper, config))
+        pool.install(|| Driver::open(config, last))
     })
     .await
     .map_err(|e| format!("preparing the run stopped: {e}"))?
@@ -186,18 +141,18 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     let champion_config = run.config()?;
     // On PostgreSQL a GA run's fitness games go to the batch queue, where this and any other
     // process's batch workers play them.
-    let distributed = match (&mut stepper, &state.queue, located) {
-        (Stepper::Ga(evolution), Some(queue), TunerConfig::Ga(config)) => {
+    let distributed = match (&state.queue, driver.config().ga()) {
+        (Some(queue), Some(config)) => {
             let batches = Arc::new(Distributed::new(
                 queue.clone(),
                 state.store.clone(),
                 tokio::runtime::Handle::current(),
                 run.id.clone(),
                 run.claim,
-                *config,
+                config.clone(),
                 budget.clone(),
             ));
-            evolution.set_batches(batches.clone());
+            driver.tuner_mut().play_games_on(batches.clone());
             Some(batches)
         }
         _ => None,
@@ -205,13 +160,17 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
 
     loop {
         let pool = state.pool.clone();
-        let token = budget.clone();
+        let control = StepControl::new(budget.clone());
         let computed = tokio::task::spawn_blocking(move || {
-            let record = pool.install(|| stepper.step(&token));
-            (stepper, record)
+            let record = pool
+                .install(|| driver.step(&control, &mut []))
+                .map(|r| r.cloned());
+            (driver, record)
         })
         .await;
         let (back, record) = computed.map_err(|e| format!("the generation thread stopped: {e}"))?;
+        // The store is this run's only observer, and it is written below.
+        let record = record.map_err(|e| e.to_string())?;
         if let Some(failure) = distributed.as_ref().and_then(|d| d.take_failure()) {
             return Err(failure);
         }
@@ -219,10 +178,10 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
             tracing::info!(run = %run.id, "run no longer this process's to run: the generation under way stopped");
             return Ok(());
         }
-        stepper = back;
+        driver = back;
         let Some(record) = record else {
             // Only a resumed run whose last record already ended it gets here.
-            let stop = stepper.stop_reason();
+            let stop = driver.stop_reason();
             with_retries(&run.id, "finishing the run", || {
                 state.store.finish(&run.id, run.claim, stop)
             })

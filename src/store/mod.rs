@@ -25,8 +25,9 @@ use sqlx::{AnyPool, Row};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::ga::{CurvePoint, GenerationRecord, HallOfFame, StopReason, TunerConfig};
+use crate::ga::{CurvePoint, GenerationRecord, HallOfFame, StopReason};
 use crate::matches::ScoreEstimate;
+use crate::tune::TunerConfig;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kalah_tuner::ga::{Evolution, GenerationRecord, LearningRun, TunerConfig};
+use kalah_tuner::ga::{Evolution, GenerationRecord};
 use kalah_tuner::server::{start, RunningServer, ServerConfig};
+use kalah_tuner::tune::{LearningRun, TunerConfig};
 use serde_json::{json, Value};
 use sqlx::Connection;
 

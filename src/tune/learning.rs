@@ -21,20 +21,19 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
-use super::config::{
-    check_agent, check_benchmark, BenchmarkConfig, ConfigError, MAX_CORE_HOURS, MAX_DEPTH,
-};
-use super::engine::{GenerationRecord, HallOfFame, Individual, StopReason, Timing};
-use super::export::{ExportDocument, ExportError};
-use super::genome::FitnessStats;
-use crate::agents::limits::{game_side_ms, search_side_ms};
+use crate::agents::cost::{game_side_ms, search_side_ms};
 use crate::agents::{Budget, FileAccess};
 use crate::eval::Feature;
+use crate::ga::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
+use crate::ga::config::{
+    agent_error, check_agent, check_benchmark, merge, BenchmarkConfig, ConfigError, MAX_CORE_HOURS,
+    MAX_DEPTH,
+};
+use crate::ga::{FitnessStats, GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 use crate::game::{Position, Rules};
-use crate::rl::td::{TdConfig, TdLearner, TdMethod, TdProgress};
-use crate::rl::texel::{TexelConfig, TexelFitter, TexelProgress};
-use crate::rl::LearnConfigError;
+use crate::rl::td::{TdConfig, TdLearner, TdMethod};
+use crate::rl::texel::{TexelConfig, TexelFitter};
+use crate::rl::{LearnConfigError, LearnerProgress};
 
 /// The tuners a learning config names in its `method` field.
 pub const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
@@ -223,7 +222,7 @@ impl LearningConfig {
         if let Some(v) = object.remove("benchmark") {
             // Nested fields merge over the defaults, as a GA config's do.
             let mut base = serde_json::to_value(&config.benchmark).unwrap_or(Value::Null);
-            super::config::merge(&mut base, &v);
+            merge(&mut base, &v);
             config.benchmark = parse(base).map_err(|e| prefixed("benchmark", e))?;
         }
         config.learner = LearnerConfig::from_value(Value::Object(object))?;
@@ -234,7 +233,7 @@ impl LearningConfig {
     /// merges field by field, agents are replaced. Not validated.
     pub fn with_overrides(&self, patch: &Value) -> Result<LearningConfig, ConfigError> {
         let mut merged = self.to_value();
-        super::config::merge(&mut merged, patch);
+        merge(&mut merged, patch);
         // An agent spec is replaced whole: fields of the old agent do not carry over.
         if let (Some(source), Value::Object(map)) = (patch.get("source"), &mut merged) {
             map.insert("source".into(), source.clone());
@@ -269,7 +268,7 @@ impl LearningConfig {
     }
 
     /// A rough upper estimate of a run's cost in core-hours, on the same scale as
-    /// [`super::GaConfig::estimated_core_hours`]: a game of two depth-d searches takes about
+    /// [`crate::ga::GaConfig::estimated_core_hours`]: a game of two depth-d searches takes about
     /// 3.5 ms at depth 4 and three times more a ply, scaled by the board's seeds.
     pub fn estimated_core_hours(&self) -> f64 {
         let (pits, seeds) = self.learner.board();
@@ -385,21 +384,15 @@ impl LearningConfig {
         for (i, spec) in config.benchmark.panel.iter_mut().enumerate() {
             *spec = spec
                 .locate(files)
-                .map_err(|e| super::config::agent_error(&format!("benchmark.panel[{i}]"), &e))?;
+                .map_err(|e| agent_error(&format!("benchmark.panel[{i}]"), &e))?;
         }
         if let LearnerConfig::Texel(c) = &mut config.learner {
             c.source = c
                 .source
                 .locate(files)
-                .map_err(|e| super::config::agent_error("source", &e))?;
+                .map_err(|e| agent_error("source", &e))?;
         }
         Ok(config)
-    }
-
-    /// The export document of a run whose last record is `last`: its champion, searched to
-    /// `play_depth`.
-    pub fn export(&self, last: &GenerationRecord) -> Result<ExportDocument, ExportError> {
-        ExportDocument::from_learner(self, &champion_of(last))
     }
 }
 
@@ -448,24 +441,6 @@ fn prefixed(prefix: &str, e: ConfigError) -> ConfigError {
             }
         }
         other => other,
-    }
-}
-
-/// Where a learner was when a record was made: what resuming needs besides the weights.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LearnerProgress {
-    Td(TdProgress),
-    Texel(TexelProgress),
-}
-
-impl LearnerProgress {
-    /// Self-play games learnt from (TD) or rounds fitted (Texel).
-    pub fn position(&self) -> u64 {
-        match self {
-            LearnerProgress::Td(p) => p.games,
-            LearnerProgress::Texel(p) => p.rounds as u64,
-        }
     }
 }
 
@@ -721,5 +696,20 @@ impl LearningRun {
                 0
             }
         }
+    }
+}
+
+impl super::Tuner for LearningRun {
+    fn step(&mut self, control: &super::StepControl) -> Option<GenerationRecord> {
+        self.set_cancel(control.cancel().clone());
+        self.step_while(|position| control.go_on(position))
+    }
+
+    fn stop_reason(&self) -> Option<StopReason> {
+        LearningRun::stop_reason(self)
+    }
+
+    fn length(&self) -> u64 {
+        LearningRun::length(self)
     }
 }

@@ -10,10 +10,10 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{agent_error, ConfigError, GaConfig, PRESETS};
-use super::export::TunerConfig;
+use super::config::TunerConfig;
 use super::learning::{LearnerConfig, LearningConfig, LEARNING_TUNERS};
 use crate::agents::{AgentSpec, FileAccess, Profile};
+use crate::ga::config::{agent_error, ConfigError, GaConfig, PRESETS};
 
 /// How a config document is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +122,13 @@ pub fn load(
     }
     config.validate()?;
     Ok(config)
+}
+
+/// Reads and validates one GA config document: [`GaConfig`] fields, all optional, with an
+/// optional `"preset"` to start from; the files its agents name are read as given, as the
+/// command line reads them.
+pub fn load_document(text: &str, format: Format) -> Result<GaConfig, ConfigError> {
+    load(None, &[&parse_document(text, format)?], &FileAccess::Any)
 }
 
 /// Assembles and validates the config of a run of any tuner: `ga` (or none) is [`load`]'s;

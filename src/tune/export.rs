@@ -3,12 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::config::{BoardConfig, ConfigError, GaConfig};
-use super::engine::{GenerationRecord, GenerationSummary, HallOfFame};
-use super::learning::LearningConfig;
+use super::config::TunerConfig;
+use super::learning::{champion_of, LearningConfig};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, FileAccess, Ties};
+use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
+use crate::ga::{BoardConfig, GaConfig, GenerationRecord, GenerationSummary, HallOfFame};
 use crate::game::Rules;
 use crate::search::Depth;
 
@@ -60,108 +60,13 @@ pub struct ExportDocument {
     pub agent: AgentSpec,
 }
 
-/// The config of the tuner that made a document or a stored run: a GA's, or a learning
-/// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
-/// was; a learning config is told apart by its `method` field, which a GA config does not have.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum TunerConfig {
-    Ga(Box<GaConfig>),
-    Learning(Box<LearningConfig>),
-}
-
-impl<'de> Deserialize<'de> for TunerConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        TunerConfig::from_value(value).map_err(serde::de::Error::custom)
-    }
-}
-
+/// What a run hands out, for a config of any tuner.
 impl TunerConfig {
-    /// Reads a config of either kind, by whether it has a `method` field.
-    pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
-        if value.get("method").is_some() {
-            return LearningConfig::from_value(value).map(|c| TunerConfig::Learning(Box::new(c)));
-        }
-        serde_path_to_error::deserialize::<_, GaConfig>(value)
-            .map(|c| TunerConfig::Ga(Box::new(c)))
-            .map_err(|e| {
-                let field = e.path().to_string();
-                ConfigError::Parse {
-                    field: if field == "." { String::new() } else { field },
-                    reason: e.into_inner().to_string(),
-                }
-            })
-    }
-
-    /// The GA config, for documents a GA run wrote.
-    pub fn ga(&self) -> Option<&GaConfig> {
-        match self {
-            TunerConfig::Ga(config) => Some(config),
-            TunerConfig::Learning(_) => None,
-        }
-    }
-
-    /// The learning config, for documents a learning run wrote.
-    pub fn learning(&self) -> Option<&LearningConfig> {
-        match self {
-            TunerConfig::Ga(_) => None,
-            TunerConfig::Learning(config) => Some(config),
-        }
-    }
-
-    /// `ga`, `td`, `td-leaf` or `texel`.
-    pub fn tuner(&self) -> &'static str {
-        match self {
-            TunerConfig::Ga(_) => "ga",
-            TunerConfig::Learning(config) => config.tuner(),
-        }
-    }
-
-    pub fn seed(&self) -> u64 {
-        match self {
-            TunerConfig::Ga(c) => c.seed,
-            TunerConfig::Learning(c) => c.learner.seed(),
-        }
-    }
-
-    /// Records a whole run writes: generations, or checkpoints.
-    pub fn records_total(&self) -> u32 {
-        match self {
-            TunerConfig::Ga(c) => c.generations,
-            TunerConfig::Learning(c) => c.checkpoints(),
-        }
-    }
-
-    /// The run's features, in weight order.
-    pub fn features(&self) -> Result<Vec<Feature>, ConfigError> {
-        match self {
-            TunerConfig::Ga(c) => Ok(c.validate()?.features),
-            TunerConfig::Learning(c) => Ok(c.learner.features().to_vec()),
-        }
-    }
-
-    /// Checks every setting.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        match self {
-            TunerConfig::Ga(c) => c.validate().map(|_| ()),
-            TunerConfig::Learning(c) => c.validate().map(|_| ()),
-        }
-    }
-
-    /// This config with its agents' model names resolved under `files`.
-    pub fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
-        Ok(match self {
-            TunerConfig::Ga(c) => TunerConfig::Ga(Box::new(c.locate_agents(files)?)),
-            TunerConfig::Learning(c) => TunerConfig::Learning(Box::new(c.locate_agents(files)?)),
-        })
-    }
-
     /// The player a run hands out as of its record `last` (see [`ExportDocument::champion`]).
     pub fn champion(&self, last: &GenerationRecord) -> HallOfFame {
         match self {
             TunerConfig::Ga(c) => ExportDocument::champion(c, last),
-            TunerConfig::Learning(_) => super::learning::champion_of(last),
+            TunerConfig::Learning(_) => champion_of(last),
         }
     }
 
@@ -173,8 +78,23 @@ impl TunerConfig {
                 let last = records.last().ok_or_else(|| {
                     invalid("records", "a run with no checkpoint has nothing to export")
                 })?;
-                c.export(last)
+                ExportDocument::from_learner(c, &champion_of(last))
             }
+        }
+    }
+
+    /// The export document as of the record `last`, for callers that kept only the GA's
+    /// fitness curve (`history`, one summary a generation) rather than every record.
+    pub fn export_with_history(
+        &self,
+        history: Vec<GenerationSummary>,
+        last: &GenerationRecord,
+    ) -> Result<ExportDocument, ExportError> {
+        match self {
+            TunerConfig::Ga(c) => {
+                ExportDocument::from_summaries(c, history, &ExportDocument::champion(c, last))
+            }
+            TunerConfig::Learning(c) => ExportDocument::from_learner(c, &champion_of(last)),
         }
     }
 
@@ -185,7 +105,9 @@ impl TunerConfig {
                 let doc = ExportDocument::from_summaries(c, Vec::new(), &self.champion(last))?;
                 Ok(doc.agent)
             }
-            TunerConfig::Learning(c) => Ok(c.export(last)?.agent),
+            TunerConfig::Learning(c) => {
+                Ok(ExportDocument::from_learner(c, &champion_of(last))?.agent)
+            }
         }
     }
 }
@@ -247,7 +169,7 @@ impl ExportDocument {
 
     /// The individual a run exports, as of its record `last`: every place that names a run's
     /// player (export, `run:ID`, the dashboard, `evolve`) asks here. With a benchmark panel it
-    /// is the panel's champion ([`super::benchmark`]). Without one: fitness against fixed
+    /// is the panel's champion ([`crate::ga::benchmark`]). Without one: fitness against fixed
     /// opponents is absolute, so the best ever (the hall of fame); round-robin fitness is
     /// relative to the population it was measured in (a high score in a weak early
     /// generation says little), so the best of the last generation.

@@ -5,12 +5,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::config::{
+use crate::agents::spec::FeatureChoice;
+use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
+use crate::ga::config::{
     GaConfig, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS, MAX_OPENING_PLIES,
     MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, MAX_RUN_STORAGE_BYTES, PRESETS,
 };
-use crate::agents::spec::FeatureChoice;
-use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{MAX_PITS, MAX_SEEDS};
 
 /// A config flattened to dotted keys (`fitness.mode`), as the form names its fields. Arrays
@@ -233,11 +233,11 @@ pub fn run_config_schema() -> Value {
         }
         *field_schema(&mut ga, key) = schema;
     }
-    let learners: Vec<Value> = crate::ga::learning::LEARNING_TUNERS
+    let learners: Vec<Value> = super::learning::LEARNING_TUNERS
         .iter()
         .filter_map(|tuner| {
-            let learner = crate::ga::learning::LearnerConfig::for_tuner(tuner, None).ok()?;
-            let mut schema = shape_of(&crate::ga::LearningConfig::new(learner).to_value());
+            let learner = super::learning::LearnerConfig::for_tuner(tuner, None).ok()?;
+            let mut schema = shape_of(&super::learning::LearningConfig::new(learner).to_value());
             schema["title"] = json!(format!("{tuner} config"));
             Some(schema)
         })
@@ -253,6 +253,7 @@ pub fn run_config_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::FileAccess;
 
     #[test]
     fn every_field_of_the_form_has_a_default_and_presets_change_only_known_fields() {
@@ -279,11 +280,10 @@ mod tests {
 
     #[test]
     fn ranges_are_the_validators() {
-        let over = GaConfig::from_json_value(&json!({ "population": MAX_POPULATION + 1 }));
+        let load = |layer: Value| super::super::loader::load(None, &[&layer], &FileAccess::Any);
+        let over = load(json!({ "population": MAX_POPULATION + 1 }));
         assert!(over.is_err());
-        let at = GaConfig::from_json_value(
-            &json!({ "population": MAX_POPULATION, "generations": 1, "depth": 1 }),
-        );
+        let at = load(json!({ "population": MAX_POPULATION, "generations": 1, "depth": 1 }));
         assert!(at.is_ok(), "{at:?}");
     }
 }

@@ -1,0 +1,121 @@
+//! [`TunerConfig`]: the config of a run of any tuner, as a stored run and an export document
+//! keep it. Written as the tuner's own config object, as format version 1 always was; a
+//! learning config is told apart by its `method` field, which a GA config does not have.
+
+use serde::{Deserialize, Serialize};
+
+use super::learning::{LearningConfig, LearningRun};
+use super::tuner::Tuner;
+use crate::agents::FileAccess;
+use crate::eval::Feature;
+use crate::ga::{ConfigError, Evolution, GaConfig, GenerationRecord};
+
+/// The config of the tuner that made a document or a stored run: a GA's, or a learning
+/// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
+/// was; a learning config is told apart by its `method` field, which a GA config does not have.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TunerConfig {
+    Ga(Box<GaConfig>),
+    Learning(Box<LearningConfig>),
+}
+
+impl<'de> Deserialize<'de> for TunerConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        TunerConfig::from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TunerConfig {
+    /// Reads a config of either kind, by whether it has a `method` field.
+    pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
+        if value.get("method").is_some() {
+            return LearningConfig::from_value(value).map(|c| TunerConfig::Learning(Box::new(c)));
+        }
+        serde_path_to_error::deserialize::<_, GaConfig>(value)
+            .map(|c| TunerConfig::Ga(Box::new(c)))
+            .map_err(|e| {
+                let field = e.path().to_string();
+                ConfigError::Parse {
+                    field: if field == "." { String::new() } else { field },
+                    reason: e.into_inner().to_string(),
+                }
+            })
+    }
+
+    /// The GA config, for documents a GA run wrote.
+    pub fn ga(&self) -> Option<&GaConfig> {
+        match self {
+            TunerConfig::Ga(config) => Some(config),
+            TunerConfig::Learning(_) => None,
+        }
+    }
+
+    /// The learning config, for documents a learning run wrote.
+    pub fn learning(&self) -> Option<&LearningConfig> {
+        match self {
+            TunerConfig::Ga(_) => None,
+            TunerConfig::Learning(config) => Some(config),
+        }
+    }
+
+    /// `ga`, `td`, `td-leaf` or `texel`.
+    pub fn tuner(&self) -> &'static str {
+        match self {
+            TunerConfig::Ga(_) => "ga",
+            TunerConfig::Learning(config) => config.tuner(),
+        }
+    }
+
+    pub fn seed(&self) -> u64 {
+        match self {
+            TunerConfig::Ga(c) => c.seed,
+            TunerConfig::Learning(c) => c.learner.seed(),
+        }
+    }
+
+    /// Records a whole run writes: generations, or checkpoints.
+    pub fn records_total(&self) -> u32 {
+        match self {
+            TunerConfig::Ga(c) => c.generations,
+            TunerConfig::Learning(c) => c.checkpoints(),
+        }
+    }
+
+    /// The run's features, in weight order.
+    pub fn features(&self) -> Result<Vec<Feature>, ConfigError> {
+        match self {
+            TunerConfig::Ga(c) => Ok(c.validate()?.features),
+            TunerConfig::Learning(c) => Ok(c.learner.features().to_vec()),
+        }
+    }
+
+    /// Checks every setting.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            TunerConfig::Ga(c) => c.validate().map(|_| ()),
+            TunerConfig::Learning(c) => c.validate().map(|_| ()),
+        }
+    }
+
+    /// This config with its agents' model names resolved under `files`.
+    pub fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
+        Ok(match self {
+            TunerConfig::Ga(c) => TunerConfig::Ga(Box::new(c.locate_agents(files)?)),
+            TunerConfig::Learning(c) => TunerConfig::Learning(Box::new(c.locate_agents(files)?)),
+        })
+    }
+
+    /// The tuner this config describes: from its first record, or carrying on after `last`
+    /// exactly as the uninterrupted run would. Validates the config; a Texel run samples and
+    /// labels its positions here, so call it on the rayon pool the run is to use.
+    pub fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError> {
+        Ok(match (self, last) {
+            (TunerConfig::Ga(c), None) => Box::new(Evolution::new((**c).clone())?),
+            (TunerConfig::Ga(c), Some(r)) => Box::new(Evolution::resume((**c).clone(), r)?),
+            (TunerConfig::Learning(c), None) => Box::new(LearningRun::new((**c).clone())?),
+            (TunerConfig::Learning(c), Some(r)) => Box::new(LearningRun::resume((**c).clone(), r)?),
+        })
+    }
+}

@@ -1,0 +1,212 @@
+//! The [`Driver`]: steps one tuner through a run and hands every record to its
+//! [`Observer`]s, the same way for every tuner and every front end. `evolve` and `learn`
+//! observe with the console, the export file and the records file; the server steps the same
+//! driver and writes each record to the store itself (asynchronously, between steps).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::config::TunerConfig;
+use super::export::{ExportDocument, ExportError};
+use super::tuner::{self, StepControl, Tuner};
+use crate::ga::{ConfigError, GenerationRecord, GenerationSummary, StopReason};
+
+/// Why a driven run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl DriveError {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> DriveError {
+        DriveError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// Something that follows a run record by record.
+pub trait Observer: Send {
+    /// The record a step just made.
+    fn record(&mut self, config: &TunerConfig, record: &GenerationRecord)
+        -> Result<(), DriveError>;
+}
+
+/// How a driven run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The tuner finished, for this reason.
+    Finished(StopReason),
+    /// The control's `go_on` said stop (Ctrl-C, a processor-time budget) after a record.
+    Stopped,
+}
+
+/// One run of one tuner.
+pub struct Driver {
+    config: TunerConfig,
+    tuner: Box<dyn Tuner>,
+    last: Option<GenerationRecord>,
+}
+
+impl Driver {
+    /// A run of `config` from its first record, or after `last` (see [`TunerConfig::open`]: call
+    /// it on the rayon pool the run is to use).
+    pub fn open(
+        config: TunerConfig,
+        last: Option<GenerationRecord>,
+    ) -> Result<Driver, ConfigError> {
+        let tuner = config.open(last.as_ref())?;
+        Ok(Driver {
+            config,
+            tuner,
+            last,
+        })
+    }
+
+    pub fn config(&self) -> &TunerConfig {
+        &self.config
+    }
+
+    /// The tuner, for what only some tuners do ([`Tuner::play_games_on`]).
+    pub fn tuner_mut(&mut self) -> &mut dyn Tuner {
+        self.tuner.as_mut()
+    }
+
+    /// How far a whole run goes ([`Tuner::length`]).
+    pub fn length(&self) -> u64 {
+        self.tuner.length()
+    }
+
+    /// The last record made (or resumed from).
+    pub fn last(&self) -> Option<&GenerationRecord> {
+        self.last.as_ref()
+    }
+
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.tuner.stop_reason()
+    }
+
+    /// Makes the next record and shows it to `observers`; `None` once the run has finished.
+    /// A step cancelled through `control` returns a record that is to be dropped.
+    pub fn step(
+        &mut self,
+        control: &StepControl,
+        observers: &mut [&mut dyn Observer],
+    ) -> Result<Option<&GenerationRecord>, DriveError> {
+        let Some(record) = self.tuner.step(control) else {
+            return Ok(None);
+        };
+        if control.cancel().is_stopped() {
+            return Ok(Some(self.last.insert(record)));
+        }
+        for observer in observers.iter_mut() {
+            observer.record(&self.config, &record)?;
+        }
+        Ok(Some(self.last.insert(record)))
+    }
+
+    /// Steps until the tuner finishes or `control` says stop after a record.
+    pub fn run(
+        &mut self,
+        control: &StepControl,
+        observers: &mut [&mut dyn Observer],
+    ) -> Result<Ended, DriveError> {
+        loop {
+            let Some(record) = self.step(control, observers)? else {
+                return Ok(Ended::Finished(
+                    self.stop_reason().unwrap_or(StopReason::Generations),
+                ));
+            };
+            if let Some(reason) = record.stop {
+                return Ok(Ended::Finished(reason));
+            }
+            if !control.go_on(tuner::position(record)) {
+                return Ok(Ended::Stopped);
+            }
+        }
+    }
+}
+
+/// Keeps the run's export document on disk, rewritten after every record (atomically, so an
+/// interruption never leaves half a file), and in memory for the caller's summary.
+pub struct ExportFile {
+    path: PathBuf,
+    history: Vec<GenerationSummary>,
+    document: Option<ExportDocument>,
+}
+
+impl ExportFile {
+    pub fn new(path: impl Into<PathBuf>) -> ExportFile {
+        ExportFile {
+            path: path.into(),
+            history: Vec::new(),
+            document: None,
+        }
+    }
+
+    /// The document as last written.
+    pub fn document(&self) -> Option<&ExportDocument> {
+        self.document.as_ref()
+    }
+}
+
+impl Observer for ExportFile {
+    fn record(
+        &mut self,
+        config: &TunerConfig,
+        record: &GenerationRecord,
+    ) -> Result<(), DriveError> {
+        if config.ga().is_some() {
+            self.history.push(record.summary());
+        }
+        let doc = config.export_with_history(self.history.clone(), record)?;
+        write_atomically(&self.path, doc.to_json_pretty().as_bytes())?;
+        self.document = Some(doc);
+        Ok(())
+    }
+}
+
+/// Appends every record to a file, one JSON object a line.
+pub struct RecordsFile {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl RecordsFile {
+    pub fn create(path: impl Into<PathBuf>) -> Result<RecordsFile, DriveError> {
+        let path = path.into();
+        let file = std::fs::File::create(&path)
+            .map_err(|e| DriveError::io(format!("creating {}", path.display()), e))?;
+        Ok(RecordsFile { path, file })
+    }
+}
+
+impl Observer for RecordsFile {
+    fn record(&mut self, _: &TunerConfig, record: &GenerationRecord) -> Result<(), DriveError> {
+        let line = serde_json::to_string(record)
+            .map_err(|e| DriveError::io(format!("writing {}", self.path.display()), e.into()))?;
+        writeln!(self.file, "{line}")
+            .map_err(|e| DriveError::io(format!("writing {}", self.path.display()), e))
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it, so that readers (and a crash)
+/// see the old file or the new one, never half of one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DriveError> {
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = Path::new(&tmp_name);
+    std::fs::write(tmp, bytes)
+        .map_err(|e| DriveError::io(format!("writing {}", tmp.display()), e))?;
+    std::fs::rename(tmp, path).map_err(|e| DriveError::io(format!("writing {}", path.display()), e))
+}

@@ -1,0 +1,45 @@
+//! The tuning engine: a run of any tuner, from its config to its records and its exported
+//! player. Above the tuners (the genetic algorithm in [`crate::ga`], the learners in
+//! [`crate::rl`]), below the store, the server and the command line.
+//!
+//! - [`TunerConfig`] ([`config`]): the config of a run of any tuner (`ga`, `td`, `td-leaf`,
+//!   `texel`), as a stored run and an export document keep it.
+//! - [`loader`]: the one way a config is assembled (a preset or a tuner's defaults, then
+//!   partial configs from a file, a request or flags, then validation), for `evolve`,
+//!   `learn` and the server alike; [`schema`] describes the GA config as the dashboard's form.
+//! - [`Tuner`] ([`tuner`]): one run of one tuner, stepped a record at a time and resumed from
+//!   its last record ([`TunerConfig::open`]); [`ga`] and [`learning`] make the GA and the learners
+//!   tuners. A new tuner is a file here and a [`TunerConfig`] variant.
+//! - [`Driver`] ([`driver`]): steps a tuner and hands each record to [`Observer`]s (the
+//!   export file, the records file; the console's lives in `cli`).
+//! - [`ExportDocument`] ([`export`]): a run's best weights as a versioned JSON document whose
+//!   [`ExportDocument::agent_spec`] plays as the tuned player did.
+//!
+//! ```no_run
+//! use kalah_tuner::agents::FileAccess;
+//! use kalah_tuner::search::Budget;
+//! use kalah_tuner::tune::{loader, Driver, ExportFile, StepControl};
+//!
+//! let layer = serde_json::json!({"population": 10, "generations": 5, "depth": 3});
+//! let config = loader::load_tuner(Some("ga"), Some("abrams"), &[&layer], &FileAccess::Any)?;
+//! let mut driver = Driver::open(config, None)?;
+//! let mut export = ExportFile::new("best.json");
+//! driver.run(&StepControl::new(Budget::unlimited()), &mut [&mut export])?;
+//! println!("{}", export.document().map(|d| d.to_json_pretty()).unwrap_or_default());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod config;
+pub mod driver;
+pub mod export;
+pub mod ga;
+pub mod learning;
+pub mod loader;
+pub mod schema;
+pub mod tuner;
+
+pub use config::TunerConfig;
+pub use driver::{write_atomically, DriveError, Driver, Ended, ExportFile, Observer, RecordsFile};
+pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
+pub use learning::{LearnerConfig, LearningConfig, LearningRun};
+pub use tuner::{StepControl, Tuner};
