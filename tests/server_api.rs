@@ -2838,3 +2838,48 @@ async fn postgres_runs_are_paged() {
     runs_are_paged(&db).await;
     db.drop_db().await;
 }
+
+/// `POST /api/runs/estimate` is a dry run of `POST /api/runs`: the same checks and errors, the
+/// config the run would get and its cost from the server's one cost model, and nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_estimate_is_a_dry_run_of_creating_a_run() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let (code, ga) = api
+        .post("/api/runs/estimate", json!({"preset": "abrams"}))
+        .await;
+    assert_eq!(code, 200, "{ga}");
+    assert_eq!(ga["tuner"], "ga");
+    assert_eq!(ga["records"], ga["config"]["generations"], "{ga}");
+    let hours = ga["estimated_core_hours"].as_f64().unwrap();
+    assert!(
+        hours > 0.0 && hours < ga["max_core_hours"].as_f64().unwrap(),
+        "{ga}"
+    );
+    assert!(ga["estimated_storage_bytes"].as_u64().unwrap() > 0, "{ga}");
+    let (code, td) = api
+        .post(
+            "/api/runs/estimate",
+            json!({"tuner": "td", "config": {"games": 64}}),
+        )
+        .await;
+    assert_eq!(code, 200, "{td}");
+    assert_eq!(td["tuner"], "td");
+    assert_eq!(td["config"]["games"], 64);
+    let (code, bad) = api
+        .post("/api/runs/estimate", json!({"config": {"population": 1}}))
+        .await;
+    assert_eq!(
+        error_of(code, &bad),
+        (422, Some("config.population".into())),
+        "{bad}"
+    );
+    let (_, list) = api.get("/api/runs").await;
+    assert_eq!(
+        list["runs"],
+        json!([]),
+        "an estimate stores nothing: {list}"
+    );
+    srv.shutdown().await;
+}

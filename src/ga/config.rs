@@ -766,14 +766,14 @@ impl GaConfig {
         u64::from(self.generations) * self.estimated_record_bytes(features)
     }
 
-    /// A rough upper estimate of a whole run's cost in core-hours, from measured game times on
-    /// Kalah(6,4) scaled by the board's seeds: each game costs its two sides, an individual's
-    /// side about 1.75 ms at depth 4 (three times more per extra ply) and an opponent's or
-    /// panel agent's side what [`game_side_ms`] measured for its kind (an `mcts:1000000`
-    /// opponent costs some 40 s a game). Used to refuse runs that would take days.
+    /// A rough estimate of a whole run's cost in core-hours, from the cost model
+    /// ([`crate::agents::cost`]): each game costs its two sides, an individual's side a
+    /// search's ([`search_side_ms`]) and an opponent's or panel agent's what [`game_side_ms`]
+    /// gives for its kind (an `mcts:1000000` opponent costs some 40 s a game). Used to refuse
+    /// runs that would take days; checked within 2x of measured runs.
     pub fn estimated_core_hours(&self) -> f64 {
-        let me = search_side_ms(self.depth);
-        let board = (self.board.pits as f64 * self.board.seeds as f64 / 24.0).max(1.0);
+        let (pits, seeds) = (self.board.pits, self.board.seeds);
+        let me = search_side_ms(self.depth, pits, seeds);
         let n = self.population as f64;
         let per_pair = self.fitness.games_per_pair as f64;
         let round_robin = n * (n - 1.0).max(0.0) / 2.0 * per_pair * 2.0 * me;
@@ -781,7 +781,7 @@ impl GaConfig {
             .fitness
             .opponents
             .iter()
-            .map(|o| n * per_pair * (me + game_side_ms(o)))
+            .map(|o| n * per_pair * (me + game_side_ms(o, pits, seeds)))
             .sum();
         let fitness_ms = match self.fitness.mode {
             FitnessMode::RoundRobin => round_robin,
@@ -794,13 +794,13 @@ impl GaConfig {
                 .benchmark
                 .panel
                 .iter()
-                .map(|a| per_agent * (me + game_side_ms(a)))
+                .map(|a| per_agent * (me + game_side_ms(a, pits, seeds)))
                 .sum();
             measure / self.benchmark.every.max(1) as f64
         } else {
             0.0
         };
-        (fitness_ms + panel_ms) * self.generations as f64 * board / 3_600_000.0
+        (fitness_ms + panel_ms) * self.generations as f64 / 3_600_000.0
     }
 
     /// Panel games a generation plays on average (measured generations only play them).

@@ -92,8 +92,8 @@ pub struct FitnessSetup {
     /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
     /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
     opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
-    /// How much slower than Kalah(6,4) a game of this board is, for [`FitnessSetup::job_cost_ms`].
-    board_scale: f64,
+    /// The board, for [`FitnessSetup::job_cost_ms`]: pits per side, seeds per pit.
+    board: (usize, u32),
     cancel: Budget,
     /// Where the job lists are played when not on this process's rayon pool.
     batches: Option<Arc<dyn GameBatches>>,
@@ -279,7 +279,7 @@ impl FitnessSetup {
                 .iter()
                 .map(|spec| fixed_search(spec, config.rules))
                 .collect(),
-            board_scale: (config.board.pits as f64 * config.board.seeds as f64 / 24.0).max(1.0),
+            board: (config.board.pits, config.board.seeds),
             cancel: Budget::unlimited(),
             batches: None,
         })
@@ -294,12 +294,16 @@ impl FitnessSetup {
     /// A rough single-core cost of `job` in milliseconds, from the same measured game times as
     /// the run cost estimate ([`GaConfig::estimated_core_hours`]): what batches are sized by.
     pub fn job_cost_ms(&self, job: &Job) -> f64 {
-        let me = search_side_ms(self.depth);
+        let (pits, seeds) = self.board;
+        let me = search_side_ms(self.depth, pits, seeds);
         let rival = match job.rival {
             Rival::Member(_) => me,
-            Rival::Opponent(o) => self.opponents.get(o).map_or(me, game_side_ms),
+            Rival::Opponent(o) => self
+                .opponents
+                .get(o)
+                .map_or(me, |spec| game_side_ms(spec, pits, seeds)),
         };
-        (me + rival) * self.board_scale
+        me + rival
     }
 
     /// Plays `jobs` of generation `generation` for `population` on the current rayon pool and

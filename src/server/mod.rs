@@ -524,6 +524,7 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     let cors = guard::cors(&state.allowed_origins);
     let api = Router::new()
         .route("/runs", get(runs::list).post(runs::create))
+        .route("/runs/estimate", post(runs::estimate))
         .route(
             "/runs/{id}",
             get(runs::show).patch(runs::describe).delete(runs::delete),

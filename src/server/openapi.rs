@@ -269,6 +269,10 @@ pub fn spec() -> Value {
                 op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
                 schema_ref("CreateRun")))
         },
+        "/api/runs/estimate": {
+            "post": secured(with_body(op("A dry run of creating a run: the config it would get and its estimated cost; nothing is stored", vec![("200", ok("the estimate", json!({"type": "object", "required": ["tuner", "records", "estimated_core_hours", "estimated_cpu_seconds", "max_core_hours", "estimated_storage_bytes", "config"], "properties": {"tuner": {"type": "string"}, "records": {"type": "integer"}, "estimated_core_hours": {"type": "number"}, "estimated_cpu_seconds": {"type": "number"}, "max_core_hours": {"type": "number"}, "estimated_storage_bytes": {"type": "integer"}, "config": {"type": "object"}}})))], &[400, 401, 413, 422]),
+                schema_ref("CreateRun")))
+        },
         "/api/runs/{id}": {
             "get": with_params(op("Show a run", vec![("200", ok("the run", run.clone()))], &[404]), json!([path_id()])),
             "patch": secured(with_params(with_body(

@@ -150,10 +150,10 @@ pub async fn config_schema() -> Json<Value> {
     Json(crate::tune::schema::config_schema())
 }
 
-pub async fn create(
-    State(state): State<SharedState>,
-    ApiJson(body): ApiJson<CreateRun>,
-) -> ApiResult<Response> {
+/// Checks a request for a new run and builds its config (off the async runtime: loading
+/// may read model files from the models folder): everything `POST /api/runs` does before it
+/// stores the run.
+async fn prepare(state: &SharedState, body: &CreateRun) -> ApiResult<TunerConfig> {
     if let Some(name) = &body.name {
         if name.chars().count() > MAX_NAME_CHARS {
             return Err(ApiError::invalid(
@@ -169,7 +169,7 @@ pub async fn create(
         body.config.clone(),
         state.files.clone(),
     );
-    let config = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         build_config(
             tuner.as_deref(),
             preset.as_deref(),
@@ -178,7 +178,34 @@ pub async fn create(
         )
     })
     .await
-    .map_err(ApiError::internal)??;
+    .map_err(ApiError::internal)?
+}
+
+/// `POST /api/runs/estimate`: a dry run of `POST /api/runs`. The same body, the same checks
+/// and errors, nothing stored: the config the run would get and what it would cost, from the
+/// one cost model the server also refuses runs by (the dashboard's form shows it).
+pub async fn estimate(
+    State(state): State<SharedState>,
+    ApiJson(body): ApiJson<CreateRun>,
+) -> ApiResult<Json<Value>> {
+    let config = prepare(&state, &body).await?;
+    let hours = config.estimated_core_hours();
+    Ok(Json(json!({
+        "tuner": config.tuner(),
+        "records": config.records_total(),
+        "estimated_core_hours": hours,
+        "estimated_cpu_seconds": (hours * 3600.0).round(),
+        "max_core_hours": crate::ga::config::MAX_CORE_HOURS,
+        "estimated_storage_bytes": config.estimated_storage_bytes(),
+        "config": config,
+    })))
+}
+
+pub async fn create(
+    State(state): State<SharedState>,
+    ApiJson(body): ApiJson<CreateRun>,
+) -> ApiResult<Response> {
+    let config = prepare(&state, &body).await?;
     let features = config
         .features()
         .map_err(|e| ApiError::from_config("config", &e))?;

@@ -107,6 +107,26 @@ impl TunerConfig {
         })
     }
 
+    /// A rough upper estimate of the whole run's processor time, in core-hours: what
+    /// [`crate::ga::config::MAX_CORE_HOURS`] caps and `POST /api/runs/estimate` reports.
+    pub fn estimated_core_hours(&self) -> f64 {
+        match self {
+            TunerConfig::Ga(c) => c.estimated_core_hours(),
+            TunerConfig::Learning(c) => c.estimated_core_hours(),
+        }
+    }
+
+    /// An upper estimate of what the run's records take in storage, in bytes (a learning
+    /// run's records hold one set of weights and the panel's measure, about 2 KB each).
+    pub fn estimated_storage_bytes(&self) -> u64 {
+        match self {
+            TunerConfig::Ga(c) => c
+                .validate()
+                .map_or(0, |r| c.estimated_storage_bytes(r.features.len())),
+            TunerConfig::Learning(c) => c.checkpoints() as u64 * 2048,
+        }
+    }
+
     /// The tuner this config describes: from its first record, or carrying on after `last`
     /// exactly as the uninterrupted run would. Validates the config; a Texel run samples and
     /// labels its positions here, so call it on the rayon pool the run is to use.

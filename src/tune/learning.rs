@@ -267,13 +267,12 @@ impl LearningConfig {
         }
     }
 
-    /// A rough upper estimate of a run's cost in core-hours, on the same scale as
-    /// [`crate::ga::GaConfig::estimated_core_hours`]: a game of two depth-d searches takes about
-    /// 3.5 ms at depth 4 and three times more a ply, scaled by the board's seeds.
+    /// A rough estimate of a run's cost in core-hours, from the same cost model as
+    /// [`crate::ga::GaConfig::estimated_core_hours`] (a game of two depth-d searches costs two
+    /// [`search_side_ms`]).
     pub fn estimated_core_hours(&self) -> f64 {
         let (pits, seeds) = self.learner.board();
-        let board = (pits as f64 * seeds as f64 / 24.0).max(1.0);
-        let ms_per_game = |depth: u32| 3.5 * 3f64.powi(depth as i32 - 4) * board;
+        let ms_per_game = |depth: u32| 2.0 * search_side_ms(depth, pits, seeds);
         let learning_ms = match &self.learner {
             // TD-Leaf walks each principal variation again; count it as a second search.
             LearnerConfig::Td(c) => {
@@ -308,7 +307,10 @@ impl LearningConfig {
             .benchmark
             .panel
             .iter()
-            .map(|a| per_agent * (search_side_ms(self.play_depth) + game_side_ms(a)) * board)
+            .map(|a| {
+                per_agent
+                    * (search_side_ms(self.play_depth, pits, seeds) + game_side_ms(a, pits, seeds))
+            })
             .sum();
         let panel_ms = self.checkpoints() as f64 * measure_ms;
         (learning_ms + panel_ms) / 3_600_000.0
