@@ -15,7 +15,7 @@ pub use pairing::{schedule, PairSeeds, PairedGame, Pairing};
 pub use sprt::{play_sprt, play_sprt_within};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{
-    play_match, play_match_within, play_tournament, play_tournament_until, MatchError, MatchGame,
-    MatchReport, ReferenceTable, Setup, TournamentConfig, TournamentReport, MAX_GAMES,
-    MAX_OPENING_PLIES,
+    play_match, play_match_within, play_tournament, play_tournament_counted, play_tournament_until,
+    tournament_games, MatchError, MatchGame, MatchReport, ReferenceTable, Setup, TournamentConfig,
+    TournamentReport, MAX_GAMES, MAX_OPENING_PLIES,
 };

@@ -6,6 +6,7 @@
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
+//! - [`run_events`]: run events from every server on the database, each sent once.
 //! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
 //!   moves and positions, matches and tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -20,6 +21,7 @@ pub mod limits;
 pub mod matches;
 pub mod moves;
 pub mod openapi;
+pub mod run_events;
 pub mod runs;
 pub mod tournaments;
 pub mod workers;
@@ -128,6 +130,9 @@ pub struct AppState {
     /// busy pool from outside wait until its threads run out of their own work.)
     pub interactive: Arc<rayon::ThreadPool>,
     pub events: broadcast::Sender<RunEvent>,
+    /// The runs this process's event streams follow and what each was last sent: see
+    /// [`run_events::emit`], the only sender of run events.
+    pub follows: Mutex<run_events::Follows>,
     /// Wakes idle workers when a run is queued.
     pub wake: Notify,
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
@@ -139,7 +144,7 @@ pub struct AppState {
     pub tournaments: Mutex<HashMap<String, tournaments::TournamentState>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
     /// run's config for each poll would cost more than everything else the request does.
-    pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
+    pub runs_cache: std::sync::RwLock<Option<(i64, axum::body::Bytes)>>,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
     /// Which files the specs of requests may name: none, or names in the models folder.
@@ -411,6 +416,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         pool: Arc::new(rayon_pool(config.threads)?),
         interactive: Arc::new(interactive_pool()?),
         events,
+        follows: Mutex::new(HashMap::new()),
         wake: Notify::new(),
         compute: Arc::new(Semaphore::new(COMPUTE_SLOTS)),
         background: Arc::new(Semaphore::new(BACKGROUND_SLOTS)),
@@ -441,6 +447,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let limits = config.limits;
     let serve = tokio::spawn(limits::serve(listener, app, limits, stopping));
     tokio::spawn(log_summary(state.clone()));
+    tokio::spawn(run_events::watch(state.clone()));
     let workers = (0..config.workers)
         .map(|i| tokio::spawn(workers::worker(state.clone(), i)))
         .collect();

@@ -15,7 +15,6 @@ pub mod queue;
 pub use batches::{ResultWrite, SliceKey};
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -288,13 +287,40 @@ const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generatio
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
      stop_reason, notes, tags, claim";
 
+/// The PostgreSQL channel on which every write that changes the runs list (and so a run's
+/// status or generations) notifies, in its transaction: listeners hear of it once committed.
+const RUNS_CHANNEL: &str = "kalah_tuner_runs";
+
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// Bumped after every write this process makes, so readers can cache what they render
-    /// from the runs table until it changes (one server process per database).
-    changes: Arc<AtomicU64>,
+    /// Where [`Store::listen_runs`] connects, on PostgreSQL.
+    listen_url: Option<Secret>,
+}
+
+/// A database URL, which may hold a password: kept out of `Debug` output.
+#[derive(Clone)]
+struct Secret(Arc<str>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(database URL)")
+    }
+}
+
+/// Hears, on PostgreSQL, that another process (or this one) changed the runs: see
+/// [`Store::listen_runs`].
+pub struct RunsListener(sqlx::postgres::PgListener);
+
+impl RunsListener {
+    /// Completes at the next committed change to the runs. After a lost connection it
+    /// reconnects and completes at once: changes in between were not heard, so the caller
+    /// looks at the database either way.
+    pub async fn changed(&mut self) -> Result<(), StoreError> {
+        self.0.recv().await?;
+        Ok(())
+    }
 }
 
 impl Store {
@@ -352,19 +378,45 @@ impl Store {
         Ok(Store {
             pool,
             backend,
-            changes: Arc::new(AtomicU64::new(0)),
+            listen_url: (backend == Backend::Postgres).then(|| Secret(url.as_str().into())),
         })
     }
 
-    /// A number that changes after each write to the runs or generations of this store.
-    pub fn version(&self) -> u64 {
-        self.changes.load(Ordering::Acquire)
+    /// The version of the runs list: it changes in the transaction of every write, by any
+    /// process on this database, that changes what the list shows (a run created, claimed,
+    /// advanced by a generation, renamed, cancelled, resumed, failed, finished or deleted).
+    /// What was read from the runs after reading version `v` is at least as new as `v`.
+    pub async fn list_version(&self) -> Result<i64, StoreError> {
+        let version: i64 = sqlx::query_scalar("SELECT version FROM versions WHERE name = 'runs'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(version)
     }
 
-    /// Called after a write has committed: bumping before would let a reader cache the old
-    /// state under the new version.
-    fn changed(&self) {
-        self.changes.fetch_add(1, Ordering::AcqRel);
+    /// Marks the runs changed, inside the transaction of the change: the list's version goes
+    /// up and, on PostgreSQL, listeners are notified when (and only if) it commits.
+    async fn runs_changed(&self, conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
+        sqlx::query("UPDATE versions SET version = version + 1 WHERE name = 'runs'")
+            .execute(&mut *conn)
+            .await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query(sqlx::AssertSqlSafe(format!("NOTIFY {RUNS_CHANNEL}")))
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// On PostgreSQL, a listener that hears of every committed change to the runs, whichever
+    /// process made it; `None` on SQLite, which cannot tell other processes (poll
+    /// [`Store::list_version`] there).
+    pub async fn listen_runs(&self) -> Result<Option<RunsListener>, StoreError> {
+        let Some(url) = &self.listen_url else {
+            return Ok(None);
+        };
+        let mut listener = sqlx::postgres::PgListener::connect(&url.0).await?;
+        listener.listen(RUNS_CHANNEL).await?;
+        Ok(Some(RunsListener(listener)))
     }
 
     pub fn backend(&self) -> Backend {
@@ -398,6 +450,7 @@ impl Store {
              generations_done, created_at) VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7) \
              RETURNING {RUN_COLUMNS}"
         );
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&run.id)
             .bind(&run.name)
@@ -406,9 +459,10 @@ impl Store {
             .bind(run.features.to_string())
             .bind(run.config.records_total() as i64)
             .bind(now_rfc3339())
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *tx)
             .await?;
-        self.changed();
+        self.runs_changed(&mut tx).await?;
+        tx.commit().await?;
         run_from_row(&row)
     }
 
@@ -527,6 +581,7 @@ impl Store {
     pub async fn claim_next(&self, owner: &str) -> Result<Option<RunRow>, StoreError> {
         let now = OffsetDateTime::now_utc();
         let stale_before = rfc3339(now - LEASE_TTL);
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1), \
              claim = claim + 1, owner = $2, heartbeat_at = $1 \
@@ -540,15 +595,19 @@ impl Store {
         .bind(rfc3339(now))
         .bind(owner)
         .bind(stale_before)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
         match row {
             Some(r) => {
-                self.changed();
+                self.runs_changed(&mut tx).await?;
+                tx.commit().await?;
                 let id: String = r.try_get("id")?;
                 self.get_run(&id).await
             }
-            None => Ok(None),
+            None => {
+                tx.rollback().await?;
+                Ok(None)
+            }
         }
     }
 
@@ -571,15 +630,19 @@ impl Store {
     /// cleanly), so that another process resumes it from its last generation without waiting
     /// for the lease to go stale. `Ok(false)` when the run was no longer this owner's.
     pub async fn release(&self, id: &str, claim: i64) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = 'queued', owner = NULL, heartbeat_at = NULL \
              WHERE id = $1 AND claim = $2 AND status = 'running'",
         )
         .bind(id)
         .bind(claim)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -603,29 +666,37 @@ impl Store {
              notes = COALESCE($4, notes), tags = COALESCE($5, tags) \
              WHERE id = $1 RETURNING {RUN_COLUMNS}"
         );
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(change.name.is_some() as i64)
             .bind(change.name.clone().unwrap_or_default())
             .bind(change.notes.clone())
             .bind(tags)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        self.changed();
+        if row.is_some() {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Cancels a queued or running run. `Ok(false)` when it is in another state.
     pub async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = 'cancelled', finished_at = $2 \
              WHERE id = $1 AND status IN ('queued', 'running')",
         )
         .bind(id)
         .bind(now_rfc3339())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -636,17 +707,22 @@ impl Store {
             "UPDATE runs SET status = 'queued', finished_at = NULL, error = NULL \
              WHERE id = $1 AND status IN ('cancelled', 'failed') RETURNING {RUN_COLUMNS}"
         );
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        self.changed();
+        if row.is_some() {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Marks a running run failed.
     pub async fn fail(&self, id: &str, claim: i64, error: &str) -> Result<(), StoreError> {
-        sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
             "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
              WHERE id = $1 AND status = 'running' AND claim = $4",
         )
@@ -654,9 +730,12 @@ impl Store {
         .bind(error)
         .bind(now_rfc3339())
         .bind(claim)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -668,7 +747,8 @@ impl Store {
         claim: i64,
         stop: Option<StopReason>,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
             "UPDATE runs SET status = 'finished', finished_at = $2, stop_reason = $3 \
              WHERE id = $1 AND status = 'running' AND claim = $4",
         )
@@ -676,9 +756,12 @@ impl Store {
         .bind(now_rfc3339())
         .bind(stop.map(stop_name))
         .bind(claim)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -697,8 +780,10 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
         tx.commit().await?;
-        self.changed();
         if self.backend == Backend::Sqlite {
             // SQLite keeps a deleted run's pages in the file for reuse; give them back, so
             // deleting a big run frees the disk it took. (PostgreSQL's autovacuum reuses them.)
@@ -782,8 +867,8 @@ impl Store {
         .bind(panel)
         .execute(&mut *tx)
         .await?;
+        self.runs_changed(&mut tx).await?;
         tx.commit().await?;
-        self.changed();
         Ok(WriteOutcome::Written)
     }
 
