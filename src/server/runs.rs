@@ -475,8 +475,7 @@ pub async fn delete(
             crate::game::excerpt(&id)
         )));
     }
-    // Cancelling first makes the worker drop the generation under way.
-    state.store.cancel(&id).await?;
+    // The owner drops the generation under way once it finds the run gone.
     if !state.store.delete_run(&id).await? {
         return Err(ApiError::not_found(format!("no run {id}")));
     }

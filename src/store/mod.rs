@@ -765,9 +765,19 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes a run and its generations. `Ok(false)` when there was no such run.
+    /// Deletes a run and its generations; its owner, if any, finds it gone at its next
+    /// heartbeat and drops the generation under way. `Ok(false)` when there was no such run.
     pub async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
+        // Cancelled first, in the same transaction: on PostgreSQL this waits for a generation
+        // being written (the row lock) instead of deleting around it, and no other server
+        // sees the run cancelled on its way out (its streams end with `deleted`).
+        sqlx::query(
+            "UPDATE runs SET status = 'cancelled' WHERE id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM batch_results WHERE run_id = $1")
             .bind(id)
             .execute(&mut *tx)
