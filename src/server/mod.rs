@@ -141,7 +141,9 @@ pub struct AppState {
     /// The same for tournaments, which play on the game pool: long ones cannot take the
     /// permits of moves and matches.
     pub background: Arc<Semaphore>,
-    pub tournaments: Mutex<HashMap<String, tournaments::TournamentState>>,
+    /// The tournaments this process plays: a stopping server waits for them (they see the
+    /// stop, and store themselves as failed) as it waits for its runs.
+    pub tournament_tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
     /// run's config for each poll would cost more than everything else the request does.
     pub runs_cache: std::sync::RwLock<Option<(i64, axum::body::Bytes)>>,
@@ -261,8 +263,8 @@ impl RunningServer {
     /// Serves until the process is told to stop (Ctrl-C, SIGTERM or [`RunningServer::shutdown`]),
     /// then stops cleanly within about 10 seconds: no new requests, event streams closed, the
     /// generations under way abandoned and their runs handed back to the queue (another
-    /// process resumes them at once), the batch worker's batch finished or handed back, and
-    /// the database closed.
+    /// process resumes them at once), the tournaments it plays stopped and stored as failed,
+    /// the batch worker's batch finished or handed back, and the database closed.
     pub async fn wait(mut self) {
         let _ = (&mut self.serve).await;
         self.stop_workers_and_close().await;
@@ -276,6 +278,23 @@ impl RunningServer {
             if tokio::time::timeout_at(deadline, w).await.is_err() {
                 tracing::warn!("a run worker did not stop in time");
                 abort.abort();
+            }
+        }
+        // Tournaments saw the stop too: each stores itself failed once its games under way end.
+        let mut tournaments = std::mem::take(&mut *self.state.tournament_tasks.lock().await);
+        loop {
+            match tokio::time::timeout_at(deadline, tournaments.join_next()).await {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(_) => {
+                    tracing::warn!(
+                        count = tournaments.len(),
+                        "tournaments did not stop in time; they are marked failed once their \
+                         heartbeat is stale"
+                    );
+                    tournaments.abort_all();
+                    break;
+                }
             }
         }
         if let Some(batches) = self.batch_worker.take() {
@@ -372,11 +391,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
-    let interrupted = store.fail_running_tournaments().await?;
+    // Only those whose server stopped beating: another server's live ones play on.
+    let interrupted = store.fail_abandoned_tournaments().await?;
     if interrupted > 0 {
         tracing::info!(
             count = interrupted,
-            "tournaments left running by a previous process: marked failed"
+            "tournaments left running by a stopped process: marked failed"
         );
     }
     // Runs another process left running are not touched here: they are taken over by
@@ -420,7 +440,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         wake: Notify::new(),
         compute: Arc::new(Semaphore::new(COMPUTE_SLOTS)),
         background: Arc::new(Semaphore::new(BACKGROUND_SLOTS)),
-        tournaments: Mutex::new(HashMap::new()),
+        tournament_tasks: tokio::sync::Mutex::new(tokio::task::JoinSet::new()),
         runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),

@@ -964,65 +964,165 @@ impl Store {
     }
 }
 
-/// A tournament as stored: its state document (what the API shows) with its status and error.
+/// A tournament as stored: its state document (what the API shows) with its status, error
+/// and progress, which any server reads from here while the owner plays it.
 #[derive(Clone, Debug)]
 pub struct StoredTournament {
     pub id: String,
     pub created_at: String,
     pub status: String,
     pub error: Option<String>,
+    /// Games played over games planned, 0 to 1.
+    pub progress: f64,
+    /// The playing server's last heartbeat (`None` when never written).
+    pub heartbeat_at: Option<String>,
     pub state: serde_json::Value,
 }
 
+impl StoredTournament {
+    /// Still `running`, but its server has not beaten for [`LEASE_TTL`]: it died, and the
+    /// tournament will never end by itself.
+    pub fn abandoned(&self) -> bool {
+        let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
+        self.status == "running"
+            && self
+                .heartbeat_at
+                .as_deref()
+                .is_none_or(|beat| beat < stale_before.as_str())
+    }
+}
+
+/// What the process playing a tournament learns when it writes its progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TournamentLease {
+    /// Still running and this process's: play on.
+    Playing,
+    /// Cancelled (through any server), failed as abandoned, or gone: stop playing.
+    Stop,
+}
+
+const TOURNAMENT_COLUMNS: &str = "id, created_at, status, error, progress, heartbeat_at, state";
+
 impl Store {
-    /// Writes a tournament's state, new or updated.
-    pub async fn save_tournament(&self, t: &StoredTournament) -> Result<(), StoreError> {
+    /// Stores a new running tournament, played by `owner`.
+    pub async fn create_tournament(
+        &self,
+        t: &StoredTournament,
+        owner: &str,
+    ) -> Result<(), StoreError> {
         let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
         sqlx::query(
-            "INSERT INTO tournaments (id, created_at, status, error, state) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET \
-             status = excluded.status, error = excluded.error, state = excluded.state",
+            "INSERT INTO tournaments (id, created_at, status, error, state, progress, owner, \
+             heartbeat_at) VALUES ($1, $2, 'running', NULL, $3, 0, $4, $5)",
         )
         .bind(&t.id)
         .bind(&t.created_at)
-        .bind(&t.status)
-        .bind(&t.error)
         .bind(state)
+        .bind(owner)
+        .bind(now_rfc3339())
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
-    pub async fn tournament(&self, id: &str) -> Result<Option<StoredTournament>, StoreError> {
+    /// The owner's heartbeat with the progress so far; tells it whether to play on. One
+    /// conditional UPDATE: a cancel that lands first makes it match nothing.
+    pub async fn tournament_progress(
+        &self,
+        id: &str,
+        owner: &str,
+        progress: f64,
+    ) -> Result<TournamentLease, StoreError> {
         let row = sqlx::query(
-            "SELECT id, created_at, status, error, state FROM tournaments WHERE id = $1",
+            "UPDATE tournaments SET progress = $3, heartbeat_at = $4 \
+             WHERE id = $1 AND owner = $2 AND status = 'running' RETURNING cancel_requested",
         )
         .bind(id)
+        .bind(owner)
+        .bind(progress)
+        .bind(now_rfc3339())
         .fetch_optional(&self.pool)
         .await?;
+        Ok(match row {
+            Some(r) if r.try_get::<i64, _>("cancel_requested")? == 0 => TournamentLease::Playing,
+            _ => TournamentLease::Stop,
+        })
+    }
+
+    /// The owner's last write of a tournament: its final state, and `status` and `error`
+    /// unless it was cancelled or given up meanwhile (then those stay, and the state still
+    /// shows what was played).
+    pub async fn end_tournament(
+        &self,
+        t: &StoredTournament,
+        owner: &str,
+    ) -> Result<(), StoreError> {
+        let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
+        sqlx::query(
+            "UPDATE tournaments SET \
+             error = CASE WHEN status = 'running' THEN $3 ELSE error END, \
+             status = CASE WHEN status = 'running' THEN $2 ELSE status END, \
+             state = $4, progress = $5, heartbeat_at = $7 \
+             WHERE id = $1 AND owner = $6",
+        )
+        .bind(&t.id)
+        .bind(&t.status)
+        .bind(&t.error)
+        .bind(state)
+        .bind(t.progress)
+        .bind(owner)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Cancels a running tournament, whichever process plays it: it reads the flag at its
+    /// next heartbeat. `Ok(true)` when it was running.
+    pub async fn cancel_tournament(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE tournaments SET status = 'cancelled', cancel_requested = 1 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn tournament(&self, id: &str) -> Result<Option<StoredTournament>, StoreError> {
+        let sql = format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(|r| tournament_from_row(&r)).transpose()
     }
 
     /// The newest `limit` tournaments, newest first.
     pub async fn list_tournaments(&self, limit: u32) -> Result<Vec<StoredTournament>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, created_at, status, error, state FROM tournaments \
-             ORDER BY created_at DESC, id DESC LIMIT $1",
-        )
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
+        let sql = format!(
+            "SELECT {TOURNAMENT_COLUMNS} FROM tournaments \
+             ORDER BY created_at DESC, id DESC LIMIT $1"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(tournament_from_row).collect()
     }
 
-    /// Tournaments a stopped process left running cannot finish (they were played in its
-    /// memory): they are marked failed, saying so.
-    pub async fn fail_running_tournaments(&self) -> Result<u64, StoreError> {
+    /// Tournaments whose owner stopped beating for [`LEASE_TTL`] cannot finish (they were
+    /// played in its memory): they are marked failed, saying so. A live owner's are never
+    /// touched, so a server that starts beside another leaves its tournaments alone.
+    pub async fn fail_abandoned_tournaments(&self) -> Result<u64, StoreError> {
+        let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
         let done = sqlx::query(
             "UPDATE tournaments SET status = 'failed', \
-             error = 'the server stopped before this tournament finished; start it again' \
-             WHERE status = 'running'",
+             error = 'the server playing this tournament stopped before it finished; start it again' \
+             WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $1)",
         )
+        .bind(stale_before)
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected())
@@ -1036,6 +1136,8 @@ fn tournament_from_row(r: &AnyRow) -> Result<StoredTournament, StoreError> {
         created_at: r.try_get("created_at")?,
         status: r.try_get("status")?,
         error: r.try_get("error")?,
+        progress: r.try_get("progress")?,
+        heartbeat_at: r.try_get("heartbeat_at")?,
         state: serde_json::from_str(&state).map_err(|e| corrupt("tournament", e))?,
     })
 }
