@@ -251,7 +251,8 @@ async fn two_servers_show_the_same(db: TestDb) {
 
     // SIGTERM of the server that runs a run and plays a tournament: the other finishes the
     // run as if nothing happened, and shows the tournament failed at once.
-    let run = a.create_run(run_body(24, 8)).await;
+    // Long enough (some 10 s) to still be running at the stop below on a quiet machine.
+    let run = a.create_run(run_body(40, 8)).await;
     let id = run["id"].as_str().expect("id").to_string();
     a.wait_generations(&id, 2).await;
     let owner: String = sql_rows(&db, &format!("SELECT owner FROM runs WHERE id = '{id}'"))
@@ -286,6 +287,13 @@ async fn two_servers_show_the_same(db: TestDb) {
     assert!(t["error"].as_str().unwrap_or("").contains("stopped"), "{t}");
     let done = survivor.wait_status(&id, &["finished", "failed"]).await;
     assert_eq!(done["status"], "finished", "{done}");
+    // Handed over: the stopped server gave the run back, and the survivor claimed it.
+    let claim: i64 = sql_rows(&db, &format!("SELECT claim FROM runs WHERE id = '{id}'"))
+        .await
+        .first()
+        .map(|r| r.get::<i64, _>("claim"))
+        .expect("the run");
+    assert_eq!(claim, 2, "the run ended before the stop: make it longer");
     let (_, records, reference) = reference_run(&run["config"]);
     check_records(&survivor, &id, &records).await;
     assert_eq!(export(&survivor, &id).await, reference);
@@ -293,7 +301,7 @@ async fn two_servers_show_the_same(db: TestDb) {
         .await
         .expect("the survivor's stream ends with the run")
         .expect("stream reader");
-    check_stream(&events, 24, "the survivor");
+    check_stream(&events, 40, "the survivor");
 
     drop(survivor_proc);
     db.drop_db().await;
