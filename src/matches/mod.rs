@@ -17,6 +17,6 @@ pub use setup::{MatchError, Setup, MAX_GAMES, MAX_OPENING_PLIES};
 pub use sprt::{play_sprt, play_sprt_within};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{
-    play_match, play_match_within, play_tournament, play_tournament_until, MatchGame, MatchReport,
-    ReferenceTable, TournamentConfig, TournamentReport,
+    play_match, play_match_within, play_tournament, play_tournament_counted, play_tournament_until,
+    tournament_games, MatchGame, MatchReport, ReferenceTable, TournamentConfig, TournamentReport,
 };

@@ -5,6 +5,8 @@
 //! or a random opening of `opening_plies` sowings) with the colours swapped, so first-move
 //! advantage cancels out of the scores.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -275,6 +277,28 @@ pub fn play_tournament_until(
     config: &TournamentConfig,
     budget: &Budget,
 ) -> Result<TournamentReport, MatchError> {
+    play_tournament_counted(config, budget, &AtomicU64::new(0))
+}
+
+/// The games a tournament plays at most: all of them without an SPRT, the cap of every
+/// pairing's test with one (a test that decides early plays fewer).
+pub fn tournament_games(config: &TournamentConfig) -> u64 {
+    let n = config.agents.len() as u64;
+    let pairings = if config.self_play {
+        n * (n + 1) / 2
+    } else {
+        n * n.saturating_sub(1) / 2
+    };
+    pairings * config.games.div_ceil(2) as u64 * 2
+}
+
+/// [`play_tournament_until`], adding one to `played` as each game ends, so that another
+/// thread can show how far the tournament has got (out of [`tournament_games`]).
+pub fn play_tournament_counted(
+    config: &TournamentConfig,
+    budget: &Budget,
+    played: &AtomicU64,
+) -> Result<TournamentReport, MatchError> {
     check_tournament(config)?;
     let n = config.agents.len();
     let setup = &config.setup;
@@ -292,14 +316,16 @@ pub fn play_tournament_until(
     let play = |&(p, k, i_first): &(usize, u64, bool)| {
         let (i, j) = pairings[p];
         let pairing = setup.pairing(start, derive_seed(i as u64, &[j as u64]));
-        play_one(
+        let game = play_one(
             &config.agents[i],
             &config.agents[j],
             &pairing,
             k,
             i_first,
             budget,
-        )
+        );
+        played.fetch_add(1, Ordering::Relaxed);
+        game
     };
     let (played, sprt) = match &config.sprt {
         None => {

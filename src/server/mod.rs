@@ -6,6 +6,7 @@
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
+//! - [`run_events`]: run events from every server on the database, each sent once.
 //! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
 //!   moves and positions, matches and tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -20,6 +21,7 @@ pub mod limits;
 pub mod matches;
 pub mod moves;
 pub mod openapi;
+pub mod run_events;
 pub mod runs;
 pub mod tournaments;
 pub mod workers;
@@ -128,6 +130,9 @@ pub struct AppState {
     /// busy pool from outside wait until its threads run out of their own work.)
     pub interactive: Arc<rayon::ThreadPool>,
     pub events: broadcast::Sender<RunEvent>,
+    /// The runs this process's event streams follow and what each was last sent: see
+    /// [`run_events::emit`], the only sender of run events.
+    pub follows: Mutex<run_events::Follows>,
     /// Wakes idle workers when a run is queued.
     pub wake: Notify,
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
@@ -136,10 +141,12 @@ pub struct AppState {
     /// The same for tournaments, which play on the game pool: long ones cannot take the
     /// permits of moves and matches.
     pub background: Arc<Semaphore>,
-    pub tournaments: Mutex<HashMap<String, tournaments::TournamentState>>,
+    /// The tournaments this process plays: a stopping server waits for them (they see the
+    /// stop, and store themselves as failed) as it waits for its runs.
+    pub tournament_tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
     /// run's config for each poll would cost more than everything else the request does.
-    pub runs_cache: std::sync::RwLock<Option<(u64, axum::body::Bytes)>>,
+    pub runs_cache: std::sync::RwLock<Option<(i64, axum::body::Bytes)>>,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
     /// Which files the specs of requests may name: none, or names in the models folder.
@@ -256,8 +263,8 @@ impl RunningServer {
     /// Serves until the process is told to stop (Ctrl-C, SIGTERM or [`RunningServer::shutdown`]),
     /// then stops cleanly within about 10 seconds: no new requests, event streams closed, the
     /// generations under way abandoned and their runs handed back to the queue (another
-    /// process resumes them at once), the batch worker's batch finished or handed back, and
-    /// the database closed.
+    /// process resumes them at once), the tournaments it plays stopped and stored as failed,
+    /// the batch worker's batch finished or handed back, and the database closed.
     pub async fn wait(mut self) {
         let _ = (&mut self.serve).await;
         self.stop_workers_and_close().await;
@@ -271,6 +278,23 @@ impl RunningServer {
             if tokio::time::timeout_at(deadline, w).await.is_err() {
                 tracing::warn!("a run worker did not stop in time");
                 abort.abort();
+            }
+        }
+        // Tournaments saw the stop too: each stores itself failed once its games under way end.
+        let mut tournaments = std::mem::take(&mut *self.state.tournament_tasks.lock().await);
+        loop {
+            match tokio::time::timeout_at(deadline, tournaments.join_next()).await {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(_) => {
+                    tracing::warn!(
+                        count = tournaments.len(),
+                        "tournaments did not stop in time; they are marked failed once their \
+                         heartbeat is stale"
+                    );
+                    tournaments.abort_all();
+                    break;
+                }
             }
         }
         if let Some(batches) = self.batch_worker.take() {
@@ -367,11 +391,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let store = Store::connect(&config.database_url)
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
-    let interrupted = store.fail_running_tournaments().await?;
+    // Only those whose server stopped beating: another server's live ones play on.
+    let interrupted = store.fail_abandoned_tournaments().await?;
     if interrupted > 0 {
         tracing::info!(
             count = interrupted,
-            "tournaments left running by a previous process: marked failed"
+            "tournaments left running by a stopped process: marked failed"
         );
     }
     // Runs another process left running are not touched here: they are taken over by
@@ -411,10 +436,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         pool: Arc::new(rayon_pool(config.threads)?),
         interactive: Arc::new(interactive_pool()?),
         events,
+        follows: Mutex::new(HashMap::new()),
         wake: Notify::new(),
         compute: Arc::new(Semaphore::new(COMPUTE_SLOTS)),
         background: Arc::new(Semaphore::new(BACKGROUND_SLOTS)),
-        tournaments: Mutex::new(HashMap::new()),
+        tournament_tasks: tokio::sync::Mutex::new(tokio::task::JoinSet::new()),
         runs_cache: std::sync::RwLock::new(None),
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),
@@ -441,6 +467,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let limits = config.limits;
     let serve = tokio::spawn(limits::serve(listener, app, limits, stopping));
     tokio::spawn(log_summary(state.clone()));
+    tokio::spawn(run_events::watch(state.clone()));
     let workers = (0..config.workers)
         .map(|i| tokio::spawn(workers::worker(state.clone(), i)))
         .collect();

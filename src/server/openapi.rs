@@ -344,7 +344,7 @@ pub fn spec() -> Value {
             "get": with_params(op("A tournament's state and cross-table", vec![("200", ok("the tournament", schema_ref("Tournament")))], &[404]), json!([path_id()]))
         },
         "/api/tournaments/{id}/cancel": {
-            "post": secured(with_params(op("Cancel a running tournament: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
+            "post": secured(with_params(op("Cancel a running tournament, through any server: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
         "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
@@ -400,10 +400,10 @@ pub fn spec() -> Value {
             "game_over": {"type": "boolean"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
             "to_move": {"type": "string"}, "stores": {"type": "array", "items": {"type": "integer"}}}},
         "Tournament": {"type": "object", "properties": {
-            "id": {"type": "string"}, "status": {"type": "string", "enum": ["running", "finished", "failed"]},
+            "id": {"type": "string"}, "status": {"type": "string", "enum": ["running", "finished", "cancelled", "failed"]},
             "agents": {"type": "array", "items": {"type": "string"}},
             "table": {"type": "array", "items": {"type": "array", "items": {"type": ["object", "null"]}}},
-            "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number"}, "error": nullable_string}},
+            "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number", "minimum": 0, "maximum": 1, "description": "games played over games planned, written by the server playing it as games finish; the same on every server"}, "error": nullable_string}},
         "Health": {"type": "object", "properties": {"status": {"type": "string"}, "database": {"type": "string", "enum": ["sqlite", "postgres"]}}}
     });
     if let Some(map) = schemas.as_object_mut() {

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
+use super::run_events::{emit, Following};
 use super::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
@@ -80,11 +81,14 @@ pub fn run_json(run: &RunRow) -> Value {
 /// Broadcasts a run's current state to its event streams.
 pub async fn publish_status(state: &SharedState, id: &str) {
     if let Ok(Some(run)) = state.store.get_run(id).await {
-        let _ = state.events.send(RunEvent {
-            run_id: id.to_string(),
-            kind: "status",
-            data: run_json(&run),
-        });
+        emit(
+            state,
+            RunEvent {
+                run_id: id.to_string(),
+                kind: "status",
+                data: run_json(&run),
+            },
+        );
     }
 }
 
@@ -227,11 +231,14 @@ pub async fn create(
         })
         .await?;
     tracing::info!(run = %run.id, "run queued");
-    let _ = state.events.send(RunEvent {
-        run_id: run.id.clone(),
-        kind: "status",
-        data: run_json(&run),
-    });
+    emit(
+        &state,
+        RunEvent {
+            run_id: run.id.clone(),
+            kind: "status",
+            data: run_json(&run),
+        },
+    );
     state.wake.notify_waiters();
     Ok((StatusCode::CREATED, Json(run_json(&run))).into_response())
 }
@@ -295,18 +302,22 @@ pub async fn list(
     };
     // Only the first page as dashboards ask for it is cached: that is what they poll.
     let cacheable = query.cursor.is_none() && query.limit.is_none();
-    // Read the version before the rows: a write that lands in between makes the cached copy
-    // outdated at once, never newer than its version says.
-    let version = state.store.version();
-    let cached = cacheable
-        .then(|| {
-            state.runs_cache.read().ok().and_then(|c| {
-                c.as_ref()
-                    .filter(|(v, _)| *v == version)
-                    .map(|(_, b)| b.clone())
-            })
+    // The version lives in the database and every process's writes bump it, so a run another
+    // server created or advanced is never hidden behind this one's cache. Read it before the
+    // rows: a write that lands in between makes the cached copy outdated at once, never newer
+    // than its version says.
+    let version = if cacheable {
+        Some(state.store.list_version().await?)
+    } else {
+        None
+    };
+    let cached = version.and_then(|version| {
+        state.runs_cache.read().ok().and_then(|c| {
+            c.as_ref()
+                .filter(|(v, _)| *v == version)
+                .map(|(_, b)| b.clone())
         })
-        .flatten();
+    });
     let body = match cached {
         Some(body) => body,
         None => {
@@ -316,7 +327,7 @@ pub async fn list(
             let next = next.map(|(c, i)| encode_cursor(&c, &i));
             let body =
                 axum::body::Bytes::from(json!({ "runs": runs, "next_cursor": next }).to_string());
-            if cacheable {
+            if let Some(version) = version {
                 if let Ok(mut cache) = state.runs_cache.write() {
                     *cache = Some((version, body.clone()));
                 }
@@ -468,11 +479,14 @@ pub async fn resume(
         )));
     };
     tracing::info!(run = %id, "run queued again");
-    let _ = state.events.send(RunEvent {
-        run_id: id.clone(),
-        kind: "status",
-        data: run_json(&queued),
-    });
+    emit(
+        &state,
+        RunEvent {
+            run_id: id.clone(),
+            kind: "status",
+            data: run_json(&queued),
+        },
+    );
     state.wake.notify_waiters();
     Ok(Json(run_json(&queued)))
 }
@@ -488,18 +502,20 @@ pub async fn delete(
             crate::game::excerpt(&id)
         )));
     }
-    // Cancelling first makes the worker drop the generation under way.
-    state.store.cancel(&id).await?;
+    // The owner drops the generation under way once it finds the run gone.
     if !state.store.delete_run(&id).await? {
         return Err(ApiError::not_found(format!("no run {id}")));
     }
     tracing::info!(run = %id, "run deleted");
     // Its event streams end now rather than at their next look at the database.
-    let _ = state.events.send(RunEvent {
-        run_id: id.clone(),
-        kind: "deleted",
-        data: Value::Null,
-    });
+    emit(
+        &state,
+        RunEvent {
+            run_id: id.clone(),
+            kind: "deleted",
+            data: Value::Null,
+        },
+    );
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -582,7 +598,8 @@ fn sse_event(kind: &str, data: &Value) -> Event {
 }
 
 /// How often an open event stream reads its run from the database: the run may end where
-/// this process hears nothing of it (another process owns it, or the broadcast lagged).
+/// this process hears nothing of it (the broadcast lagged, or the database was changed by
+/// hand, which bumps no version).
 const STREAM_RECHECK: Duration = Duration::from_secs(5);
 
 fn is_terminal(status: &str) -> bool {
@@ -602,6 +619,8 @@ struct Follow {
     recheck: tokio::time::Interval,
     queue: std::collections::VecDeque<Event>,
     ended: bool,
+    /// Keeps the run's events coming from the database while the stream is open.
+    _following: Following,
 }
 
 impl Follow {
@@ -663,7 +682,8 @@ impl Follow {
 }
 
 /// Server-sent events: first a `status` event with the run as it is, then a `generation`
-/// event per new generation and a `status` event per status change; once the run has ended
+/// event per new generation and a `status` event per status change, whichever server on the
+/// database made them (see [`super::run_events`]); once the run has ended
 /// (finished, failed, cancelled, deleted) an `end` event, and the stream closes. A run that
 /// has already ended gets its `status` and `end` at once.
 pub async fn events(
@@ -673,6 +693,8 @@ pub async fn events(
     // Subscribe before reading the run so that nothing between the two is missed.
     let rx = state.events.subscribe();
     let run = find(&state, &id).await?;
+    let shown = run_json(&run);
+    let following = Following::new(state.clone(), &id, run.generations_done, &shown);
     let mut recheck =
         tokio::time::interval_at(tokio::time::Instant::now() + STREAM_RECHECK, STREAM_RECHECK);
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -683,11 +705,12 @@ pub async fn events(
         recheck,
         queue: std::collections::VecDeque::new(),
         ended: false,
+        _following: following,
     };
     if is_terminal(run.status.as_str()) {
         follow.close_with(Some(&run));
     } else {
-        follow.queue.push_back(sse_event("status", &run_json(&run)));
+        follow.queue.push_back(sse_event("status", &shown));
     }
     let stream = stream::unfold(follow, |mut follow| async move {
         let event = follow.next_event().await?;

@@ -1,6 +1,12 @@
-//! Round-robin tournaments over HTTP: started by one request, played in the background,
-//! read by id while they run, and stored in the database when they start and when they end,
-//! so that they are listed and reopened after a restart.
+//! Round-robin tournaments over HTTP: started by one request and played in the background by
+//! the server that took it. The database is where every server reads them: the row holds the
+//! status, the progress (written as games finish) and a cancel that any server may set, which
+//! the playing server reads between games. A stopping server cancels its tournaments, marks
+//! them failed and waits for their tasks; a tournament whose server died is marked failed
+//! once its heartbeat is stale.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -16,19 +22,20 @@ use super::{compute_in_background, SharedState};
 use crate::agents::{Profile, Stopped};
 use crate::matches::tournament::TournamentSprt;
 use crate::matches::{
-    play_tournament_until, MatchError, Tally, TournamentConfig, TournamentReport,
+    play_tournament_counted, tournament_games, MatchError, Tally, TournamentConfig,
+    TournamentReport,
 };
 use crate::search::Budget;
-use crate::store::StoredTournament;
+use crate::store::{StoredTournament, TournamentLease};
 
 /// Most games per pairing in a tournament.
 pub const MAX_TOURNAMENT_GAMES: u32 = 100;
 /// Most agents in a tournament.
 pub const MAX_TOURNAMENT_AGENTS: usize = 8;
-/// Tournaments kept in memory.
-const KEEP_TOURNAMENTS: usize = 100;
+/// Tournaments one server plays (or waits to play) at a time.
+const MAX_PLAYING: usize = 100;
 
-/// A tournament started through the API: in memory while it runs, and in the database.
+/// A tournament started through the API, as stored in the database (the state document).
 #[derive(Clone, Debug, Serialize)]
 pub struct TournamentState {
     pub id: String,
@@ -47,11 +54,6 @@ pub struct TournamentState {
     pub sprt: Option<TournamentSprt>,
     pub error: Option<String>,
     pub created_at: String,
-    #[serde(skip)]
-    pub order: u64,
-    /// Set by `POST /api/tournaments/{id}/cancel`; the games look at it.
-    #[serde(skip)]
-    pub cancel: Budget,
 }
 
 fn default_tournament_games() -> u32 {
@@ -99,6 +101,14 @@ const MAX_AGENT_NAME_CHARS: usize = 60;
 /// Tournaments `GET /api/tournaments` lists.
 const LIST_TOURNAMENTS: u32 = 100;
 
+/// How often the process playing a tournament writes its progress and reads whether it was
+/// cancelled (through any server): the heartbeat of its ownership too.
+const TOURNAMENT_BEAT: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// What a tournament whose server stopped says: it was played in that server's memory.
+const STOPPED_BEFORE_THE_END: &str =
+    "the server playing this tournament stopped before it finished; start it again";
+
 /// Starts a tournament in the background and answers its id at once (202).
 pub async fn start(
     State(state): State<SharedState>,
@@ -107,48 +117,121 @@ pub async fn start(
     let config = tournament_config(&state, &req).await?;
     let names = display_names(&req, &config)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let entry = register(&state, &id, &config, names)?;
-    save(&state, &entry).await?;
-    let task_state = state.clone();
-    let task_id = id.clone();
-    let files = state.files.clone();
-    let cancel = entry.cancel.clone();
-    let waiting = cancel.clone();
-    tokio::spawn(async move {
-        let result = compute_in_background(&task_state, &waiting, move || {
-            // Located here, on the game pool: locating a model looks at the disk.
-            let agents = config
-                .agents
-                .iter()
-                .map(|s| s.locate(&files))
-                .collect::<Result<Vec<_>, _>>()?;
-            play_tournament_until(&TournamentConfig { agents, ..config }, &cancel)
-        })
-        .await;
-        let done = {
-            let Ok(mut map) = task_state.tournaments.lock() else {
-                return;
-            };
-            let Some(t) = map.get_mut(&task_id) else {
-                return;
-            };
-            match result {
-                Ok(Ok(report)) => t.finish(&report),
-                Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled",
-                Ok(Err(e)) => t.fail(e.to_string()),
-                Err(e) => t.fail(e.message),
-            }
-            t.clone()
-        };
-        if let Err(e) = save(&task_state, &done).await {
-            tracing::error!(tournament = %task_id, "storing the finished tournament: {}", e.message);
-        }
-    });
+    let entry = new_state(&id, &config, names);
+    let planned = tournament_games(&config);
+    let mut tasks = state.tournament_tasks.lock().await;
+    while tasks.try_join_next().is_some() {}
+    if tasks.len() >= MAX_PLAYING {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            None,
+            format!("{MAX_PLAYING} tournaments are already playing on this server"),
+        ));
+    }
+    state
+        .store
+        .create_tournament(&stored(&entry)?, &state.owner)
+        .await?;
+    tasks.spawn(play(state.clone(), entry, config, planned));
+    drop(tasks);
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"id": id, "status": "running"})),
     )
         .into_response())
+}
+
+/// Plays a stored tournament to its end, writing its progress as games finish, and stores
+/// how it ended: finished, cancelled (through any server), failed, or failed because this
+/// server is stopping.
+async fn play(state: SharedState, mut t: TournamentState, config: TournamentConfig, planned: u64) {
+    let cancel = Profile::Api.limits().tournament_budget();
+    let played = Arc::new(AtomicU64::new(0));
+    let beat = tokio::spawn(keep_playing(
+        state.clone(),
+        t.id.clone(),
+        cancel.clone(),
+        played.clone(),
+        planned,
+    ));
+    let files = state.files.clone();
+    let (counter, stop) = (played.clone(), cancel.clone());
+    let result = compute_in_background(&state, &cancel, move || {
+        // Located here, on the game pool: locating a model looks at the disk.
+        let agents = config
+            .agents
+            .iter()
+            .map(|s| s.locate(&files))
+            .collect::<Result<Vec<_>, _>>()?;
+        play_tournament_counted(&TournamentConfig { agents, ..config }, &stop, &counter)
+    })
+    .await;
+    beat.abort();
+    t.progress = fraction(played.load(Ordering::Relaxed), planned);
+    match result {
+        Ok(Ok(report)) => t.finish(&report),
+        Ok(Err(MatchError::Stopped(Stopped::Cancelled))) if state.is_stopping() => {
+            t.fail(STOPPED_BEFORE_THE_END.into())
+        }
+        Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled",
+        Ok(Err(e)) => t.fail(e.to_string()),
+        Err(e) => t.fail(e.message),
+    }
+    let ended = match stored(&t) {
+        Ok(ended) => ended,
+        Err(e) => {
+            tracing::error!(tournament = %t.id, "storing the ended tournament: {}", e.message);
+            return;
+        }
+    };
+    if let Err(e) = state.store.end_tournament(&ended, &state.owner).await {
+        tracing::error!(tournament = %t.id, "storing the ended tournament: {e}");
+    }
+}
+
+/// Games played over games planned, short of 1 until the report says the end.
+fn fraction(played: u64, planned: u64) -> f64 {
+    if planned == 0 {
+        0.0
+    } else {
+        (played as f64 / planned as f64).min(0.99)
+    }
+}
+
+/// The owner's side of a running tournament: every [`TOURNAMENT_BEAT`] it writes the
+/// progress, and stops the games once the row says cancelled (or the row is gone, or no
+/// longer this process's) or the process is stopping.
+async fn keep_playing(
+    state: SharedState,
+    id: String,
+    cancel: Budget,
+    played: Arc<AtomicU64>,
+    planned: u64,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(TOURNAMENT_BEAT) => {}
+            _ = state.stopping() => {
+                cancel.cancel();
+                return;
+            }
+        }
+        let progress = fraction(played.load(Ordering::Relaxed), planned);
+        match state
+            .store
+            .tournament_progress(&id, &state.owner, progress)
+            .await
+        {
+            Ok(TournamentLease::Playing) => {}
+            Ok(TournamentLease::Stop) => {
+                tracing::info!(tournament = %id, "tournament cancelled: its games stop");
+                cancel.cancel();
+                return;
+            }
+            // The database may answer at the next beat; the games go on meanwhile.
+            Err(e) => tracing::warn!(tournament = %id, "writing a tournament's progress: {e}"),
+        }
+    }
 }
 
 /// The request checked field by field, its agents resolved under the API's limits.
@@ -208,32 +291,9 @@ async fn tournament_config(
     })
 }
 
-/// Records a new running tournament, forgetting the oldest finished ones beyond
-/// [`KEEP_TOURNAMENTS`]; refuses (429) when all those kept are still running.
-fn register(
-    state: &SharedState,
-    id: &str,
-    config: &TournamentConfig,
-    names: Vec<String>,
-) -> ApiResult<TournamentState> {
-    let mut map = state.tournaments.lock().map_err(ApiError::internal)?;
-    let order = map.values().map(|t| t.order).max().unwrap_or(0) + 1;
-    while map.len() >= KEEP_TOURNAMENTS {
-        let oldest = map
-            .values()
-            .filter(|t| t.status != "running")
-            .min_by_key(|t| t.order)
-            .map(|t| t.id.clone());
-        let Some(old) = oldest else {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                None,
-                "too many tournaments are running",
-            ));
-        };
-        map.remove(&old);
-    }
-    let entry = TournamentState {
+/// A new running tournament as the API shows it.
+fn new_state(id: &str, config: &TournamentConfig, names: Vec<String>) -> TournamentState {
+    TournamentState {
         id: id.to_string(),
         status: "running",
         agents: config.agents.iter().map(|s| s.to_string()).collect(),
@@ -247,11 +307,7 @@ fn register(
         sprt: None,
         error: None,
         created_at: crate::store::now_rfc3339(),
-        order,
-        cancel: Profile::Api.limits().tournament_budget(),
-    };
-    map.insert(id.to_string(), entry.clone());
-    Ok(entry)
+    }
 }
 
 /// The display names of a request's agents: the ones given, checked, else the specs.
@@ -285,32 +341,46 @@ fn display_names(req: &TournamentRequest, config: &TournamentConfig) -> ApiResul
         .collect()
 }
 
-/// Writes a tournament's state to the database.
-async fn save(state: &SharedState, t: &TournamentState) -> ApiResult<()> {
-    let stored = StoredTournament {
+/// A tournament's state as the database keeps it.
+fn stored(t: &TournamentState) -> ApiResult<StoredTournament> {
+    Ok(StoredTournament {
         id: t.id.clone(),
         created_at: t.created_at.clone(),
         status: t.status.to_string(),
         error: t.error.clone(),
+        progress: t.progress,
+        heartbeat_at: None,
         state: serde_json::to_value(t).map_err(ApiError::internal)?,
-    };
-    Ok(state.store.save_tournament(&stored).await?)
+    })
 }
 
-/// A stored tournament as the API shows it: its state with the stored status and error (a
-/// tournament a stopped server left running has been marked failed since).
+/// A stored tournament as the API shows it: its state with the stored status, error and
+/// progress, which change while it plays (and after, when its server stopped).
 fn stored_json(t: StoredTournament) -> Value {
     let mut value = t.state;
     if let Some(map) = value.as_object_mut() {
         map.insert("status".into(), json!(t.status));
         map.insert("error".into(), json!(t.error));
+        map.insert("progress".into(), json!(t.progress));
     }
     value
 }
 
+/// Marks failed the running tournaments among `shown` whose server stopped beating (it
+/// died: a server that stops cleanly marks its own), and says whether there were any.
+async fn fail_abandoned(state: &SharedState, shown: &[StoredTournament]) -> ApiResult<bool> {
+    if !shown.iter().any(StoredTournament::abandoned) {
+        return Ok(false);
+    }
+    Ok(state.store.fail_abandoned_tournaments().await? > 0)
+}
+
 /// The newest tournaments, newest first, without their tables.
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
-    let stored = state.store.list_tournaments(LIST_TOURNAMENTS).await?;
+    let mut stored = state.store.list_tournaments(LIST_TOURNAMENTS).await?;
+    if fail_abandoned(&state, &stored).await? {
+        stored = state.store.list_tournaments(LIST_TOURNAMENTS).await?;
+    }
     let items: Vec<Value> = stored
         .into_iter()
         .map(|t| {
@@ -319,6 +389,7 @@ pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
                 "id": value["id"], "status": value["status"], "error": value["error"],
                 "created_at": value["created_at"], "agents": value["agents"],
                 "names": value["names"], "games": value["games"], "seed": value["seed"],
+                "progress": value["progress"],
             })
         })
         .collect();
@@ -363,56 +434,45 @@ fn cell_json(tally: &Tally) -> Value {
     })
 }
 
-/// A tournament: from memory while this process plays it, else from the database.
+/// A tournament, from the database: the same on every server, while it plays and after.
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
-    let live = {
-        let map = state.tournaments.lock().map_err(ApiError::internal)?;
-        map.get(&id).cloned()
-    };
-    if let Some(t) = live {
-        return Ok(Json(serde_json::to_value(t).map_err(ApiError::internal)?));
+    let not_found =
+        || ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)));
+    let mut t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
+    if fail_abandoned(&state, std::slice::from_ref(&t)).await? {
+        t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
     }
-    let stored = state.store.tournament(&id).await?.ok_or_else(|| {
-        ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)))
-    })?;
-    Ok(Json(stored_json(stored)))
+    Ok(Json(stored_json(t)))
 }
 
-/// Stops a running tournament: the games under way finish, the rest are not played, and it
-/// is stored as `cancelled` (409 when it is not running, 404 when there is no such one).
+/// Stops a running tournament, whichever server plays it: it is stored as `cancelled` at
+/// once, and the server playing it stops its games within a beat (the games under way
+/// finish). 409 when it is not running, 404 when there is no such one.
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
-    let cancelled = {
-        let mut map = state.tournaments.lock().map_err(ApiError::internal)?;
-        let Some(t) = map.get_mut(&id) else {
-            return Err(ApiError::not_found(format!(
-                "no running tournament {:?}",
-                crate::game::excerpt(&id)
-            )));
-        };
-        if t.status != "running" {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                None,
-                format!(
-                    "tournament {id} is {}: only a running one can be cancelled",
-                    t.status
-                ),
-            ));
-        }
-        t.cancel.cancel();
-        t.status = "cancelled";
-        t.clone()
+    let not_found = || {
+        ApiError::not_found(format!(
+            "no running tournament {:?}",
+            crate::game::excerpt(&id)
+        ))
     };
+    if !state.store.cancel_tournament(&id).await? {
+        let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            None,
+            format!(
+                "tournament {id} is {}: only a running one can be cancelled",
+                t.status
+            ),
+        ));
+    }
     tracing::info!(tournament = %id, "tournament cancelled");
-    // Stored at once, so that the list says so; the games' end stores it again.
-    save(&state, &cancelled).await?;
-    Ok(Json(
-        serde_json::to_value(&cancelled).map_err(ApiError::internal)?,
-    ))
+    let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
+    Ok(Json(stored_json(t)))
 }

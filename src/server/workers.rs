@@ -257,9 +257,12 @@ fn announce(state: &SharedState, run_id: &str, record: &GenerationRecord) {
     if let Some(map) = data.as_object_mut() {
         map.insert("run_id".into(), json!(run_id));
     }
-    let _ = state.events.send(RunEvent {
-        run_id: run_id.to_string(),
-        kind: "generation",
-        data,
-    });
+    super::run_events::emit(
+        state,
+        RunEvent {
+            run_id: run_id.to_string(),
+            kind: "generation",
+            data,
+        },
+    );
 }

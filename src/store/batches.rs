@@ -144,6 +144,7 @@ impl Store {
     /// Fails a running run whoever owns it: what a worker does on finding that a batch gave
     /// two different results. The owner sees the run stop running and drops its generation.
     pub async fn fail_running(&self, id: &str, error: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
              WHERE id = $1 AND status = 'running'",
@@ -151,9 +152,12 @@ impl Store {
         .bind(id)
         .bind(error)
         .bind(now_rfc3339())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 }

@@ -15,7 +15,6 @@ pub mod queue;
 pub use batches::{ResultWrite, SliceKey};
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -289,13 +288,40 @@ const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generatio
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
      stop_reason, notes, tags, claim";
 
+/// The PostgreSQL channel on which every write that changes the runs list (and so a run's
+/// status or generations) notifies, in its transaction: listeners hear of it once committed.
+const RUNS_CHANNEL: &str = "kalah_tuner_runs";
+
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// Bumped after every write this process makes, so readers can cache what they render
-    /// from the runs table until it changes (one server process per database).
-    changes: Arc<AtomicU64>,
+    /// Where [`Store::listen_runs`] connects, on PostgreSQL.
+    listen_url: Option<Secret>,
+}
+
+/// A database URL, which may hold a password: kept out of `Debug` output.
+#[derive(Clone)]
+struct Secret(Arc<str>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(database URL)")
+    }
+}
+
+/// Hears, on PostgreSQL, that another process (or this one) changed the runs: see
+/// [`Store::listen_runs`].
+pub struct RunsListener(sqlx::postgres::PgListener);
+
+impl RunsListener {
+    /// Completes at the next committed change to the runs. After a lost connection it
+    /// reconnects and completes at once: changes in between were not heard, so the caller
+    /// looks at the database either way.
+    pub async fn changed(&mut self) -> Result<(), StoreError> {
+        self.0.recv().await?;
+        Ok(())
+    }
 }
 
 impl Store {
@@ -353,19 +379,45 @@ impl Store {
         Ok(Store {
             pool,
             backend,
-            changes: Arc::new(AtomicU64::new(0)),
+            listen_url: (backend == Backend::Postgres).then(|| Secret(url.as_str().into())),
         })
     }
 
-    /// A number that changes after each write to the runs or generations of this store.
-    pub fn version(&self) -> u64 {
-        self.changes.load(Ordering::Acquire)
+    /// The version of the runs list: it changes in the transaction of every write, by any
+    /// process on this database, that changes what the list shows (a run created, claimed,
+    /// advanced by a generation, renamed, cancelled, resumed, failed, finished or deleted).
+    /// What was read from the runs after reading version `v` is at least as new as `v`.
+    pub async fn list_version(&self) -> Result<i64, StoreError> {
+        let version: i64 = sqlx::query_scalar("SELECT version FROM versions WHERE name = 'runs'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(version)
     }
 
-    /// Called after a write has committed: bumping before would let a reader cache the old
-    /// state under the new version.
-    fn changed(&self) {
-        self.changes.fetch_add(1, Ordering::AcqRel);
+    /// Marks the runs changed, inside the transaction of the change: the list's version goes
+    /// up and, on PostgreSQL, listeners are notified when (and only if) it commits.
+    async fn runs_changed(&self, conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
+        sqlx::query("UPDATE versions SET version = version + 1 WHERE name = 'runs'")
+            .execute(&mut *conn)
+            .await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query(sqlx::AssertSqlSafe(format!("NOTIFY {RUNS_CHANNEL}")))
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// On PostgreSQL, a listener that hears of every committed change to the runs, whichever
+    /// process made it; `None` on SQLite, which cannot tell other processes (poll
+    /// [`Store::list_version`] there).
+    pub async fn listen_runs(&self) -> Result<Option<RunsListener>, StoreError> {
+        let Some(url) = &self.listen_url else {
+            return Ok(None);
+        };
+        let mut listener = sqlx::postgres::PgListener::connect(&url.0).await?;
+        listener.listen(RUNS_CHANNEL).await?;
+        Ok(Some(RunsListener(listener)))
     }
 
     pub fn backend(&self) -> Backend {
@@ -399,6 +451,7 @@ impl Store {
              generations_done, created_at) VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7) \
              RETURNING {RUN_COLUMNS}"
         );
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&run.id)
             .bind(&run.name)
@@ -407,9 +460,10 @@ impl Store {
             .bind(run.features.to_string())
             .bind(run.config.records_total() as i64)
             .bind(now_rfc3339())
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *tx)
             .await?;
-        self.changed();
+        self.runs_changed(&mut tx).await?;
+        tx.commit().await?;
         run_from_row(&row)
     }
 
@@ -528,6 +582,7 @@ impl Store {
     pub async fn claim_next(&self, owner: &str) -> Result<Option<RunRow>, StoreError> {
         let now = OffsetDateTime::now_utc();
         let stale_before = rfc3339(now - LEASE_TTL);
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1), \
              claim = claim + 1, owner = $2, heartbeat_at = $1 \
@@ -541,15 +596,19 @@ impl Store {
         .bind(rfc3339(now))
         .bind(owner)
         .bind(stale_before)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
         match row {
             Some(r) => {
-                self.changed();
+                self.runs_changed(&mut tx).await?;
+                tx.commit().await?;
                 let id: String = r.try_get("id")?;
                 self.get_run(&id).await
             }
-            None => Ok(None),
+            None => {
+                tx.rollback().await?;
+                Ok(None)
+            }
         }
     }
 
@@ -572,15 +631,19 @@ impl Store {
     /// cleanly), so that another process resumes it from its last generation without waiting
     /// for the lease to go stale. `Ok(false)` when the run was no longer this owner's.
     pub async fn release(&self, id: &str, claim: i64) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = 'queued', owner = NULL, heartbeat_at = NULL \
              WHERE id = $1 AND claim = $2 AND status = 'running'",
         )
         .bind(id)
         .bind(claim)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -604,29 +667,37 @@ impl Store {
              notes = COALESCE($4, notes), tags = COALESCE($5, tags) \
              WHERE id = $1 RETURNING {RUN_COLUMNS}"
         );
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(change.name.is_some() as i64)
             .bind(change.name.clone().unwrap_or_default())
             .bind(change.notes.clone())
             .bind(tags)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        self.changed();
+        if row.is_some() {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Cancels a queued or running run. `Ok(false)` when it is in another state.
     pub async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = 'cancelled', finished_at = $2 \
              WHERE id = $1 AND status IN ('queued', 'running')",
         )
         .bind(id)
         .bind(now_rfc3339())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -637,17 +708,22 @@ impl Store {
             "UPDATE runs SET status = 'queued', finished_at = NULL, error = NULL \
              WHERE id = $1 AND status IN ('cancelled', 'failed') RETURNING {RUN_COLUMNS}"
         );
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        self.changed();
+        if row.is_some() {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Marks a running run failed.
     pub async fn fail(&self, id: &str, claim: i64, error: &str) -> Result<(), StoreError> {
-        sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
             "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
              WHERE id = $1 AND status = 'running' AND claim = $4",
         )
@@ -655,9 +731,12 @@ impl Store {
         .bind(error)
         .bind(now_rfc3339())
         .bind(claim)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -669,7 +748,8 @@ impl Store {
         claim: i64,
         stop: Option<StopReason>,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
             "UPDATE runs SET status = 'finished', finished_at = $2, stop_reason = $3 \
              WHERE id = $1 AND status = 'running' AND claim = $4",
         )
@@ -677,15 +757,28 @@ impl Store {
         .bind(now_rfc3339())
         .bind(stop.map(stop_name))
         .bind(claim)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.changed();
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
-    /// Deletes a run and its generations. `Ok(false)` when there was no such run.
+    /// Deletes a run and its generations; its owner, if any, finds it gone at its next
+    /// heartbeat and drops the generation under way. `Ok(false)` when there was no such run.
     pub async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
+        // Cancelled first, in the same transaction: on PostgreSQL this waits for a generation
+        // being written (the row lock) instead of deleting around it, and no other server
+        // sees the run cancelled on its way out (its streams end with `deleted`).
+        sqlx::query(
+            "UPDATE runs SET status = 'cancelled' WHERE id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM batch_results WHERE run_id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -698,8 +791,10 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        if done.rows_affected() > 0 {
+            self.runs_changed(&mut tx).await?;
+        }
         tx.commit().await?;
-        self.changed();
         if self.backend == Backend::Sqlite {
             // SQLite keeps a deleted run's pages in the file for reuse; give them back, so
             // deleting a big run frees the disk it took. (PostgreSQL's autovacuum reuses them.)
@@ -783,8 +878,8 @@ impl Store {
         .bind(panel)
         .execute(&mut *tx)
         .await?;
+        self.runs_changed(&mut tx).await?;
         tx.commit().await?;
-        self.changed();
         Ok(WriteOutcome::Written)
     }
 
@@ -870,65 +965,165 @@ impl Store {
     }
 }
 
-/// A tournament as stored: its state document (what the API shows) with its status and error.
+/// A tournament as stored: its state document (what the API shows) with its status, error
+/// and progress, which any server reads from here while the owner plays it.
 #[derive(Clone, Debug)]
 pub struct StoredTournament {
     pub id: String,
     pub created_at: String,
     pub status: String,
     pub error: Option<String>,
+    /// Games played over games planned, 0 to 1.
+    pub progress: f64,
+    /// The playing server's last heartbeat (`None` when never written).
+    pub heartbeat_at: Option<String>,
     pub state: serde_json::Value,
 }
 
+impl StoredTournament {
+    /// Still `running`, but its server has not beaten for [`LEASE_TTL`]: it died, and the
+    /// tournament will never end by itself.
+    pub fn abandoned(&self) -> bool {
+        let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
+        self.status == "running"
+            && self
+                .heartbeat_at
+                .as_deref()
+                .is_none_or(|beat| beat < stale_before.as_str())
+    }
+}
+
+/// What the process playing a tournament learns when it writes its progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TournamentLease {
+    /// Still running and this process's: play on.
+    Playing,
+    /// Cancelled (through any server), failed as abandoned, or gone: stop playing.
+    Stop,
+}
+
+const TOURNAMENT_COLUMNS: &str = "id, created_at, status, error, progress, heartbeat_at, state";
+
 impl Store {
-    /// Writes a tournament's state, new or updated.
-    pub async fn save_tournament(&self, t: &StoredTournament) -> Result<(), StoreError> {
+    /// Stores a new running tournament, played by `owner`.
+    pub async fn create_tournament(
+        &self,
+        t: &StoredTournament,
+        owner: &str,
+    ) -> Result<(), StoreError> {
         let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
         sqlx::query(
-            "INSERT INTO tournaments (id, created_at, status, error, state) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET \
-             status = excluded.status, error = excluded.error, state = excluded.state",
+            "INSERT INTO tournaments (id, created_at, status, error, state, progress, owner, \
+             heartbeat_at) VALUES ($1, $2, 'running', NULL, $3, 0, $4, $5)",
         )
         .bind(&t.id)
         .bind(&t.created_at)
-        .bind(&t.status)
-        .bind(&t.error)
         .bind(state)
+        .bind(owner)
+        .bind(now_rfc3339())
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
-    pub async fn tournament(&self, id: &str) -> Result<Option<StoredTournament>, StoreError> {
+    /// The owner's heartbeat with the progress so far; tells it whether to play on. One
+    /// conditional UPDATE: a cancel that lands first makes it match nothing.
+    pub async fn tournament_progress(
+        &self,
+        id: &str,
+        owner: &str,
+        progress: f64,
+    ) -> Result<TournamentLease, StoreError> {
         let row = sqlx::query(
-            "SELECT id, created_at, status, error, state FROM tournaments WHERE id = $1",
+            "UPDATE tournaments SET progress = $3, heartbeat_at = $4 \
+             WHERE id = $1 AND owner = $2 AND status = 'running' RETURNING cancel_requested",
         )
         .bind(id)
+        .bind(owner)
+        .bind(progress)
+        .bind(now_rfc3339())
         .fetch_optional(&self.pool)
         .await?;
+        Ok(match row {
+            Some(r) if r.try_get::<i64, _>("cancel_requested")? == 0 => TournamentLease::Playing,
+            _ => TournamentLease::Stop,
+        })
+    }
+
+    /// The owner's last write of a tournament: its final state, and `status` and `error`
+    /// unless it was cancelled or given up meanwhile (then those stay, and the state still
+    /// shows what was played).
+    pub async fn end_tournament(
+        &self,
+        t: &StoredTournament,
+        owner: &str,
+    ) -> Result<(), StoreError> {
+        let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
+        sqlx::query(
+            "UPDATE tournaments SET \
+             error = CASE WHEN status = 'running' THEN $3 ELSE error END, \
+             status = CASE WHEN status = 'running' THEN $2 ELSE status END, \
+             state = $4, progress = $5, heartbeat_at = $7 \
+             WHERE id = $1 AND owner = $6",
+        )
+        .bind(&t.id)
+        .bind(&t.status)
+        .bind(&t.error)
+        .bind(state)
+        .bind(t.progress)
+        .bind(owner)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Cancels a running tournament, whichever process plays it: it reads the flag at its
+    /// next heartbeat. `Ok(true)` when it was running.
+    pub async fn cancel_tournament(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE tournaments SET status = 'cancelled', cancel_requested = 1 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn tournament(&self, id: &str) -> Result<Option<StoredTournament>, StoreError> {
+        let sql = format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(|r| tournament_from_row(&r)).transpose()
     }
 
     /// The newest `limit` tournaments, newest first.
     pub async fn list_tournaments(&self, limit: u32) -> Result<Vec<StoredTournament>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, created_at, status, error, state FROM tournaments \
-             ORDER BY created_at DESC, id DESC LIMIT $1",
-        )
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
+        let sql = format!(
+            "SELECT {TOURNAMENT_COLUMNS} FROM tournaments \
+             ORDER BY created_at DESC, id DESC LIMIT $1"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(tournament_from_row).collect()
     }
 
-    /// Tournaments a stopped process left running cannot finish (they were played in its
-    /// memory): they are marked failed, saying so.
-    pub async fn fail_running_tournaments(&self) -> Result<u64, StoreError> {
+    /// Tournaments whose owner stopped beating for [`LEASE_TTL`] cannot finish (they were
+    /// played in its memory): they are marked failed, saying so. A live owner's are never
+    /// touched, so a server that starts beside another leaves its tournaments alone.
+    pub async fn fail_abandoned_tournaments(&self) -> Result<u64, StoreError> {
+        let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
         let done = sqlx::query(
             "UPDATE tournaments SET status = 'failed', \
-             error = 'the server stopped before this tournament finished; start it again' \
-             WHERE status = 'running'",
+             error = 'the server playing this tournament stopped before it finished; start it again' \
+             WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $1)",
         )
+        .bind(stale_before)
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected())
@@ -942,6 +1137,8 @@ fn tournament_from_row(r: &AnyRow) -> Result<StoredTournament, StoreError> {
         created_at: r.try_get("created_at")?,
         status: r.try_get("status")?,
         error: r.try_get("error")?,
+        progress: r.try_get("progress")?,
+        heartbeat_at: r.try_get("heartbeat_at")?,
         state: serde_json::from_str(&state).map_err(|e| corrupt("tournament", e))?,
     })
 }

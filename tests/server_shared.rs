@@ -1,0 +1,319 @@
+//! Two `serve` processes on one database (SQLite and PostgreSQL) show the same things: the
+//! database is the only state they share (docs/server.md, "Several servers on one database").
+//!
+//! - A run started on one is listed on the other at once, even right after that other cached
+//!   its list, and the event streams of both servers carry each of its generations exactly
+//!   once and end with its end.
+//! - A tournament started on one shows its progress on the other while it plays, and is
+//!   cancelled through the other.
+//! - SIGTERM of the server that plays a run and a tournament loses nothing: the run finishes
+//!   on the other exactly as an uninterrupted run, and the tournament reads as failed there at
+//!   once, not as running forever.
+
+mod server_support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use server_support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
+use sqlx::Row;
+
+/// A child server killed when a failing assertion unwinds past it.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Proc {
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// SIGTERM, then the time the process took to exit (cleanly: status 0).
+    fn terminate(mut self) -> Duration {
+        let started = Instant::now();
+        // SAFETY: kill(2) on our own child's pid, which is not reaped before wait below.
+        unsafe {
+            libc::kill(self.0.id() as i32, libc::SIGTERM);
+        }
+        let status = self.0.wait().expect("the server exits");
+        assert!(status.success(), "a clean stop exits 0: {status}");
+        started.elapsed()
+    }
+}
+
+/// `kalah-tuner serve` on a free port, one run worker on one game thread.
+fn serve(db: &TestDb) -> (Proc, Api) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--threads",
+            "1",
+            "--database-url",
+            &db.url,
+        ])
+        .env("RUST_LOG", "warn")
+        .env_remove("KALAH_TUNER_TOKEN")
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the server binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    let base = line
+        .trim()
+        .strip_prefix("kalah-tuner listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (Proc(child), Api::new(base))
+}
+
+async fn sql_rows(db: &TestDb, sql: &str) -> Vec<sqlx::any::AnyRow> {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&db.url).await.expect("database");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_all(&pool)
+        .await
+        .expect("SQL");
+    pool.close().await;
+    rows
+}
+
+/// A GA run of `generations` short generations (about 60 depth-3 games each).
+fn run_body(generations: u32, seed: u64) -> Value {
+    json!({"config": {"population": 4, "depth": 3, "generations": generations, "seed": seed,
+                      "fitness": {"games_per_pair": 10},
+                      "benchmark": {"pairs": 2, "panel": ["minimax:2"]}}})
+}
+
+/// A tournament of a minute or so on one game thread: 100 games of MCTS.
+fn long_tournament(seed: u64) -> Value {
+    json!({"agents": ["mcts:5000", "mcts:5000:1.0"], "games": 100, "seed": seed})
+}
+
+/// One server's event stream of a run, read in the background into (event, data) pairs
+/// until the server closes it.
+fn watch(api: &Api, id: &str) -> tokio::task::JoinHandle<Vec<(String, Value)>> {
+    let url = format!("{}/api/runs/{id}/events", api.base);
+    let client = api.client.clone();
+    tokio::spawn(async move {
+        let response = client.get(url).send().await.expect("event stream");
+        assert_eq!(response.status().as_u16(), 200);
+        let mut body = response.bytes_stream();
+        let (mut buffer, mut events) = (String::new(), Vec::new());
+        while let Some(chunk) = body.next().await {
+            let Ok(chunk) = chunk else { break };
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                let (mut event, mut data) = (String::new(), String::new());
+                for line in block.lines() {
+                    if let Some(e) = line.strip_prefix("event:") {
+                        event = e.trim().to_string();
+                    } else if let Some(d) = line.strip_prefix("data:") {
+                        data.push_str(d.trim_start());
+                    }
+                }
+                if !event.is_empty() {
+                    events.push((event, serde_json::from_str(&data).expect("JSON data")));
+                }
+            }
+        }
+        events
+    })
+}
+
+/// A stream's events must be: the run as it was, then each later generation exactly once and
+/// in order up to the last, and the run's end (`status` finished, then `end`).
+fn check_stream(events: &[(String, Value)], total: u64, server: &str) {
+    assert!(events.len() >= 3, "{server}: {events:?}");
+    assert_eq!(events[0].0, "status", "{server}: {events:?}");
+    let from = events[0].1["generations_done"].as_u64().expect("a count");
+    let generations: Vec<u64> = events
+        .iter()
+        .filter(|(kind, _)| kind == "generation")
+        .map(|(_, data)| data["generation"].as_u64().expect("a number"))
+        .collect();
+    assert_eq!(
+        generations,
+        (from..total).collect::<Vec<_>>(),
+        "{server}: every generation after the first status, each once"
+    );
+    let n = events.len();
+    assert_eq!(events[n - 2].0, "status", "{server}: {events:?}");
+    assert_eq!(events[n - 2].1["status"], "finished", "{server}");
+    assert_eq!(events[n - 1].0, "end", "{server}: {events:?}");
+    assert_eq!(events[n - 1].1["status"], "finished", "{server}");
+}
+
+/// Polls `api` until the tournament satisfies `done`; a hang guard of `within`.
+async fn tournament_until(
+    api: &Api,
+    id: &str,
+    within: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let (code, t) = api.get(&format!("/api/tournaments/{id}")).await;
+        assert_eq!(code, 200, "{t}");
+        if done(&t) {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "tournament {id}: {t}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn two_servers_show_the_same(db: TestDb) {
+    let (first, a) = serve(&db);
+    let (second, b) = serve(&db);
+
+    // B renders (and caches) its list before the run exists; A's run is listed by B at once.
+    let (code, listed) = b.get("/api/runs").await;
+    assert_eq!(code, 200);
+    assert_eq!(listed["runs"], json!([]), "{listed}");
+    let total = 8;
+    let run = a.create_run(run_body(total as u32, 7)).await;
+    let id = run["id"].as_str().expect("id").to_string();
+    let (_, listed) = b.get("/api/runs").await;
+    assert_eq!(listed["runs"][0]["id"], id.as_str(), "{listed}");
+
+    // Both servers stream its generations, whichever of them runs it.
+    let on_a = watch(&a, &id);
+    let on_b = watch(&b, &id);
+    let done = a.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    for (stream, server) in [(on_a, "A"), (on_b, "B")] {
+        let events = tokio::time::timeout(Duration::from_secs(10), stream)
+            .await
+            .unwrap_or_else(|_| panic!("{server}'s stream did not end with the run"))
+            .expect("stream reader");
+        check_stream(&events, total, server);
+    }
+    // Finished on B's list too, not the queued copy it cached.
+    let (_, listed) = b.get("/api/runs").await;
+    assert_eq!(listed["runs"][0]["status"], "finished", "{listed}");
+
+    // A tournament started on A shows its progress on B, and B cancels it.
+    let (code, t) = a.post("/api/tournaments", long_tournament(3)).await;
+    assert_eq!(code, 202, "{t}");
+    let tid = t["id"].as_str().expect("id").to_string();
+    let playing = tournament_until(&b, &tid, Duration::from_secs(60), |t| {
+        t["progress"].as_f64().unwrap_or(0.0) > 0.0
+    })
+    .await;
+    assert_eq!(playing["status"], "running", "{playing}");
+    let (_, listed) = b.get("/api/tournaments").await;
+    assert!(listed["tournaments"][0]["progress"].as_f64().unwrap_or(0.0) > 0.0);
+    let (code, cancelled) = b
+        .post(&format!("/api/tournaments/{tid}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled");
+    let (code, again) = a
+        .post(&format!("/api/tournaments/{tid}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 409, "{again}");
+    // A stops playing it: its last write (the games it played) comes within seconds, and
+    // nothing after.
+    let stopped_at = Instant::now();
+    let mut last = playing["progress"].as_f64().unwrap_or(0.0);
+    let mut steady_since = Instant::now();
+    while steady_since.elapsed() < Duration::from_secs(1) {
+        let (_, t) = a.get(&format!("/api/tournaments/{tid}")).await;
+        assert_eq!(t["status"], "cancelled", "{t}");
+        let progress = t["progress"].as_f64().unwrap_or(0.0);
+        if progress != last {
+            last = progress;
+            steady_since = Instant::now();
+        }
+        assert!(
+            stopped_at.elapsed() < Duration::from_secs(15),
+            "the cancelled tournament still plays on A"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(last < 0.99, "cancelled long before its end: {last}");
+
+    // SIGTERM of the server that runs a run and plays a tournament: the other finishes the
+    // run as if nothing happened, and shows the tournament failed at once.
+    // Long enough (some 10 s) to still be running at the stop below on a quiet machine.
+    let run = a.create_run(run_body(40, 8)).await;
+    let id = run["id"].as_str().expect("id").to_string();
+    a.wait_generations(&id, 2).await;
+    let owner: String = sql_rows(&db, &format!("SELECT owner FROM runs WHERE id = '{id}'"))
+        .await
+        .first()
+        .and_then(|r| r.try_get::<Option<String>, _>("owner").ok().flatten())
+        .expect("the running run has an owner");
+    let (owner_proc, owner_api, survivor_proc, survivor) =
+        if owner.contains(&format!(":{}:", first.pid())) {
+            (first, a, second, b)
+        } else {
+            assert!(owner.contains(&format!(":{}:", second.pid())), "{owner}");
+            (second, b, first, a)
+        };
+    let (code, t) = owner_api.post("/api/tournaments", long_tournament(4)).await;
+    assert_eq!(code, 202, "{t}");
+    let tid = t["id"].as_str().expect("id").to_string();
+    tournament_until(&survivor, &tid, Duration::from_secs(60), |t| {
+        t["progress"].as_f64().unwrap_or(0.0) > 0.0
+    })
+    .await;
+    let on_survivor = watch(&survivor, &id);
+    // Let the stream open before the stop.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let took = tokio::task::spawn_blocking(move || owner_proc.terminate())
+        .await
+        .expect("terminate");
+    assert!(took < Duration::from_secs(10), "SIGTERM took {took:?}");
+    let (code, t) = survivor.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(code, 200, "{t}");
+    assert_eq!(t["status"], "failed", "{t}");
+    assert!(t["error"].as_str().unwrap_or("").contains("stopped"), "{t}");
+    let done = survivor.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    // Handed over: the stopped server gave the run back, and the survivor claimed it.
+    let claim: i64 = sql_rows(&db, &format!("SELECT claim FROM runs WHERE id = '{id}'"))
+        .await
+        .first()
+        .map(|r| r.get::<i64, _>("claim"))
+        .expect("the run");
+    assert_eq!(claim, 2, "the run ended before the stop: make it longer");
+    let (_, records, reference) = reference_run(&run["config"]);
+    check_records(&survivor, &id, &records).await;
+    assert_eq!(export(&survivor, &id).await, reference);
+    let events = tokio::time::timeout(Duration::from_secs(10), on_survivor)
+        .await
+        .expect("the survivor's stream ends with the run")
+        .expect("stream reader");
+    check_stream(&events, 40, "the survivor");
+
+    drop(survivor_proc);
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_two_servers_show_the_same() {
+    two_servers_show_the_same(sqlite_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_two_servers_show_the_same() {
+    let Some(db) = pg_db().await else { return };
+    two_servers_show_the_same(db).await;
+}
