@@ -30,7 +30,28 @@ function agentError(err, names) {
   const message = err.message || String(err);
   const m = /^agents\[(\d+)\](\.[\w.]+)?: (.*)$/s.exec(message);
   if (!m || names[Number(m[1])] == null) return message;
-  return `${names[Number(m[1])]}${m[2] || ""}: ${m[3]}`;
+  const name = names[Number(m[1])];
+  // The server's text may start with the spec, which is the name of an unnamed agent.
+  const rest = m[3].startsWith(`${name}: `) ? m[3].slice(name.length + 2) : m[3];
+  return `${name}${m[2] || ""}: ${rest}`;
+}
+
+const LAST_KEY = "kalah-tuner.tournament";
+
+function remember(id) {
+  try {
+    localStorage.setItem(LAST_KEY, id);
+  } catch {
+    // Private browsing: the page then forgets it.
+  }
+}
+
+function recalled() {
+  try {
+    return localStorage.getItem(LAST_KEY) || "";
+  } catch {
+    return "";
+  }
 }
 
 export async function mount(view, { query }) {
@@ -167,7 +188,10 @@ export async function mount(view, { query }) {
       statusLine.textContent = "Running…";
       progress.hidden = false;
       bar.style.width = "0%";
+      remember(t.id);
       poll(t.id);
+      // The list shows it while it runs.
+      loadPast();
     } catch (err) {
       startBtn.disabled = false;
       statusLine.textContent = "Not started: see the message above. The table below is the last tournament's.";
@@ -175,17 +199,36 @@ export async function mount(view, { query }) {
     }
   }
 
-  async function poll(id) {
+  async function poll(id, { onlyRunning = false } = {}) {
     if (stopped) return;
     let t;
     try {
       t = await api.tournamentStatus(id);
     } catch (err) {
+      if (stopped) return;
+      if (onlyRunning) return;
+      if (err.status === 404) {
+        statusLine.textContent = `Not found: there is no tournament ${id} on this server.`;
+        startBtn.disabled = false;
+        return;
+      }
+      if (current === id) {
+        // Running when last seen: the server may be back in a moment.
+        statusLine.textContent = `Could not read its progress (${err.message}); trying again…`;
+        timer = setTimeout(() => poll(id), POLL_MS * 3);
+        return;
+      }
       flash(err.message, "error");
       startBtn.disabled = false;
       return;
     }
     if (stopped) return;
+    // Returning to the page resumes only a tournament still under way.
+    if (onlyRunning && t.status !== "running") return;
+    if (t.status === "running") {
+      progress.hidden = false;
+      startBtn.disabled = true;
+    }
     bar.style.width = `${((t.progress ?? 0) * 100).toFixed(1)}%`;
     if (t.status === "running") {
       statusLine.textContent = `Running… ${fmtPct(t.progress ?? 0, 0)}`;
@@ -261,11 +304,14 @@ export async function mount(view, { query }) {
   }
 
   loadPast();
-  // A stored tournament to reopen: #/tournament?id=ID.
+  // A stored tournament to reopen: #/tournament?id=ID; else the one this browser started last,
+  // if it still runs (its progress and Cancel come back).
   const opened = query.get("id");
   if (opened) {
     statusLine.textContent = "Loading…";
     poll(opened);
+  } else if (recalled()) {
+    poll(recalled(), { onlyRunning: true });
   }
 
   return () => {
