@@ -268,10 +268,23 @@ export async function mount(view, { query }) {
     changed();
   }
 
-  function changed() {
+  function changed(e) {
     const v = values();
     for (const [, c] of controls) {
       if (c.def?.showIf) c.wrap.hidden = !c.def.showIf(v);
+    }
+    // A field left with a bad value says so at once (on change, not at every key).
+    const key = e && e.type === "change" ? e.target?.closest?.(".field")?.dataset?.key : null;
+    const c = key && controls.get(key);
+    if (c) {
+      const err = checkFields(v).find((x) => x.field === key);
+      if (err) showError(err, false);
+      else if (c.wrap.classList.contains("invalid")) {
+        c.error.textContent = "";
+        c.wrap.classList.remove("invalid");
+        c.input?.removeAttribute("aria-invalid");
+        c.input?.removeAttribute("aria-describedby");
+      }
     }
     // An estimate of a config that does not check out would be nonsense ("-0 games").
     const { games, hours } = estimate(v);

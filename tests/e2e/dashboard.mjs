@@ -140,6 +140,13 @@ try {
     await page.locator("#err-stagnation", { hasText: "must be a number" }).waitFor();
     await page.fill("#f-elite", "1");
     await page.fill("#f-stagnation", "");
+    // A bad value says so as soon as the field is left, before any submit; a good one clears it.
+    await page.fill("#f-population", "-3");
+    await page.locator("#f-population").dispatchEvent("change");
+    await page.locator("#err-population", { hasText: "got -3" }).waitFor();
+    await page.fill("#f-population", "6");
+    await page.locator("#f-population").dispatchEvent("change");
+    await page.locator('.field[data-key="population"]:not(.invalid)').waitFor();
   });
 
   let runUrl = "";
