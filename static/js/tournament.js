@@ -71,6 +71,15 @@ export async function mount(view, { query }) {
       c.group === "Exported runs" ? h("span.muted.small", " (export)") : null,
     ),
   );
+  // With many runs the list is long: a filter keeps the boxes that match, and the ticked ones.
+  const filter = h("input", { id: "tour-filter", type: "search", placeholder: "filter the agents…", "aria-label": "filter the agents" });
+  filter.addEventListener("input", () => {
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const b of boxes) {
+      const text = b.textContent.toLowerCase();
+      b.hidden = !b.querySelector("input").checked && !words.every((w) => text.includes(w));
+    }
+  });
   const custom = h("textarea", { id: "tour-custom", rows: 2, placeholder: "more agents, one spec a line, a name first if you like: minimax:6, deep = minimax:8, {\"kind\":\"greedy\"}" });
   const games = h("input", { id: "tour-games", type: "number", min: 2, step: 2, value: query.get("games") || 20 });
   const seed = h("input", { id: "tour-seed", type: "number", min: 0, value: 1 });
@@ -129,6 +138,7 @@ export async function mount(view, { query }) {
         "form",
         { onsubmit: start, novalidate: true },
         h("h2", "Agents"),
+        filter,
         h("div.check-grid", boxes),
         h("label", { for: "tour-custom" }, "Other agents"),
         custom,

@@ -601,6 +601,20 @@ try {
     await page.dispatchEvent("#play-pits", "change");
     await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 8);
     check((await page.textContent("#board .store.south .count")) === "0", "south store is not empty at the start");
+    // The largest board fits its card at 1280 px, not clipped.
+    await page.fill("#play-pits", "12");
+    await page.dispatchEvent("#play-pits", "change");
+    await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 24);
+    const fit = await page.evaluate(() => {
+      const board = document.querySelector("#board .board").getBoundingClientRect();
+      const card = document.querySelector("#board").closest(".card");
+      const box = card.getBoundingClientRect();
+      return { board: [board.left, board.right], card: [box.left, box.right], scroll: card.scrollWidth - card.clientWidth };
+    });
+    check(fit.board[0] >= fit.card[0] && fit.board[1] <= fit.card[1] && fit.scroll <= 1, `the 12-pit board does not fit its card: ${JSON.stringify(fit)}`);
+    await page.fill("#play-pits", "4");
+    await page.dispatchEvent("#play-pits", "change");
+    await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 8);
   });
 
   await step("watch two agents play to the end", async () => {
@@ -714,6 +728,14 @@ try {
   });
 
   await step("tournament players have short names, and a failed start names the agent and keeps the table", async () => {
+    // A filter narrows the long list of agents (ticked ones stay); "(export)" reads as a word.
+    await page.fill("#tour-filter", "e2e tiny");
+    const shownBoxes = await page.locator(".check-grid label.check:visible").allTextContents();
+    check(shownBoxes.length >= 3 && shownBoxes.some((t) => /e2e tiny run/.test(t)), `filtered agents: ${shownBoxes.join(" | ")}`);
+    check(shownBoxes.every((t) => /e2e tiny/.test(t) || /^\s*(random|greedy)\s*$/.test(t)), `the filter shows others: ${shownBoxes.join(" | ")}`);
+    const exportTag = await page.locator("label.check", { hasText: "e2e tiny run" }).first().locator(".muted").boundingBox();
+    check(exportTag && exportTag.height < 30, `"(export)" wraps: ${JSON.stringify(exportTag)}`);
+    await page.fill("#tour-filter", "");
     // An exported run is named by its run's name, not its 300-character spec; a custom line
     // may name its agent.
     await page.locator("label.check", { hasText: "e2e tiny run" }).first().locator("input").check();
