@@ -295,17 +295,18 @@ export async function mount(view, { query }) {
     };
     const eloText = (s) => (s && s.elo != null ? `${s.elo >= 0 ? "+" : ""}${Math.round(s.elo)}` : "–");
     result.replaceChildren(
-      h("p.hint", "Score (a win 1, a draw ½) of the row agent against the column agent, moving first and moving second; the last columns are each agent's score over all its games, with a 95% interval, and its Elo."),
+      h("p.hint", "Each agent's score (a win 1, a draw ½) over all its games, with a 95% interval, and its Elo; then its score against each column agent, moving first and moving second."),
       h(
         "div.table-scroll",
         h(
           "table.cross",
           { id: "cross-table" },
-          h("thead", h("tr", h("th", "row vs column"), labels.map((l, i) => h("th", { title: specs[i] }, l)), h("th.num", "score [95%]"), h("th.num", "Elo"))),
+          // Score and Elo first: with many agents the pair cells scroll sideways, the totals not.
+          h("thead", h("tr", h("th", "row vs column"), h("th.num", "score [95%]"), h("th.num", "Elo"), labels.map((l, i) => h("th", { title: specs[i] }, l)))),
           h(
             "tbody",
             labels.map((l, i) =>
-              h("tr", h("th", { title: specs[i] }, l), Array.from({ length: n }, (_, j) => cell(i, j)), h("td.num", scoreText(scores[i])), h("td.num", eloText(scores[i]))),
+              h("tr", h("th", { title: specs[i] }, l), h("td.num.total", scoreText(scores[i])), h("td.num.total", eloText(scores[i])), Array.from({ length: n }, (_, j) => cell(i, j))),
             ),
           ),
         ),

@@ -747,6 +747,8 @@ try {
     const headers = await page.locator("#cross-table thead th").allTextContents();
     check(headers.includes("e2e tiny run") && headers.includes("deep"), `headers: ${headers.join(" | ")}`);
     check(headers.every((t) => t.length <= 30), `a header is too long: ${headers.join(" | ")}`);
+    // Score and Elo come before the pair cells, so they show without scrolling.
+    check(headers[1] === "score [95%]" && headers[2] === "Elo", `header order: ${headers.join(" | ")}`);
     // A bad agent: the message names it once, by name, and the last table stays.
     await page.fill("#tour-custom", "deep = minimax:3\nbroken = minimax:99");
     await page.click("#tour-start");
