@@ -121,6 +121,7 @@ class LiveChart {
     this.keyboardLegend();
     // For the browser test, which reads scales and tick labels that live only on the canvas.
     this.el.uplot = this.plot;
+    this.el.chart = this;
     this.fitLonePoint();
   }
 
@@ -236,9 +237,61 @@ class LiveChart {
     return JSON.stringify(rows, null, 1);
   }
 
-  /** The chart as drawn (plot and axes; the legend is HTML), as a PNG data URL. */
+  /**
+   * The chart as a PNG data URL: on the page's card colour (not transparent), with the
+   * chart's title (and `this.pngTitle`, the run's name, when set) above and the shown
+   * series' names in their colours below.
+   */
   toPng() {
-    return this.plot.ctx.canvas.toDataURL("image/png");
+    const plot = this.plot.ctx.canvas;
+    const css = getComputedStyle(document.documentElement);
+    const bg = css.getPropertyValue("--card").trim() || "#ffffff";
+    const fg = css.getPropertyValue("--fg").trim() || "#1d1f21";
+    const ratio = plot.width / Math.max(1, this.plot.width);
+    const pad = Math.round(8 * ratio);
+    const line = Math.round(18 * ratio);
+    const font = `${Math.round(13 * ratio)}px system-ui, sans-serif`;
+    const name = this.el.closest("section")?.querySelector("h2")?.textContent?.trim() || "Chart";
+    const title = this.pngTitle ? `${name}: ${this.pngTitle}` : name;
+    const shown = this.plot.series.map((s, i) => ({ s, i })).filter(({ s, i }) => i > 0 && s.show !== false);
+    // The legend's entries, wrapped to the plot's width.
+    const measure = document.createElement("canvas").getContext("2d");
+    measure.font = font;
+    const rows = [[]];
+    let x = pad;
+    for (const { s, i } of shown) {
+      const text = String(s.label ?? `series ${i}`);
+      const w = line + measure.measureText(text).width + pad * 2;
+      if (x + w > plot.width && rows[rows.length - 1].length) {
+        rows.push([]);
+        x = pad;
+      }
+      rows[rows.length - 1].push({ text, colour: typeof s.stroke === "function" ? s.stroke(this.plot, i) : s.stroke, x });
+      x += w;
+    }
+    const top = line + pad * 2;
+    const out = document.createElement("canvas");
+    out.width = plot.width;
+    out.height = top + plot.height + rows.length * line + pad * 2;
+    const ctx = out.getContext("2d");
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, out.width, out.height);
+    ctx.fillStyle = fg;
+    ctx.font = `600 ${font}`;
+    ctx.textBaseline = "middle";
+    ctx.fillText(title, pad, pad + line / 2);
+    ctx.drawImage(plot, 0, top);
+    ctx.font = font;
+    rows.forEach((row, r) => {
+      const y = top + plot.height + pad + r * line + line / 2;
+      for (const e of row) {
+        ctx.fillStyle = e.colour || fg;
+        ctx.fillRect(e.x, y - line / 6, line * 0.7, Math.max(2, line / 3));
+        ctx.fillStyle = fg;
+        ctx.fillText(e.text, e.x + line, y);
+      }
+    });
+    return out.toDataURL("image/png");
   }
 }
 

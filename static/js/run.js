@@ -463,6 +463,8 @@ export async function mount(view, { id }) {
   function renderRun(r) {
     title.textContent = r.name || `Run ${shortId(r.id)}`;
     title.title = title.textContent;
+    // PNG downloads name the run.
+    for (const c of [fit, div, wts, panel, agreement]) if (c) c.chart.pngTitle = title.textContent;
     const tuner = TUNER_NAMES[r.tuner] || "GA";
     sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed} · ${r.id}`;
     badge.replaceChildren(statusBadge(r.status));

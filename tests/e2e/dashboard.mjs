@@ -438,6 +438,22 @@ try {
     check(Array.isArray(json) && json.length === 1 && json[0].generation === 0, `JSON: ${JSON.stringify(json)}`);
     const png = await fetchDownload("#fitness-data-png");
     check(png.text.startsWith("\x89PNG"), "the PNG download is not a PNG");
+    // Opaque, with the chart's title and the run's name above the plot and a legend below.
+    const image = await page.evaluate(async () => {
+      const chart = document.querySelector("#chart-fitness").chart;
+      const img = new Image();
+      img.src = chart.toPng();
+      await img.decode();
+      const c = document.createElement("canvas");
+      c.width = img.width;
+      c.height = img.height;
+      const ctx = c.getContext("2d");
+      ctx.drawImage(img, 0, 0);
+      return { corner: ctx.getImageData(0, 0, 1, 1).data[3], height: img.height, plot: chart.plot.ctx.canvas.height, title: chart.pngTitle };
+    });
+    check(image.corner === 255, `the PNG's background is transparent (alpha ${image.corner})`);
+    check(image.height > image.plot, "the PNG has no room for a title and a legend");
+    check(image.title === "e2e one generation", `the PNG names the run as ${image.title}`);
   });
 
   await step("rename, tag and note a run; find it by tag in the runs list, sorted by a header", async () => {
