@@ -30,6 +30,8 @@ export async function mount(view, { id }) {
     return null;
   }
   const features = run.features || [];
+  // TD, TD-Leaf and Texel runs: checkpoints of one player, not generations of a population.
+  const learning = !!(run.tuner && run.tuner !== "ga");
   let lastGen = -1;
   let lastWallMs = [];
   let pollTimer = null;
@@ -173,17 +175,20 @@ export async function mount(view, { id }) {
     h(
       "section.card",
       h("div.card-head", h("h2", "Fitness"), genCount, fitTools),
-      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom (every chart of the run follows), double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
+      learning
+        ? h("p.hint", { id: "fitness-hint" }, "The fitness of each checkpoint's weights: a learning run has one player a checkpoint, so best, mean and min coincide; the panel curve above is the measure of its progress. Drag to zoom (every chart of the run follows), double-click to reset, click to show that checkpoint's weights. Click a name in the legend to hide or show its line.")
+        : h("p.hint", { id: "fitness-hint" }, "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom (every chart of the run follows), double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
       fitEl,
     ),
     h(
       "div.grid-2",
-      h("section.card", h("div.card-head", h("h2", "Diversity"), divTools), divEl),
+      // One player a checkpoint has no diversity: a learning run's chart would be all zeros.
+      h("section.card", { id: "diversity-card", hidden: learning }, h("div.card-head", h("h2", "Diversity"), divTools), divEl),
       h("section.card", h("h2", "Champion's weights"), h("p.hint", "Of the run's champion: the player Export, \"Play against it\" and run:ID hand out."), h("div.table-scroll", bestTable)),
     ),
     h(
       "section.card",
-      h("div.card-head", h("h2", "Weights of each generation's best"), wTools),
+      h("div.card-head", h("h2", learning ? "Weights at each checkpoint" : "Weights of each generation's best"), wTools),
       featurePicker,
       wEl,
     ),
@@ -191,10 +196,10 @@ export async function mount(view, { id }) {
       "section.card",
       h(
         "div.card-head",
-        h("h2", "Population"),
+        h("h2", learning ? "Weights of a checkpoint" : "Population"),
         h(
           "div.inline-form",
-          h("label", { for: "pop-gen" }, "Generation "),
+          h("label", { for: "pop-gen" }, learning ? "Checkpoint " : "Generation "),
           genInput,
           h("label.inline", followBox, " follow the latest"),
         ),
@@ -284,7 +289,7 @@ export async function mount(view, { id }) {
     wts.redraw();
     if (panel) panel.redraw();
     if (agreement) agreement.redraw();
-    genCount.textContent = `${fit.count()} generations`;
+    genCount.textContent = `${fit.count()} ${learning ? "checkpoints" : "generations"}`;
     genInput.max = lastGen;
     if (followBox.checked) {
       genInput.value = lastGen;

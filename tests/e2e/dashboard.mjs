@@ -523,6 +523,10 @@ try {
     const text = await page.evaluate(() => document.body.innerText);
     check(/TD-Leaf/.test(text), "the page does not name the tuner");
     check(/Checkpoints\s*4 \/ 4/.test(stats), `the page does not count 4 checkpoints: ${stats}`);
+    // In a learning run's words: no population, no all-zero diversity chart.
+    check(!/Relative to the population/.test(text), "a learning run's fitness is called relative to the population");
+    check(await page.locator("#diversity-card").isHidden(), "a learning run shows a diversity chart");
+    check(/checkpoints/.test((await page.textContent("#gen-count")) || ""), `the count: ${await page.textContent("#gen-count")}`);
     await page.click('#nav a[data-route="runs"]');
     await page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" }).waitFor();
   });
