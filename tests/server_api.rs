@@ -173,9 +173,13 @@ mod bytes_alias {
 
 impl Events {
     async fn open(api: &Api, id: &str) -> Events {
+        Events::open_path(api, &format!("/api/runs/{id}/events")).await
+    }
+
+    async fn open_path(api: &Api, path: &str) -> Events {
         let resp = api
             .client
-            .get(format!("{}/api/runs/{id}/events", api.base))
+            .get(format!("{}{path}", api.base))
             .send()
             .await
             .unwrap();
@@ -630,6 +634,101 @@ async fn sqlite_event_streams_end_with_their_run() {
 async fn postgres_event_streams_end_with_their_run() {
     let Some(db) = pg_db().await else { return };
     event_streams_end_with_their_run(&db).await;
+    db.drop_db().await;
+}
+
+/// `/api/events`: one stream for many runs (a browser's dashboard holds one for all its tabs).
+/// Each run named gets its state first; events of other runs are left out; the stream stays
+/// open when a run ends and tells of a deletion with an `end` naming the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_one_event_stream_follows_many_runs() {
+    let db = sqlite_db();
+    let srv = server(&db, None).await;
+    let api = Api::of(&srv);
+    let holder = api.create_run(json!({"config": long_config(40)})).await;
+    let holder_id = holder["id"].as_str().unwrap().to_string();
+    api.wait_status(&holder_id, &["running"]).await;
+    let queued = api.create_run(json!({"config": tiny(2, 41)})).await;
+    let queued_id = queued["id"].as_str().unwrap().to_string();
+    let other = api.create_run(json!({"config": tiny(2, 42)})).await;
+    let other_id = other["id"].as_str().unwrap().to_string();
+    let missing = "00000000-0000-7000-8000-000000000000";
+    let mut events = Events::open_path(
+        &api,
+        &format!("/api/events?runs={holder_id},{queued_id},{missing}"),
+    )
+    .await;
+    // The runs named, each once, in some order: two states and the end of the missing one.
+    let mut first = Vec::new();
+    for _ in 0..3 {
+        first.push(events.next().await);
+    }
+    let status_of = |id: &str| {
+        first
+            .iter()
+            .find(|(k, d)| k == "status" && d["id"] == id)
+            .map(|(_, d)| d["status"].clone())
+    };
+    assert_eq!(status_of(&holder_id), Some(json!("running")), "{first:?}");
+    assert_eq!(status_of(&queued_id), Some(json!("queued")), "{first:?}");
+    assert!(
+        first
+            .iter()
+            .any(|(k, d)| k == "end" && *d == json!({"run_id": missing, "status": "deleted"})),
+        "{first:?}"
+    );
+    // The holder is cancelled: its status and end come, the queued run starts and finishes,
+    // and the stream is still open after both; nothing of the third run comes.
+    let (code, body) = api
+        .post(&format!("/api/runs/{holder_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let mut ends = Vec::new();
+    while ends.len() < 2 {
+        let (kind, data) = events.next().await;
+        let run = data["run_id"]
+            .as_str()
+            .or(data["id"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        assert_ne!(
+            run, other_id,
+            "an event of a run not asked for: {kind} {data}"
+        );
+        if kind == "end" {
+            ends.push((run, data["status"].clone()));
+        }
+    }
+    assert!(
+        ends.contains(&(holder_id.clone(), json!("cancelled"))),
+        "{ends:?}"
+    );
+    assert!(
+        ends.contains(&(queued_id.clone(), json!("finished"))),
+        "{ends:?}"
+    );
+    // Every run: the third's events come too, its end as it finishes, and after its deletion
+    // an `end` that says so.
+    let mut all = Events::open_path(&api, "/api/events").await;
+    api.wait_status(&other_id, &["finished"]).await;
+    assert_eq!(api.delete(&format!("/api/runs/{other_id}")).await, 204);
+    let mut other_ends = Vec::new();
+    while other_ends.last() != Some(&json!("deleted")) {
+        let (kind, data) = all.next().await;
+        if kind == "end" && data["run_id"] == other_id.as_str() {
+            other_ends.push(data["status"].clone());
+        }
+    }
+    assert!(other_ends.len() <= 2, "{other_ends:?}");
+    // Too many ids are refused, naming the field.
+    let many = (0..501)
+        .map(|i| format!("r{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let (code, body) = api.get(&format!("/api/events?runs={many}")).await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(body["error"]["field"], "runs", "{body}");
+    srv.shutdown().await;
     db.drop_db().await;
 }
 
@@ -1567,6 +1666,7 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/runs/{id}/generations/{g}", "get"),
         ("/api/runs/{id}/export", "get"),
         ("/api/runs/{id}/events", "get"),
+        ("/api/events", "get"),
         ("/api/agents", "get"),
         ("/api/move", "post"),
         ("/api/position", "post"),

@@ -111,6 +111,7 @@ impl MoveValue {
             }
             MoveValue::PekarCost(cost) => format!("{cost:+} seeds (Pekar's cost)"),
             MoveValue::ExactMargin(m) => margin(m as i64),
+            MoveValue::SeedsThisTurn(1) => "1 seed into the store".to_string(),
             MoveValue::SeedsThisTurn(n) => format!("{n} seeds into the store"),
             MoveValue::NetworkEstimate(v) => format!("{v:+.2} (network's estimate)"),
             MoveValue::PlayoutScore(p) => format!("{:.0}% of playouts", 100.0 * p),

@@ -100,7 +100,7 @@ pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Value
             "{} ({}, generation {}, fitness {:.3})",
             run.name
                 .clone()
-                .unwrap_or_else(|| format!("run {}", &run.id[..8.min(run.id.len())])),
+                .unwrap_or_else(|| format!("run {}", short_id(&run.id))),
             run.status.as_str(),
             run.generations_done.saturating_sub(1),
             run.best_fitness.unwrap_or(0.0)
@@ -117,4 +117,16 @@ pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Value
         "presets": presets,
         "exports": exports,
     })))
+}
+
+/// Eight characters that tell runs apart, as the dashboard shows them: the random tail of the
+/// id (a UUIDv7 starts with its creation time, the same for runs created within a minute).
+pub fn short_id(id: &str) -> String {
+    let hex: String = id.chars().filter(|c| *c != '-').collect();
+    let n = hex.chars().count();
+    if n >= 8 {
+        hex.chars().skip(n - 8).collect()
+    } else {
+        id.to_string()
+    }
 }

@@ -7,6 +7,7 @@
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
 //! - [`run_events`]: run events from every server on the database, each sent once.
+//! - [`events`]: the event streams of many runs in one connection (one per browser).
 //! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
 //!   moves and positions, matches and tournaments.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
@@ -16,6 +17,7 @@
 pub mod agents;
 pub mod assets;
 pub mod error;
+pub mod events;
 pub mod guard;
 pub mod limits;
 pub mod matches;
@@ -562,6 +564,7 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         .route("/runs/{id}/generations/{g}", get(runs::generation))
         .route("/runs/{id}/export", get(runs::export))
         .route("/runs/{id}/events", get(runs::events))
+        .route("/events", get(events::stream))
         .route("/agents", get(agents::catalogue))
         .route("/config-schema", get(runs::config_schema))
         .route("/move", post(moves::best_move))

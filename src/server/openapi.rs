@@ -302,6 +302,12 @@ pub fn spec() -> Value {
                 "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "object", "required": ["event", "data"], "properties": {
                     "event": {"type": "string", "enum": ["status", "generation", "end"]}, "data": {"type": "string", "description": "JSON: the run (status), a generation point with run_id (generation), or run_id and the final status, `deleted` for a deleted run (end)"}}}}}}, "404": ok("unknown id", schema_ref("Error"))}}), json!([path_id()]))
         },
+        "/api/events": {
+            "get": with_params(json!({"summary": "Server-sent events of many runs in one connection (the dashboard opens one per browser): the events of `/api/runs/{id}/events`, each naming its run (`status`: the run; `generation`: a point with run_id; `end`: run_id and the final status, `deleted` for a deleted run). Each run named in `runs` gets its `status` first (and `end` if it has ended). The stream stays open after runs end",
+                "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "object", "required": ["event", "data"], "properties": {
+                    "event": {"type": "string", "enum": ["status", "generation", "end"]}, "data": {"type": "string", "description": "JSON, as on /api/runs/{id}/events"}}}}}}, "422": ok("too many run ids", schema_ref("Error"))}}),
+                json!([{"name": "runs", "in": "query", "required": false, "schema": {"type": "string"}, "description": "comma-separated run ids; every run when absent"}]))
+        },
         "/api/agents": {
             "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
                 "agents": {"type": "array", "items": {"type": "object"}},

@@ -2,7 +2,7 @@
 // weights of every run with a generation (exports), or any spec typed by hand.
 
 import { api } from "./api.js";
-import { h, specLabel } from "./util.js";
+import { h, shortId, specLabel } from "./util.js";
 
 let cached = null;
 let cachedAt = 0;
@@ -33,7 +33,7 @@ export function choices(cat) {
     out.push({ group: "Published weights", label: w.spec, spec: w.spec, title: `${w.feature_set} ${w.name}` });
   }
   for (const e of cat.exports || []) {
-    out.push({ group: "Exported runs", label: e.label || `run ${String(e.run_id).slice(0, 8)}`, spec: e.spec, runId: e.run_id });
+    out.push({ group: "Exported runs", label: e.label || `run ${shortId(e.run_id)}`, spec: e.spec, runId: e.run_id });
   }
   return out;
 }

@@ -34,22 +34,32 @@ export function apiUrl(path) {
   return new URL("api/" + path.replace(/^\/+/, ""), document.baseURI).toString();
 }
 
-export async function request(method, path, body) {
+/**
+ * `timeoutMs`: give up after this long (a request that hangs, because the browser has no
+ * connection left for it or the server is stuck, then fails with a message instead).
+ */
+export async function request(method, path, body, { timeoutMs = 0, token: given = null } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const token = getToken();
+  const token = given ?? getToken();
   // GETs are open; only state changes need the token (and sending it on GETs would leak it
   // into logs of proxies that record headers for no gain).
   if (token && method !== "GET") headers.Authorization = `Bearer ${token}`;
   let resp;
+  const abort = timeoutMs ? new AbortController() : null;
+  const timer = abort ? setTimeout(() => abort.abort(), timeoutMs) : null;
   try {
     resp = await fetch(apiUrl(path), {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: abort ? abort.signal : undefined,
     });
   } catch (e) {
+    if (abort && abort.signal.aborted) throw new ApiError(0, `the server did not answer within ${Math.round(timeoutMs / 1000)} s`);
     throw new ApiError(0, `cannot reach the server (${e.message})`);
+  } finally {
+    clearTimeout(timer);
   }
   if (resp.status === 204) return null;
   const text = await resp.text();
@@ -69,6 +79,9 @@ export async function request(method, path, body) {
   }
   return data;
 }
+
+/** How long Cancel, Resume and Delete wait for an answer before they say they failed. */
+const ACTION_TIMEOUT_MS = 20000;
 
 export const api = {
   get: (path) => request("GET", path),
@@ -91,9 +104,9 @@ export const api = {
   },
   run: (id) => request("GET", `runs/${encodeURIComponent(id)}`),
   createRun: (body) => request("POST", "runs", body),
-  cancelRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/cancel`, {}),
-  resumeRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/resume`, {}),
-  deleteRun: (id) => request("DELETE", `runs/${encodeURIComponent(id)}`),
+  cancelRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/cancel`, {}, { timeoutMs: ACTION_TIMEOUT_MS }),
+  resumeRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/resume`, {}, { timeoutMs: ACTION_TIMEOUT_MS }),
+  deleteRun: (id) => request("DELETE", `runs/${encodeURIComponent(id)}`, undefined, { timeoutMs: ACTION_TIMEOUT_MS }),
   describeRun: (id, body) => request("PATCH", `runs/${encodeURIComponent(id)}`, body),
   generations: (id, since) =>
     request(
@@ -104,6 +117,20 @@ export const api = {
   exportUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/export`),
   eventsUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/events`),
   health: () => request("GET", "healthz"),
+  /**
+   * Whether the server takes changes with `token` ("" for none): "ok", "refused" (401), or
+   * "unknown" (no answer). Asks it to cancel a run that cannot exist, which changes nothing:
+   * the token is checked first (401), else there is no such run (404).
+   */
+  checkToken: async (token) => {
+    try {
+      await request("POST", "runs/00000000-0000-0000-0000-000000000000/cancel", {}, { token, timeoutMs: 10000 });
+      return "ok";
+    } catch (e) {
+      if (e.status === 401) return "refused";
+      return e.status === 404 || e.status === 409 ? "ok" : "unknown";
+    }
+  },
   agents: () => request("GET", "agents"),
   configSchema: () => request("GET", "config-schema"),
   move: (agent, position, seed, pie = false) => request("POST", "move", { agent, position, seed, pie }),

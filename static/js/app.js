@@ -26,6 +26,32 @@ const routes = [
 
 let cleanup = null;
 let generation = 0;
+let firstRender = true;
+
+// A skip link, first in the page. Not a plain "#view" link: the router reads the hash.
+const skip = h("a.skip-link", { href: "#view", onclick: (e) => (e.preventDefault(), focusHeading()) }, "Skip to content");
+document.body.prepend(skip);
+
+/** Moves the focus to the page's main heading (or the main area), as a page load would. */
+function focusHeading() {
+  const target = document.querySelector("#view h1") || document.getElementById("view");
+  if (!target.hasAttribute("tabindex")) target.tabIndex = -1;
+  target.focus({ preventScroll: false });
+}
+
+/** The window's title: the page's heading, then the app's name. */
+function setTitle(view) {
+  const heading = view.querySelector("h1")?.textContent?.trim();
+  document.title = heading ? `${heading} · kalah-tuner` : "kalah-tuner";
+}
+
+/** After a route change (not the first load), the page's title and focus follow it. */
+function settle(view, mine) {
+  if (mine !== generation) return;
+  setTitle(view);
+  if (!firstRender) focusHeading();
+  firstRender = false;
+}
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, "");
@@ -55,6 +81,7 @@ async function render() {
   }
   if (!route) {
     view.append(h("section.card", h("h1", "Not found"), h("p", "No page at ", h("code", path), ". "), h("a", { href: "#/runs" }, "Back to the runs")));
+    settle(view, mine);
     return;
   }
   const m = path.match(route.re);
@@ -71,6 +98,7 @@ async function render() {
     console.error(e);
     flash(e.message || String(e), "error");
   }
+  settle(view, mine);
 }
 
 window.addEventListener("hashchange", render);

@@ -70,10 +70,16 @@ function seedDots(n, salt) {
  */
 export function drawBoard(el, pos, opts = {}) {
   const m = pos.pits;
+  // Focus inside the board survives the redraw: on the same pit if it can still be played,
+  // else on a playable pit, else on the board itself until one can be (a keyboard player
+  // would otherwise land on <body> after every move).
+  const active = document.activeElement;
+  const hadFocus = !!active && active !== el && el.contains(active);
+  const focused = hadFocus && active.dataset ? { side: active.dataset.side, move: active.dataset.move } : null;
   const clickable = new Set(opts.clickable || []);
   const prev = opts.changed || null;
   // A group, not a grid: the pits are laid out by CSS, with no rows for a grid role to name.
-  const board = h("div.board", { style: { "--pits": m }, role: "group", "aria-label": `Kalah board, ${m} pits a side` });
+  const board = h("div.board", { style: { "--pits": m }, role: "group", tabIndex: -1, "aria-label": `Kalah board, ${m} pits a side` });
 
   const pit = (side, i) => {
     const n = side === "south" ? pos.south[i] : pos.north[i];
@@ -89,7 +95,7 @@ export function drawBoard(el, pos, opts = {}) {
         title: `${side} move ${move}: ${n} seed${n === 1 ? "" : "s"}`,
         // A pit that cannot be played is an image of its seeds; a playable one is a button.
         role: can ? null : "img",
-        "aria-label": `${side} pit ${move}, ${n} seeds${can ? ", play" : ""}`,
+        "aria-label": `${side} pit ${move}, ${n} seed${n === 1 ? "" : "s"}${can ? ", play" : ""}`,
         onclick: can ? () => opts.onMove && opts.onMove(side, move) : null,
       },
       seedDots(n, i + (side === "north" ? 7 : 0)),
@@ -106,7 +112,7 @@ export function drawBoard(el, pos, opts = {}) {
     const old = prev ? (side === "south" ? prev.stores[0] : prev.stores[1]) : n;
     const s = h(
       "div.store",
-      { class: `${side}${old !== n ? " changed" : ""}`, dataset: { side, seeds: n }, title: `${side} store`, role: "img", "aria-label": `${side} store, ${n} seeds` },
+      { class: `${side}${old !== n ? " changed" : ""}`, dataset: { side, seeds: n }, title: `${side} store`, role: "img", "aria-label": `${side} store, ${n} seed${n === 1 ? "" : "s"}` },
       h("span.store-label", side === "south" ? "South" : "North"),
       h("span.count", n),
     );
@@ -140,4 +146,8 @@ export function drawBoard(el, pos, opts = {}) {
     numbers("south"),
     h("div.side-label.south", { class: turn === "south" && !opts.over ? "to-move" : null }, opts.labels?.south || "South", " ", h("span.muted", "(moves 1…", m, " left to right)")),
   );
+  if (hadFocus) {
+    const same = focused && focused.move ? board.querySelector(`button.pit[data-side="${focused.side}"][data-move="${focused.move}"]`) : null;
+    (same || board.querySelector("button.pit") || board).focus({ preventScroll: true });
+  }
 }

@@ -1,7 +1,7 @@
 // uPlot wrappers for the run page: the charts keep their own column arrays, take new
 // generations by appending to them, and redraw at most once per animation frame.
 
-import { h, PALETTE, rafThrottle } from "./util.js";
+import { h, PALETTE, rafThrottle, seriesDash } from "./util.js";
 
 function themeColors() {
   const css = getComputedStyle(document.documentElement);
@@ -64,7 +64,8 @@ class LiveChart {
       this.describe();
     });
     // A canvas says nothing to a screen reader: the chart's element carries its latest values.
-    el.setAttribute("role", "img");
+    // A figure, not an image: an image's content is hidden, and the legend's buttons with it.
+    el.setAttribute("role", "figure");
     this.describe();
     this.resizer = new ResizeObserver(
       rafThrottle(() => {
@@ -107,6 +108,7 @@ class LiveChart {
       y: { ...y, ...(this.log ? { distr: 3, log: 10 } : {}), range: (u, lo, hi) => (this.yZoom ? [...this.yZoom] : yRange(u, lo, hi)) },
     };
     const cursor = { ...(opts.cursor || {}), drag: { x: true, uni: 30, ...(opts.cursor?.drag || {}), y: true, setScale: false } };
+    hooks.setSeries = [...(hooks.setSeries || []), () => this.legendState()];
     if (this.plot) this.plot.destroy();
     // A log scale cannot draw zero or less: those points become gaps.
     this.plot = new uPlot({ ...opts, scales, cursor, hooks, width, height: this.heightFor(width) }, this.plotData(), this.el);
@@ -116,9 +118,43 @@ class LiveChart {
       setTimeout(() => this.plot.setData(this.plotData()), 0);
     });
     for (const [type, fn] of this.overListeners) this.plot.over.addEventListener(type, fn);
+    this.keyboardLegend();
     // For the browser test, which reads scales and tick labels that live only on the canvas.
     this.el.uplot = this.plot;
+    this.el.chart = this;
     this.fitLonePoint();
+  }
+
+  /**
+   * The legend's names are buttons for the keyboard too: Tab reaches them, Enter or Space
+   * hides or shows the line (uPlot listens for clicks only), aria-pressed says which.
+   */
+  keyboardLegend() {
+    const rows = this.plot.root.querySelectorAll(".u-legend tr.u-series");
+    rows.forEach((tr, i) => {
+      const th = tr.querySelector("th");
+      if (i === 0 || !th) return;
+      th.tabIndex = 0;
+      th.setAttribute("role", "button");
+      th.addEventListener("keydown", (e) => {
+        if (e.key !== "Enter" && e.key !== " ") return;
+        e.preventDefault();
+        th.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+      });
+    });
+    this.legendState();
+    // The plot is drawn on a canvas; the chart's element carries its text (see describe).
+    const wrap = this.plot.root.querySelector(".u-wrap");
+    if (wrap) wrap.setAttribute("aria-hidden", "true");
+  }
+
+  legendState() {
+    if (!this.plot) return;
+    const rows = this.plot.root.querySelectorAll(".u-legend tr.u-series");
+    rows.forEach((tr, i) => {
+      const th = tr.querySelector("th");
+      if (i > 0 && th && this.plot.series[i]) th.setAttribute("aria-pressed", String(this.plot.series[i].show !== false));
+    });
   }
 
   /** The columns as the plot draws them (without values a log scale cannot show). */
@@ -201,9 +237,61 @@ class LiveChart {
     return JSON.stringify(rows, null, 1);
   }
 
-  /** The chart as drawn (plot and axes; the legend is HTML), as a PNG data URL. */
+  /**
+   * The chart as a PNG data URL: on the page's card colour (not transparent), with the
+   * chart's title (and `this.pngTitle`, the run's name, when set) above and the shown
+   * series' names in their colours below.
+   */
   toPng() {
-    return this.plot.ctx.canvas.toDataURL("image/png");
+    const plot = this.plot.ctx.canvas;
+    const css = getComputedStyle(document.documentElement);
+    const bg = css.getPropertyValue("--card").trim() || "#ffffff";
+    const fg = css.getPropertyValue("--fg").trim() || "#1d1f21";
+    const ratio = plot.width / Math.max(1, this.plot.width);
+    const pad = Math.round(8 * ratio);
+    const line = Math.round(18 * ratio);
+    const font = `${Math.round(13 * ratio)}px system-ui, sans-serif`;
+    const name = this.el.closest("section")?.querySelector("h2")?.textContent?.trim() || "Chart";
+    const title = this.pngTitle ? `${name}: ${this.pngTitle}` : name;
+    const shown = this.plot.series.map((s, i) => ({ s, i })).filter(({ s, i }) => i > 0 && s.show !== false);
+    // The legend's entries, wrapped to the plot's width.
+    const measure = document.createElement("canvas").getContext("2d");
+    measure.font = font;
+    const rows = [[]];
+    let x = pad;
+    for (const { s, i } of shown) {
+      const text = String(s.label ?? `series ${i}`);
+      const w = line + measure.measureText(text).width + pad * 2;
+      if (x + w > plot.width && rows[rows.length - 1].length) {
+        rows.push([]);
+        x = pad;
+      }
+      rows[rows.length - 1].push({ text, colour: typeof s.stroke === "function" ? s.stroke(this.plot, i) : s.stroke, x });
+      x += w;
+    }
+    const top = line + pad * 2;
+    const out = document.createElement("canvas");
+    out.width = plot.width;
+    out.height = top + plot.height + rows.length * line + pad * 2;
+    const ctx = out.getContext("2d");
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, out.width, out.height);
+    ctx.fillStyle = fg;
+    ctx.font = `600 ${font}`;
+    ctx.textBaseline = "middle";
+    ctx.fillText(title, pad, pad + line / 2);
+    ctx.drawImage(plot, 0, top);
+    ctx.font = font;
+    rows.forEach((row, r) => {
+      const y = top + plot.height + pad + r * line + line / 2;
+      for (const e of row) {
+        ctx.fillStyle = e.colour || fg;
+        ctx.fillRect(e.x, y - line / 6, line * 0.7, Math.max(2, line / 3));
+        ctx.fillStyle = fg;
+        ctx.fillText(e.text, e.x + line, y);
+      }
+    });
+    return out.toDataURL("image/png");
   }
 }
 
@@ -378,7 +466,7 @@ export function weightsChart(el, features, onPick) {
   const opts = {
     series: [
       xSeries,
-      ...features.map((f, i) => ({ label: f, stroke: PALETTE[i % PALETTE.length], width: 1.5, value: val(3) })),
+      ...features.map((f, i) => ({ label: f, stroke: PALETTE[i % PALETTE.length], dash: seriesDash(i), width: 1.5, value: val(3) })),
     ],
     scales: { x: generationScale },
     axes: axes("weight"),
@@ -439,12 +527,24 @@ export function overlayChart(el, yLabel, lines) {
     return col;
   })];
   const opts = {
-    series: [xSeries, ...lines.map((l, i) => ({ label: l.label, stroke: PALETTE[i % PALETTE.length], width: 2, value: val(3), spanGaps: true }))],
+    series: [xSeries, ...lines.map((l, i) => ({ label: l.label, stroke: PALETTE[i % PALETTE.length], dash: seriesDash(i), width: 2, value: val(3), spanGaps: true }))],
     scales: { x: generationScale },
     axes: axes(yLabel),
     cursor: { drag: { x: true, y: false } },
   };
   const chart = new LiveChart(el, opts, cols, 280);
+  // Keyed by run id (names may repeat), each run with its name and its points.
+  if (lines.every((l) => l.id)) {
+    chart.toJson = () =>
+      JSON.stringify(
+        {
+          value: yLabel,
+          runs: Object.fromEntries(lines.map((l) => [l.id, { name: l.name ?? null, label: l.label, points: l.xs.map((x, i) => ({ generation: x, value: l.ys[i] ?? null })) }])),
+        },
+        null,
+        1,
+      );
+  }
   chart.redraw();
   return chart;
 }

@@ -29,9 +29,27 @@ export async function mount(view, { query }) {
     );
     return null;
   }
-  const runs = await Promise.all(ids.map((id) => api.run(id)));
+  const found = await Promise.all(ids.map((id) => api.run(id).catch((e) => (e.status === 404 ? null : Promise.reject(e)))));
+  const missing = ids.filter((_, i) => !found[i]);
+  if (missing.length) {
+    view.append(
+      h(
+        "section.card",
+        { id: "compare-missing" },
+        h("h1", "Compare runs"),
+        h("p", `No run ${missing.join(", ")} on this server: it may have been deleted, or the link is wrong.`),
+        h("a.button", { href: "#/runs" }, "Back to the runs"),
+      ),
+    );
+    return null;
+  }
+  const runs = found;
   const curves = await Promise.all(ids.map((id) => api.generations(id)));
-  const name = (r) => r.name || `run ${shortId(r.id)}`;
+  // Two runs of the same name are told apart by their short ids.
+  const plainName = (r) => r.name || `run ${shortId(r.id)}`;
+  const nameCount = new Map();
+  for (const r of runs) nameCount.set(plainName(r), (nameCount.get(plainName(r)) || 0) + 1);
+  const name = (r) => (nameCount.get(plainName(r)) > 1 ? `${plainName(r)} (${shortId(r.id)})` : plainName(r));
   const stem = `kalah-tuner-compare-${ids.map(shortId).join("-")}`;
 
   const panelEl = h("div.chart", { id: "compare-panel" });
@@ -82,7 +100,7 @@ export async function mount(view, { query }) {
   const lines = (pick) =>
     runs.map((r, i) => {
       const gens = (curves[i].generations || []).filter((g) => pick(g) != null);
-      return { label: name(r), xs: gens.map((g) => g.generation), ys: gens.map(pick) };
+      return { label: name(r), id: r.id, name: r.name ?? null, xs: gens.map((g) => g.generation), ys: gens.map(pick) };
     });
   const panel = overlayChart(panelEl, "Elo vs panel", lines((g) => g.panel?.overall?.elo ?? null));
   const best = overlayChart(bestEl, "best fitness", lines((g) => g.best));

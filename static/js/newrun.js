@@ -2,9 +2,12 @@
 // request carries only what differs from the preset; errors from the API land next to the
 // field their `field` names (e.g. `config.population`).
 
-import { api } from "./api.js";
+import { api, getToken } from "./api.js";
 import { estimate, loadSchema, presetDefaults, setPath } from "./config-schema.js";
-import { flash, h } from "./util.js";
+import { flash, h, shortId } from "./util.js";
+
+/** What a number box holds when its text is not a number. */
+const NOT_A_NUMBER = "(text that is not a number)";
 
 export async function mount(view, { query }) {
   const schema = await loadSchema();
@@ -29,7 +32,7 @@ export async function mount(view, { query }) {
     h(
       "fieldset.top",
       h("legend", "Run"),
-      fieldWrap("preset", "Preset", presetSelect, "abrams, hunter or none", "Starting values for every field below."),
+      fieldWrap("preset", "Preset", presetSelect, `${Object.keys(PRESETS).filter(Boolean).join(", ")} or none`, "Starting values for every field below."),
       fieldWrap("name", "Name", nameInput, "optional", null),
     ),
     GROUPS.map((g) =>
@@ -43,7 +46,19 @@ export async function mount(view, { query }) {
       h("button", { type: "button", onclick: () => resetAll(true) }, "Reset to preset"),
     ),
   );
-  view.append(h("section.card", h("h1", "New run"), form));
+  // A server with a token says so before the form is filled in, not on submit.
+  const tokenNote = h("p.notice", { id: "token-note", hidden: true });
+  view.append(h("section.card", h("h1", "New run"), tokenNote, form));
+  api.checkToken(getToken()).then((answer) => {
+    if (answer !== "refused") return;
+    tokenNote.replaceChildren(
+      getToken() ? "The server refuses the API token kept in this browser: " : "This server needs an API token to start runs: ",
+      "set it under ",
+      h("a", { href: "#/settings" }, "Settings"),
+      ".",
+    );
+    tokenNote.hidden = false;
+  });
 
   // Feature sets offered by the server's catalogue, if it lists more than the built-in ones.
   api
@@ -100,7 +115,7 @@ export async function mount(view, { query }) {
       c.set(value);
       c.touched = true;
     }
-    nameInput.value = `${source.name || `run ${String(runId).slice(0, 8)}`} (copy)`;
+    nameInput.value = `${source.name || `run ${shortId(runId)}`} (copy)`;
     changed();
     flash(`The form holds the config of ${source.name || runId}; change what you like and start.`, "ok");
   }
@@ -140,6 +155,8 @@ export async function mount(view, { query }) {
           max: f.max,
         });
         get = () => {
+          // Text that is not a number reads as "" from a number box: say so, not "none".
+          if (input.validity && input.validity.badInput) return NOT_A_NUMBER;
           const t = input.value.trim();
           if (t === "") return f.optional ? null : undefined;
           const x = Number(t);
@@ -251,10 +268,23 @@ export async function mount(view, { query }) {
     changed();
   }
 
-  function changed() {
+  function changed(e) {
     const v = values();
     for (const [, c] of controls) {
       if (c.def?.showIf) c.wrap.hidden = !c.def.showIf(v);
+    }
+    // A field left with a bad value says so at once (on change, not at every key).
+    const key = e && e.type === "change" ? e.target?.closest?.(".field")?.dataset?.key : null;
+    const c = key && controls.get(key);
+    if (c) {
+      const err = checkFields(v).find((x) => x.field === key);
+      if (err) showError(err, false);
+      else if (c.wrap.classList.contains("invalid")) {
+        c.error.textContent = "";
+        c.wrap.classList.remove("invalid");
+        c.input?.removeAttribute("aria-invalid");
+        c.input?.removeAttribute("aria-describedby");
+      }
     }
     // An estimate of a config that does not check out would be nonsense ("-0 games").
     const { games, hours } = estimate(v);
@@ -271,6 +301,7 @@ export async function mount(view, { query }) {
       c.error.textContent = "";
       c.wrap.classList.remove("invalid");
       c.input?.removeAttribute("aria-invalid");
+      c.input?.removeAttribute("aria-describedby");
     }
   }
 
@@ -289,12 +320,22 @@ export async function mount(view, { query }) {
         continue;
       }
       if ((f.kind !== "int" && f.kind !== "real") || x === null) continue;
-      if (typeof x !== "number") errors.push({ field: key, message: `${key}: must be a number, got ${JSON.stringify(x)}` });
+      if (x === NOT_A_NUMBER) errors.push({ field: key, message: `${key}: must be a number` });
+      else if (typeof x !== "number") errors.push({ field: key, message: `${key}: must be a number, got ${JSON.stringify(x)}` });
       else if (f.kind === "int" && !Number.isInteger(x)) errors.push({ field: key, message: `${key}: must be a whole number, got ${x}` });
       else if ((f.min != null && x < f.min) || (f.max != null && x > f.max)) {
         const range = f.max != null ? `${f.min} to ${f.max}` : `at least ${f.min}`;
         errors.push({ field: key, message: `${key}: must be ${range}, got ${x}` });
       }
+    }
+    // Rules between two fields, which the server checks too: said here with the others.
+    const shown = (key) => controls.get(key) && !controls.get(key).wrap.hidden && !errors.some((e) => e.field === key);
+    const num = (key) => (typeof v[key] === "number" ? v[key] : null);
+    if (shown("elite") && shown("population") && num("elite") != null && num("population") != null && num("elite") >= num("population")) {
+      errors.push({ field: "elite", message: `elite: must be below the population (${num("population")}), got ${num("elite")}` });
+    }
+    if (shown("bounds.min") && shown("bounds.max") && num("bounds.min") != null && num("bounds.max") != null && num("bounds.min") >= num("bounds.max")) {
+      errors.push({ field: "bounds.max", message: `bounds.max: must be above bounds.min (${num("bounds.min")}), got ${num("bounds.max")}` });
     }
     return errors;
   }
@@ -311,6 +352,8 @@ export async function mount(view, { query }) {
       c.wrap.classList.add("invalid");
       c.wrap.hidden = false;
       c.input?.setAttribute("aria-invalid", "true");
+      // A screen reader reads the message with the field.
+      c.input?.setAttribute("aria-describedby", c.error.id);
       if (first) {
         c.input?.focus({ preventScroll: true });
         c.wrap.scrollIntoView({ block: "center", behavior: "smooth" });

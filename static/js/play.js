@@ -5,12 +5,21 @@
 import { api } from "./api.js";
 import { agentHelp, agentPicker, catalogue } from "./agents.js";
 import { drawBoard, finalScores, legalMoves, parseKpn } from "./board.js";
-import { flash, h } from "./util.js";
+import { clearFlash, flash, h } from "./util.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SIDE = { south: "South", north: "North" };
 // The pie rule's swap, as the API numbers it (no pit can be 16: boards have at most 12).
 const SWAP = 16;
+/** First pause before a failed agent move is asked for again, and the longest. */
+const RETRY_MS = 1000;
+const RETRY_MAX_MS = 8000;
+const FAILED = "The move could not be fetched";
+
+/** An error worth trying again: no answer, or the server busy or restarting. */
+function transient(e) {
+  return e.status === 0 || e.status === 429 || e.status === 502 || e.status === 503 || e.status === 504;
+}
 
 export async function mount(view, { query }) {
   const cat = await catalogue();
@@ -99,6 +108,8 @@ export async function mount(view, { query }) {
   let paused = false;
   let prevPos = null;
   let last = null;
+  /** Failed requests for the move now due, in a row. */
+  let failures = 0;
 
   const updateSpeed = () => (speedLabel.textContent = ` ${speed.value} ms`);
   speed.addEventListener("input", updateSpeed);
@@ -190,6 +201,7 @@ export async function mount(view, { query }) {
 
   async function newGame() {
     const mine = ++gameId;
+    failures = 0;
     busy = false;
     paused = false;
     pauseBtn.textContent = "Pause";
@@ -241,6 +253,7 @@ export async function mount(view, { query }) {
       render();
       const ok = await agentMove(mine, opponent, "");
       if (!ok) return;
+      if (ok === "retry") continue;
       // A short pause so that a chain of extra turns can be followed by eye.
       if (!over && pos.toMove !== humanSide.value) await sleep(350);
     }
@@ -263,11 +276,23 @@ export async function mount(view, { query }) {
       busy = false;
       const work = res.playouts ? `${res.playouts.toLocaleString()} playouts` : res.nodes != null ? `${res.nodes.toLocaleString()} nodes` : "";
       const extra = [work, res.value_text].filter(Boolean).map((t) => ` · ${t}`).join("");
+      if (failures) clearFlash(FAILED);
+      failures = 0;
       record(side, res.move, res, picker.label(), extra);
       return true;
     } catch (e) {
       if (mine !== gameId || stopped) return false;
       busy = false;
+      // The server away or busy: the same move is asked for again after a pause, longer each
+      // time. A refusal (a bad agent) stops the game.
+      if (transient(e)) {
+        failures++;
+        const wait = Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** (failures - 1));
+        flash(`${FAILED}: ${picker.label()}: ${e.message}; trying again in ${Math.round(wait / 1000)} s`, "error");
+        render();
+        await sleep(wait);
+        return mine === gameId && !stopped ? "retry" : false;
+      }
       render();
       flash(`${picker.label()}: ${e.message}`, "error");
       return false;
@@ -282,6 +307,7 @@ export async function mount(view, { query }) {
       if (paused) return;
       const ok = await agentMove(mine, pos.toMove === "south" ? southAgent : northAgent);
       if (!ok) return;
+      if (ok === "retry") continue;
       await sleep(Number(speed.value));
     }
   }

@@ -3,7 +3,8 @@
 
 import { api } from "./api.js";
 import { agreementChart, dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, weightsChart } from "./charts.js";
-import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
+import * as live from "./live.js";
+import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
 const POLL_MS = 2000;
@@ -29,9 +30,10 @@ export async function mount(view, { id }) {
     return null;
   }
   const features = run.features || [];
+  // TD, TD-Leaf and Texel runs: checkpoints of one player, not generations of a population.
+  const learning = !!(run.tuner && run.tuner !== "ga");
   let lastGen = -1;
   let lastWallMs = [];
-  let es = null;
   let pollTimer = null;
   let tickTimer = null;
   let stopped = false;
@@ -46,8 +48,9 @@ export async function mount(view, { id }) {
   const stats = h("dl.stats");
   const errBox = h("p.error-text", { hidden: true });
   const queueNote = h("p.notice", { id: "queue-note", hidden: true });
-  const cancelBtn = h("button", { onclick: () => act("Run cancelled.", () => api.cancelRun(id)) }, "Cancel");
-  const resumeBtn = h("button", { onclick: () => act("Run queued again.", () => api.resumeRun(id)) }, "Resume");
+  const deletedNote = h("p.notice", { id: "run-deleted", hidden: true, role: "status" }, "This run was deleted: it no longer runs, and its data is gone from the server. ", h("a", { href: "#/runs" }, "Back to the runs"));
+  const cancelBtn = h("button", { id: "run-cancel", onclick: () => act(cancelBtn, "Run cancelled.", () => api.cancelRun(id)) }, "Cancel");
+  const resumeBtn = h("button", { id: "run-resume", onclick: () => act(resumeBtn, "Run queued again.", () => api.resumeRun(id)) }, "Resume");
   const deleteBtn = h("button.danger", {
     onclick: async () => {
       if (!confirm("Delete this run and all its generations?")) return;
@@ -96,7 +99,18 @@ export async function mount(view, { id }) {
   const notesField = h("textarea", { id: "edit-notes", rows: 3, maxlength: 10000 });
   const editor = h(
     "form.editor",
-    { id: "run-editor", hidden: true, onsubmit: (e) => (e.preventDefault(), saveDescription()) },
+    {
+      id: "run-editor",
+      hidden: true,
+      onsubmit: (e) => (e.preventDefault(), saveDescription()),
+      // Escape closes the editor without saving, and the focus goes back to its button.
+      onkeydown: (e) => {
+        if (e.key !== "Escape") return;
+        e.preventDefault();
+        editor.hidden = true;
+        editBtn.focus();
+      },
+    },
     h("label", "Name ", nameField),
     h("label", "Tags (comma-separated) ", tagsField),
     h("label", "Notes ", notesField),
@@ -126,12 +140,15 @@ export async function mount(view, { id }) {
     }
   }
 
-  view.append(
+  // (DOM append writes null as the text "null": optional cards are filtered out.)
+  appendAll(
+    view,
     h(
       "section.card",
       h("div.card-head", h("div", h("div.title-line", title, badge, liveDot, connLost), sub), h("div.actions", exportLink, viewExportBtn, playLink, cancelBtn, resumeBtn, deleteBtn)),
       barWrap,
       queueNote,
+      deletedNote,
       stats,
       h("div.describe", tagList, notesText, editBtn),
       editor,
@@ -158,17 +175,20 @@ export async function mount(view, { id }) {
     h(
       "section.card",
       h("div.card-head", h("h2", "Fitness"), genCount, fitTools),
-      h("p.hint", "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom (every chart of the run follows), double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
+      learning
+        ? h("p.hint", { id: "fitness-hint" }, "The fitness of each checkpoint's weights: a learning run has one player a checkpoint, so best, mean and min coincide; the panel curve above is the measure of its progress. Drag to zoom (every chart of the run follows), double-click to reset, click to show that checkpoint's weights. Click a name in the legend to hide or show its line.")
+        : h("p.hint", { id: "fitness-hint" }, "Relative to the population: best, mean and min of each generation, the band is mean ± one standard deviation, the dashed line the hall of fame. Drag to zoom (every chart of the run follows), double-click to reset, click to show that generation's population. Click a name in the legend to hide or show its line."),
       fitEl,
     ),
     h(
       "div.grid-2",
-      h("section.card", h("div.card-head", h("h2", "Diversity"), divTools), divEl),
+      // One player a checkpoint has no diversity: a learning run's chart would be all zeros.
+      h("section.card", { id: "diversity-card", hidden: learning }, h("div.card-head", h("h2", "Diversity"), divTools), divEl),
       h("section.card", h("h2", "Champion's weights"), h("p.hint", "Of the run's champion: the player Export, \"Play against it\" and run:ID hand out."), h("div.table-scroll", bestTable)),
     ),
     h(
       "section.card",
-      h("div.card-head", h("h2", "Weights of each generation's best"), wTools),
+      h("div.card-head", h("h2", learning ? "Weights at each checkpoint" : "Weights of each generation's best"), wTools),
       featurePicker,
       wEl,
     ),
@@ -176,10 +196,10 @@ export async function mount(view, { id }) {
       "section.card",
       h(
         "div.card-head",
-        h("h2", "Population"),
+        h("h2", learning ? "Weights of a checkpoint" : "Population"),
         h(
           "div.inline-form",
-          h("label", { for: "pop-gen" }, "Generation "),
+          h("label", { for: "pop-gen" }, learning ? "Checkpoint " : "Generation "),
           genInput,
           h("label.inline", followBox, " follow the latest"),
         ),
@@ -269,7 +289,7 @@ export async function mount(view, { id }) {
     wts.redraw();
     if (panel) panel.redraw();
     if (agreement) agreement.redraw();
-    genCount.textContent = `${fit.count()} generations`;
+    genCount.textContent = `${fit.count()} ${learning ? "checkpoints" : "generations"}`;
     genInput.max = lastGen;
     if (followBox.checked) {
       genInput.value = lastGen;
@@ -285,8 +305,10 @@ export async function mount(view, { id }) {
       try {
         const res = await api.generations(id, lastGen >= 0 ? lastGen : undefined);
         if (!stopped) append(res.generations || []);
+        clearFlash("Could not load generations");
       } catch (e) {
-        if (!stopped) flash(`Could not load generations: ${e.message}`, "error");
+        if (e.status === 404 && !stopped) markDeleted();
+        else if (!stopped) flash(`Could not load generations: ${e.message}`, "error");
       } finally {
         catchingUp = null;
       }
@@ -294,21 +316,21 @@ export async function mount(view, { id }) {
     return catchingUp;
   }
 
+  // Events come from the browser's one shared stream (live.js); a run page only listens.
+  let unwatch = null;
+  let unconn = null;
+  let streamOpen = false;
   function connect() {
-    if (!("EventSource" in window)) return startPolling();
-    es = new EventSource(api.eventsUrl(id));
-    es.addEventListener("open", () => {
-      liveDot.hidden = lost;
-      // Anything written while we were not connected.
-      catchUp();
-    });
-    es.addEventListener("generation", (ev) => {
-      let g;
-      try {
-        g = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
+    if (unwatch) return;
+    unwatch = live.watchRun(id, onEvent);
+    unconn = live.onConnection(onConnection);
+    onConnection(live.connectionState());
+  }
+
+  function onEvent(kind, data) {
+    if (stopped || deleted) return;
+    if (kind === "generation") {
+      const g = data;
       if (g.generation > lastGen + 1) catchUp();
       else append([g]);
       // Keep the header's counters in step between status events; the hall of fame's weights
@@ -319,41 +341,48 @@ export async function mount(view, { id }) {
         renderRun(run);
         refreshRun();
       }
-    });
-    es.addEventListener("status", (ev) => {
-      try {
-        run = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
+    } else if (kind === "status") {
+      // A status event may be older than what a fetch already showed: never go back in time.
+      if ((data.generations_done ?? 0) < (run.generations_done ?? 0) && !TERMINAL.has(data.status)) return;
+      run = data;
       renderRun(run);
-      if (TERMINAL.has(run.status)) {
-        // The stream has nothing more to say; fetch what the last events may have missed.
-        closeStream();
+      if (TERMINAL.has(run.status)) catchUp();
+    } else if (kind === "end") {
+      if (data.status === "deleted") markDeleted();
+      else {
+        refreshRun();
         catchUp();
       }
-    });
-    // The server's last word on a run that has ended (or was deleted): the browser would
-    // otherwise open the closed stream again.
-    es.addEventListener("end", () => {
-      closeStream();
-      refreshRun();
-      catchUp();
-    });
-    es.addEventListener("error", () => {
-      liveDot.hidden = true;
-      // CLOSED means the server refused the stream (no SSE route, or an error status):
-      // fall back to polling. Otherwise the browser reconnects by itself.
-      if (es && es.readyState === EventSource.CLOSED) {
-        closeStream();
-        if (!TERMINAL.has(run.status)) startPolling();
+    }
+  }
+
+  function onConnection(state) {
+    if (stopped) return;
+    const was = streamOpen;
+    streamOpen = state === "open";
+    showConnection();
+    if (streamOpen) {
+      stopPolling();
+      // Anything written while the stream was down (or before this page listened).
+      if (!was) {
+        catchUp();
+        refreshRun();
       }
-    });
+    } else if (state === "lost" && !TERMINAL.has(run.status)) {
+      // The page keeps up by asking until the stream is back.
+      startPolling();
+    }
+  }
+
+  function showConnection() {
+    const down = lost || (!streamOpen && live.connectionState() === "lost");
+    connLost.hidden = !down || deleted;
+    liveDot.hidden = down || !streamOpen || deleted || TERMINAL.has(run.status);
   }
 
   // An event stream whose server has gone (stopped, or the network dropped) can sit open
   // without an error for a long time, so the page asks the server itself every few seconds;
-  // when it answers again, the stream starts afresh and catches up.
+  // when it answers again, the stream starts afresh and the page catches up.
   let healthTimer = null;
   let lost = false;
   function watchConnection() {
@@ -369,50 +398,67 @@ export async function mount(view, { id }) {
       if (stopped) return;
       if (!ok && !lost) {
         lost = true;
-        liveDot.hidden = true;
-        connLost.hidden = false;
-        closeStream();
+        showConnection();
       } else if (ok && lost) {
         lost = false;
-        connLost.hidden = true;
+        showConnection();
+        clearFlash();
+        live.reconnect();
         refreshRun();
-        if (!TERMINAL.has(run.status)) connect();
-        else catchUp();
+        catchUp();
       }
       watchConnection();
     }, HEALTH_MS);
+  }
+
+  // A run deleted elsewhere: no longer running, nothing more will come.
+  let deleted = false;
+  function markDeleted() {
+    if (deleted) return;
+    deleted = true;
+    stopPolling();
+    badge.replaceChildren(statusBadge("deleted"));
+    bar.classList.remove("live");
+    cancelBtn.hidden = true;
+    resumeBtn.hidden = true;
+    deleteBtn.hidden = true;
+    deletedNote.hidden = false;
+    showConnection();
   }
 
   const refreshRun = throttle(async () => {
     try {
       const fresh = await api.run(id);
       // A status event may have come in meanwhile; never go back in time.
-      if (!stopped && (fresh.generations_done ?? 0) >= (run.generations_done ?? 0)) {
+      if (!stopped && !deleted && (fresh.generations_done ?? 0) >= (run.generations_done ?? 0)) {
         run = fresh;
         renderRun(run);
       }
-    } catch {
-      // The next generation event tries again.
+    } catch (e) {
+      if (e.status === 404 && !stopped) markDeleted();
+      // Otherwise the next generation event tries again.
     }
   }, 2000);
 
-  function closeStream() {
-    if (es) es.close();
-    es = null;
-    liveDot.hidden = true;
+  function stopPolling() {
+    clearTimeout(pollTimer);
+    pollTimer = null;
   }
 
   function startPolling() {
-    if (pollTimer || stopped) return;
+    if (pollTimer || stopped || deleted) return;
     const tick = async () => {
       try {
-        run = await api.run(id);
+        const fresh = await api.run(id);
+        if (stopped || deleted) return;
+        run = fresh;
         renderRun(run);
         await catchUp();
       } catch (e) {
-        flash(e.message, "error");
+        if (e.status === 404) markDeleted();
+        // The connection note says the server is away; no banner on top of it.
       }
-      if (!stopped && !TERMINAL.has(run.status)) pollTimer = setTimeout(tick, POLL_MS);
+      if (!stopped && !deleted && !streamOpen && !TERMINAL.has(run.status)) pollTimer = setTimeout(tick, POLL_MS);
       else pollTimer = null;
     };
     pollTimer = setTimeout(tick, POLL_MS);
@@ -421,6 +467,9 @@ export async function mount(view, { id }) {
   // ---- rendering -----------------------------------------------------------------------------
   function renderRun(r) {
     title.textContent = r.name || `Run ${shortId(r.id)}`;
+    title.title = title.textContent;
+    // PNG downloads name the run.
+    for (const c of [fit, div, wts, panel, agreement]) if (c) c.chart.pngTitle = title.textContent;
     const tuner = TUNER_NAMES[r.tuner] || "GA";
     sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed} · ${r.id}`;
     badge.replaceChildren(statusBadge(r.status));
@@ -444,6 +493,7 @@ export async function mount(view, { id }) {
     playLink.hidden = !hasGen;
     renderStats();
     renderBest(r);
+    showConnection();
   }
 
   // A queued run has no curves yet: say why, and how many runs go first.
@@ -483,7 +533,8 @@ export async function mount(view, { id }) {
       ["Population", r.config?.population ?? "–"],
       ["Depth", r.config?.depth ?? "–"],
       ["Started", fmtTime(r.started_at)],
-      ["Finished", fmtTime(r.finished_at)],
+      // A cancelled or failed run did not finish: it ended.
+      [r.status === "cancelled" || r.status === "failed" ? "Ended" : "Finished", fmtTime(r.finished_at)],
     ];
     if (r.started_at) {
       const end = r.finished_at ? new Date(r.finished_at) : new Date();
@@ -609,14 +660,18 @@ export async function mount(view, { id }) {
     }
   }
 
-  async function act(msg, fn) {
+  async function act(button, msg, fn) {
+    // Disabled while the request is out, so that a slow answer is visible as such.
+    button.disabled = true;
     try {
       run = await fn();
       renderRun(run);
       flash(msg, "ok");
-      if (!TERMINAL.has(run.status) && !es && !pollTimer) connect();
+      if (!TERMINAL.has(run.status)) connect();
     } catch (e) {
-      flash(e.message, "error");
+      flash(`${button.textContent} failed: ${e.message}`, "error");
+    } finally {
+      button.disabled = false;
     }
   }
 
@@ -629,7 +684,8 @@ export async function mount(view, { id }) {
   } else {
     popInfo.textContent = "No generation yet.";
   }
-  if (!TERMINAL.has(run.status)) connect();
+  // Finished runs listen too: one may be resumed or deleted elsewhere.
+  connect();
   // The elapsed time and ETA move on between generations.
   tickTimer = setInterval(() => run.status === "running" && renderStats(), 1000);
 
@@ -638,8 +694,9 @@ export async function mount(view, { id }) {
   return () => {
     stopped = true;
     clearTimeout(healthTimer);
-    closeStream();
-    clearTimeout(pollTimer);
+    if (unwatch) unwatch();
+    if (unconn) unconn();
+    stopPolling();
     clearInterval(tickTimer);
     fit.destroy();
     div.destroy();
@@ -647,6 +704,10 @@ export async function mount(view, { id }) {
     if (panel) panel.destroy();
     if (agreement) agreement.destroy();
   };
+}
+
+function appendAll(parent, ...children) {
+  parent.append(...children.filter((c) => c != null && c !== false));
 }
 
 function throttle(fn, ms) {

@@ -2,7 +2,7 @@
 // Rows are keyed by run id and updated in place, so a refresh does not rebuild the table.
 
 import { api } from "./api.js";
-import { flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
+import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["queued", "running"]);
@@ -23,17 +23,22 @@ const SORT_KEYS = {
   duration: (r) => durationMs(r) ?? -Infinity,
 };
 
-/** Whether a run matches every word of a search: name, tags, tuner, preset, status or id. */
+/**
+ * Whether a run matches every word of a search: name, tags, tuner, preset ("custom" for none),
+ * status or notes anywhere; the id only from its start or the short id's (a digit alone would
+ * otherwise match every run).
+ */
 function matches(r, query) {
-  const text = [r.name, ...(r.tags || []), r.tuner, TUNER_NAMES[r.tuner], r.preset, r.status, r.id, r.notes]
+  const text = [r.name, ...(r.tags || []), r.tuner, TUNER_NAMES[r.tuner], r.preset || "custom", r.status, r.notes]
     .filter(Boolean)
     .join(" ")
     .toLowerCase();
+  const ids = [String(r.id || "").toLowerCase(), shortId(r.id)];
   return query
     .toLowerCase()
     .split(/\s+/)
     .filter(Boolean)
-    .every((word) => text.includes(word));
+    .every((word) => text.includes(word) || (word.length >= 4 && ids.some((id) => id.startsWith(word))));
 }
 
 export async function mount(view, { query: params } = {}) {
@@ -129,6 +134,8 @@ export async function mount(view, { query: params } = {}) {
       // Open for a newcomer (no runs yet), folded away once there is work to show.
       if (firstLoad) intro.open = runs.length === 0;
       firstLoad = false;
+      // The server answers again: an earlier failure no longer holds.
+      clearFlash("Could not load the runs");
     } catch (e) {
       flash(`Could not load the runs: ${e.message}`, "error");
     }
@@ -180,7 +187,7 @@ export async function mount(view, { query: params } = {}) {
 }
 
 function makeRow(run, refresh) {
-  const link = h("a", { href: `#/runs/${encodeURIComponent(run.id)}` });
+  const link = h("a.run-name", { href: `#/runs/${encodeURIComponent(run.id)}` });
   const pick = h("input.pick", { type: "checkbox", dataset: { id: run.id }, "aria-label": "compare this run" });
   const sub = h("div.muted.small");
   const status = h("span");
@@ -241,7 +248,11 @@ function makeRow(run, refresh) {
     const key = JSON.stringify([r.status, r.generations_done, r.best_fitness, r.started_at, r.finished_at, r.error, r.name, r.tags]);
     if (key === last) return;
     last = key;
-    link.textContent = r.name || `run ${shortId(r.id)}`;
+    const name = r.name || `run ${shortId(r.id)}`;
+    link.textContent = name;
+    // A long name is cut short on screen; the whole of it is in the tooltip.
+    link.title = name;
+    pick.setAttribute("aria-label", `compare ${name}`);
     tags.replaceChildren(...(r.tags || []).map((t) => h("span.tag-chip", t)));
     sub.textContent = [TUNER_NAMES[r.tuner] || "GA", r.preset ? `preset ${r.preset}` : "custom", `seed ${r.seed}`, shortId(r.id)].join(" · ");
     status.replaceChildren(statusBadge(r.status));

@@ -16,6 +16,16 @@ export async function mount(view) {
     onchange: () => (input.type = show.checked ? "text" : "password"),
   });
   const health = h("span.muted", "checking…");
+  const need = h("p", { id: "token-need" }, "Token: checking…");
+  async function showNeed() {
+    const withNone = await api.checkToken("");
+    need.textContent =
+      withNone === "ok"
+        ? "This server takes changes without a token."
+        : withNone === "refused"
+          ? `This server needs a token for changes (new runs, cancel, games)${getToken() ? "" : ": none is set in this browser"}.`
+          : "Token: the server did not answer.";
+  }
   view.append(
     h(
       "section.card.narrow",
@@ -23,10 +33,23 @@ export async function mount(view) {
       h(
         "form",
         {
-          onsubmit: (e) => {
+          onsubmit: async (e) => {
             e.preventDefault();
-            setToken(input.value.trim());
-            flash(input.value.trim() ? "Token saved in this browser." : "Token removed.", "ok");
+            const token = input.value.trim();
+            if (token) {
+              // Checked before it is kept: a wrong token would fail every change later.
+              const answer = await api.checkToken(token);
+              if (answer === "refused") {
+                flash("The server refuses this token: it was not saved. Check it against KALAH_TUNER_TOKEN.", "error");
+                return;
+              }
+              setToken(token);
+              flash(answer === "ok" ? "Token saved in this browser; the server takes it." : "Token saved in this browser (the server did not answer, so it is not checked yet).", "ok");
+            } else {
+              setToken("");
+              flash("Token removed.", "ok");
+            }
+            showNeed();
           },
         },
         h("label", { for: "token" }, "API token"),
@@ -42,9 +65,11 @@ export async function mount(view) {
       ),
       h("h2", "Server"),
       h("p", "Health: ", health),
+      need,
       h("p", h("a", { href: "api/openapi.json", target: "_blank" }, "OpenAPI document"), " of the JSON API."),
     ),
   );
+  showNeed();
   try {
     const hz = await api.get("healthz");
     health.textContent = `${hz.status}, database ${hz.database}`;

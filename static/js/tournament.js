@@ -30,7 +30,28 @@ function agentError(err, names) {
   const message = err.message || String(err);
   const m = /^agents\[(\d+)\](\.[\w.]+)?: (.*)$/s.exec(message);
   if (!m || names[Number(m[1])] == null) return message;
-  return `${names[Number(m[1])]}${m[2] || ""}: ${m[3]}`;
+  const name = names[Number(m[1])];
+  // The server's text may start with the spec, which is the name of an unnamed agent.
+  const rest = m[3].startsWith(`${name}: `) ? m[3].slice(name.length + 2) : m[3];
+  return `${name}${m[2] || ""}: ${rest}`;
+}
+
+const LAST_KEY = "kalah-tuner.tournament";
+
+function remember(id) {
+  try {
+    localStorage.setItem(LAST_KEY, id);
+  } catch {
+    // Private browsing: the page then forgets it.
+  }
+}
+
+function recalled() {
+  try {
+    return localStorage.getItem(LAST_KEY) || "";
+  } catch {
+    return "";
+  }
 }
 
 export async function mount(view, { query }) {
@@ -50,6 +71,15 @@ export async function mount(view, { query }) {
       c.group === "Exported runs" ? h("span.muted.small", " (export)") : null,
     ),
   );
+  // With many runs the list is long: a filter keeps the boxes that match, and the ticked ones.
+  const filter = h("input", { id: "tour-filter", type: "search", placeholder: "filter the agents…", "aria-label": "filter the agents" });
+  filter.addEventListener("input", () => {
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const b of boxes) {
+      const text = b.textContent.toLowerCase();
+      b.hidden = !b.querySelector("input").checked && !words.every((w) => text.includes(w));
+    }
+  });
   const custom = h("textarea", { id: "tour-custom", rows: 2, placeholder: "more agents, one spec a line, a name first if you like: minimax:6, deep = minimax:8, {\"kind\":\"greedy\"}" });
   const games = h("input", { id: "tour-games", type: "number", min: 2, step: 2, value: query.get("games") || 20 });
   const seed = h("input", { id: "tour-seed", type: "number", min: 0, value: 1 });
@@ -108,6 +138,7 @@ export async function mount(view, { query }) {
         "form",
         { onsubmit: start, novalidate: true },
         h("h2", "Agents"),
+        filter,
         h("div.check-grid", boxes),
         h("label", { for: "tour-custom" }, "Other agents"),
         custom,
@@ -167,7 +198,10 @@ export async function mount(view, { query }) {
       statusLine.textContent = "Running…";
       progress.hidden = false;
       bar.style.width = "0%";
+      remember(t.id);
       poll(t.id);
+      // The list shows it while it runs.
+      loadPast();
     } catch (err) {
       startBtn.disabled = false;
       statusLine.textContent = "Not started: see the message above. The table below is the last tournament's.";
@@ -175,17 +209,36 @@ export async function mount(view, { query }) {
     }
   }
 
-  async function poll(id) {
+  async function poll(id, { onlyRunning = false } = {}) {
     if (stopped) return;
     let t;
     try {
       t = await api.tournamentStatus(id);
     } catch (err) {
+      if (stopped) return;
+      if (onlyRunning) return;
+      if (err.status === 404) {
+        statusLine.textContent = `Not found: there is no tournament ${id} on this server.`;
+        startBtn.disabled = false;
+        return;
+      }
+      if (current === id) {
+        // Running when last seen: the server may be back in a moment.
+        statusLine.textContent = `Could not read its progress (${err.message}); trying again…`;
+        timer = setTimeout(() => poll(id), POLL_MS * 3);
+        return;
+      }
       flash(err.message, "error");
       startBtn.disabled = false;
       return;
     }
     if (stopped) return;
+    // Returning to the page resumes only a tournament still under way.
+    if (onlyRunning && t.status !== "running") return;
+    if (t.status === "running") {
+      progress.hidden = false;
+      startBtn.disabled = true;
+    }
     bar.style.width = `${((t.progress ?? 0) * 100).toFixed(1)}%`;
     if (t.status === "running") {
       statusLine.textContent = `Running… ${fmtPct(t.progress ?? 0, 0)}`;
@@ -242,17 +295,18 @@ export async function mount(view, { query }) {
     };
     const eloText = (s) => (s && s.elo != null ? `${s.elo >= 0 ? "+" : ""}${Math.round(s.elo)}` : "–");
     result.replaceChildren(
-      h("p.hint", "Score (a win 1, a draw ½) of the row agent against the column agent, moving first and moving second; the last columns are each agent's score over all its games, with a 95% interval, and its Elo."),
+      h("p.hint", "Each agent's score (a win 1, a draw ½) over all its games, with a 95% interval, and its Elo; then its score against each column agent, moving first and moving second."),
       h(
         "div.table-scroll",
         h(
           "table.cross",
           { id: "cross-table" },
-          h("thead", h("tr", h("th", "row vs column"), labels.map((l, i) => h("th", { title: specs[i] }, l)), h("th.num", "score [95%]"), h("th.num", "Elo"))),
+          // Score and Elo first: with many agents the pair cells scroll sideways, the totals not.
+          h("thead", h("tr", h("th", "row vs column"), h("th.num", "score [95%]"), h("th.num", "Elo"), labels.map((l, i) => h("th", { title: specs[i] }, l)))),
           h(
             "tbody",
             labels.map((l, i) =>
-              h("tr", h("th", { title: specs[i] }, l), Array.from({ length: n }, (_, j) => cell(i, j)), h("td.num", scoreText(scores[i])), h("td.num", eloText(scores[i]))),
+              h("tr", h("th", { title: specs[i] }, l), h("td.num.total", scoreText(scores[i])), h("td.num.total", eloText(scores[i])), Array.from({ length: n }, (_, j) => cell(i, j))),
             ),
           ),
         ),
@@ -261,11 +315,14 @@ export async function mount(view, { query }) {
   }
 
   loadPast();
-  // A stored tournament to reopen: #/tournament?id=ID.
+  // A stored tournament to reopen: #/tournament?id=ID; else the one this browser started last,
+  // if it still runs (its progress and Cancel come back).
   const opened = query.get("id");
   if (opened) {
     statusLine.textContent = "Loading…";
     poll(opened);
+  } else if (recalled()) {
+    poll(recalled(), { onlyRunning: true });
   }
 
   return () => {

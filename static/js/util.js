@@ -81,8 +81,14 @@ export function fmtDuration(ms) {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
+/**
+ * Eight characters that tell runs apart: the random tail of the id. (A UUIDv7 starts with its
+ * creation time, so the first eight characters are the same for runs created within a minute.)
+ */
 export function shortId(id) {
-  return id ? String(id).slice(0, 8) : "";
+  if (!id) return "";
+  const hex = String(id).replace(/-/g, "");
+  return hex.length >= 8 ? hex.slice(-8) : String(id);
 }
 
 let flashTimer = null;
@@ -94,6 +100,16 @@ export function flash(message, kind = "info") {
   box.className = message ? `show ${kind}` : "";
   box.textContent = message || "";
   if (message && kind !== "error") flashTimer = setTimeout(() => flash(""), 4000);
+}
+
+/**
+ * Takes down the banner if it still shows a message starting with `prefix` (any error banner
+ * when none is given): what it said is no longer so.
+ */
+export function clearFlash(prefix = null) {
+  const box = document.getElementById("flash");
+  if (!box || !box.textContent) return;
+  if (prefix == null ? box.classList.contains("error") : box.textContent.startsWith(prefix)) flash("");
 }
 
 /** A label for an agent spec given as a string or as JSON. */
@@ -127,12 +143,21 @@ export function statusBadge(status) {
   return h(`span.badge.status-${status || "unknown"}`, status || "unknown");
 }
 
-/** Colours for chart series, readable on light and dark backgrounds. */
+/**
+ * Colours for chart series: each at least 3:1 against the cards and pages of both themes
+ * (WCAG's contrast for graphics), so one palette serves light and dark.
+ */
 export const PALETTE = [
-  "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-  "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
-  "#393b79", "#ad494a", "#637939", "#e7ba52", "#7b4173", "#3182bd",
+  "#1f77b4", "#d62728", "#2ca02c", "#c75d00", "#9467bd",
+  "#a96c5f", "#d63aa7", "#118995", "#7f8017", "#7f7f7f",
+  "#7375bd", "#bc6162", "#637939", "#9e7516", "#ac62a2", "#3182bd",
 ];
+
+/** A series' line pattern: past the palette's colours lines differ by dashes as well. */
+export function seriesDash(i) {
+  const round = Math.floor(i / PALETTE.length);
+  return round === 0 ? undefined : round === 1 ? [8, 4] : [2, 3];
+}
 
 // The tuners a run may use, as the dashboard names them.
 export const TUNER_NAMES = { ga: "GA", td: "TD(λ)", "td-leaf": "TD-Leaf(λ)", texel: "Texel fitting" };

@@ -110,6 +110,7 @@ try {
     const err = page.locator("#err-population");
     await err.filter({ hasText: /population/ }).waitFor();
     check(await page.locator('.field[data-key="population"].invalid').isVisible(), "population field is not marked invalid");
+    check((await page.getAttribute("#f-population", "aria-describedby")) === "err-population", "the field's message is not tied to it (aria-describedby)");
   });
 
   await step("the new run form reports every bad field at once, in words", async () => {
@@ -127,6 +128,25 @@ try {
     const estimate = (await page.textContent(".estimate")) || "";
     check(!/-0|NaN/.test(estimate), `estimate of a bad config: ${estimate}`);
     await page.fill("#f-generations", "30");
+    // Rules between two fields are checked here too, and text that is not a number is not "none".
+    await page.fill("#f-population", "6");
+    await page.fill("#f-depth", "2");
+    await page.fill("#f-elite", "6");
+    await page.fill("#f-stagnation", "");
+    await page.locator("#f-stagnation").focus();
+    await page.keyboard.type("1e-");
+    await page.click("#start-run");
+    await page.locator("#err-elite", { hasText: "below the population" }).waitFor();
+    await page.locator("#err-stagnation", { hasText: "must be a number" }).waitFor();
+    await page.fill("#f-elite", "1");
+    await page.fill("#f-stagnation", "");
+    // A bad value says so as soon as the field is left, before any submit; a good one clears it.
+    await page.fill("#f-population", "-3");
+    await page.locator("#f-population").dispatchEvent("change");
+    await page.locator("#err-population", { hasText: "got -3" }).waitFor();
+    await page.fill("#f-population", "6");
+    await page.locator("#f-population").dispatchEvent("change");
+    await page.locator('.field[data-key="population"]:not(.invalid)').waitFor();
   });
 
   let runUrl = "";
@@ -196,6 +216,10 @@ try {
     });
     check(order !== 0, "the panel chart is not above the fitness chart");
     console.log(`     ${await page.textContent("#panel-info")}`);
+    // A run without benchmark.agreement has no agreement card, and no stray text in its place.
+    const stray = await page.evaluate(() => [...document.querySelector("main .page").childNodes].filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim()).map((n) => n.textContent));
+    check(stray.length === 0, `text between the run page's cards: ${JSON.stringify(stray)}`);
+    check(!/\bnull\b/.test(await page.evaluate(() => document.querySelector("main").innerText)), "the run page shows the text null");
   });
 
   await step("screenshot of the run page with live curves", async () => {
@@ -222,12 +246,27 @@ try {
     await page.locator('table.population thead th[data-col="fitness"] button').focus();
     await page.keyboard.press("Enter");
     check((await page.getAttribute('table.population thead th[data-col="fitness"]', "aria-sort")) === "descending", "aria-sort after sorting by fitness");
+    // One arrow for the sorted column, not two.
+    const arrows = await page.evaluate(() => {
+      const th = document.querySelector('table.population thead th[data-col="fitness"]');
+      return [getComputedStyle(th, "::after").content, getComputedStyle(th.querySelector("button"), "::after").content];
+    });
+    check(["none", "normal"].includes(arrows[0]) && /▼/.test(arrows[1]), `sort arrows: ${JSON.stringify(arrows)}`);
   });
 
   await step("charts carry a text alternative, and the legend says it hides lines", async () => {
     const label = (await page.getAttribute("#chart-fitness", "aria-label")) || "";
     check(/^Fitness, \d+ generations; at generation \d+: best /.test(label), `fitness chart's text: ${label}`);
-    check((await page.getAttribute("#chart-fitness", "role")) === "img", "the chart has no img role");
+    check((await page.getAttribute("#chart-fitness", "role")) === "figure", "the chart is not a figure");
+    // The legend works from the keyboard: its names are buttons that hide and show lines.
+    const legend = page.locator("#chart-fitness .u-legend tr.u-series:nth-child(2) th");
+    check((await legend.getAttribute("tabindex")) === "0" && (await legend.getAttribute("role")) === "button", "the legend cannot be reached by Tab");
+    await legend.focus();
+    await page.keyboard.press("Enter");
+    check((await page.evaluate(() => document.querySelector("#chart-fitness").uplot.series[1].show)) === false, "Enter on the legend did not hide the line");
+    check((await legend.getAttribute("aria-pressed")) === "false", "aria-pressed does not follow the legend");
+    await page.keyboard.press(" ");
+    check((await page.evaluate(() => document.querySelector("#chart-fitness").uplot.series[1].show)) === true, "Space on the legend did not show the line again");
     check(/legend to hide or show/.test(await page.evaluate(() => document.body.innerText)), "no word on the legend");
   });
 
@@ -288,6 +327,27 @@ try {
     check((await page.evaluate(() => document.documentElement.dataset.theme)) === after, "the choice is not remembered");
     check((await page.evaluate(() => getComputedStyle(document.body).backgroundColor)) === bg, "the colours changed on reload");
     await page.click("#theme-toggle");
+    // Every chart colour stands out 3:1 from the cards and pages of both themes.
+    const weak = await page.evaluate(async () => {
+      const { PALETTE } = await import(new URL("js/util.js", document.baseURI).href);
+      const lum = (hex) => {
+        const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+      const css = (theme) => {
+        const root = document.documentElement;
+        const was = root.dataset.theme;
+        root.dataset.theme = theme;
+        const s = getComputedStyle(root);
+        const out = ["--card", "--bg"].map((v) => s.getPropertyValue(v).trim());
+        root.dataset.theme = was;
+        return out;
+      };
+      const backgrounds = [...css("light"), ...css("dark")];
+      return PALETTE.flatMap((c) => backgrounds.filter((b) => ratio(c, b) < 3).map((b) => `${c} on ${b}: ${ratio(c, b).toFixed(2)}`));
+    });
+    check(weak.length === 0, `chart colours under 3:1: ${weak.join(", ")}`);
   });
 
   await step("the run finishes and the export downloads as JSON", async () => {
@@ -349,6 +409,19 @@ try {
     check(await page.locator(".live-dot").isHidden(), "the live dot stays on without a connection");
     await page.context().setOffline(false);
     await page.locator("#conn-lost").waitFor({ state: "hidden" });
+    check(!(await page.locator("#flash.show.error").count()), `an error banner stays after the reconnect: ${await page.textContent("#flash")}`);
+  });
+
+  await step("the runs list says when the server is away, and takes the banner down when it is back", async () => {
+    const here = page.url();
+    await page.goto(`${base}/#/runs`);
+    await page.locator("table.runs tbody tr").first().waitFor();
+    await page.context().setOffline(true);
+    await page.locator("#flash.show.error", { hasText: "Could not load the runs" }).waitFor();
+    await page.context().setOffline(false);
+    await page.waitForFunction(() => !document.querySelector("#flash.show.error"), null, { timeout: 15000 });
+    await page.goto(here);
+    await page.locator("#chart-fitness .uplot").waitFor();
   });
 
   await step("a chart's data downloads as CSV, JSON and PNG", async () => {
@@ -365,9 +438,31 @@ try {
     check(Array.isArray(json) && json.length === 1 && json[0].generation === 0, `JSON: ${JSON.stringify(json)}`);
     const png = await fetchDownload("#fitness-data-png");
     check(png.text.startsWith("\x89PNG"), "the PNG download is not a PNG");
+    // Opaque, with the chart's title and the run's name above the plot and a legend below.
+    const image = await page.evaluate(async () => {
+      const chart = document.querySelector("#chart-fitness").chart;
+      const img = new Image();
+      img.src = chart.toPng();
+      await img.decode();
+      const c = document.createElement("canvas");
+      c.width = img.width;
+      c.height = img.height;
+      const ctx = c.getContext("2d");
+      ctx.drawImage(img, 0, 0);
+      return { corner: ctx.getImageData(0, 0, 1, 1).data[3], height: img.height, plot: chart.plot.ctx.canvas.height, title: chart.pngTitle };
+    });
+    check(image.corner === 255, `the PNG's background is transparent (alpha ${image.corner})`);
+    check(image.height > image.plot, "the PNG has no room for a title and a legend");
+    check(image.title === "e2e one generation", `the PNG names the run as ${image.title}`);
   });
 
   await step("rename, tag and note a run; find it by tag in the runs list, sorted by a header", async () => {
+    await page.click("#run-edit");
+    // Escape closes the editor, and the focus goes back to its button.
+    await page.locator("#edit-name").focus();
+    await page.keyboard.press("Escape");
+    check(await page.locator("#run-editor").isHidden(), "Escape does not close the editor");
+    check(await page.evaluate(() => document.activeElement?.id === "run-edit"), "the focus did not go back to the Edit button");
     await page.click("#run-edit");
     await page.fill("#edit-name", "e2e renamed");
     await page.fill("#edit-tags", "baseline, depth one");
@@ -384,6 +479,9 @@ try {
     check((await row.count()) === 1, "the search shows other runs");
     check(/e2e renamed/.test(await row.first().textContent()), "the renamed run is not the one found");
     check(/\d+ (ms|s)/.test((await row.first().locator('td[data-label="Duration"]').textContent()) || ""), "no duration");
+    // Runs without a preset are found as "custom", as their line says.
+    await page.fill("#runs-search", "custom");
+    check((await page.locator("table.runs tbody tr").count()) >= 1, "the search finds nothing for custom");
     await page.fill("#runs-search", "");
     const header = page.locator('th[data-sort="best"]');
     await header.locator("button").focus();
@@ -425,6 +523,10 @@ try {
     const text = await page.evaluate(() => document.body.innerText);
     check(/TD-Leaf/.test(text), "the page does not name the tuner");
     check(/Checkpoints\s*4 \/ 4/.test(stats), `the page does not count 4 checkpoints: ${stats}`);
+    // In a learning run's words: no population, no all-zero diversity chart.
+    check(!/Relative to the population/.test(text), "a learning run's fitness is called relative to the population");
+    check(await page.locator("#diversity-card").isHidden(), "a learning run shows a diversity chart");
+    check(/checkpoints/.test((await page.textContent("#gen-count")) || ""), `the count: ${await page.textContent("#gen-count")}`);
     await page.click('#nav a[data-route="runs"]');
     await page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" }).waitFor();
   });
@@ -453,7 +555,10 @@ try {
   await step("two runs compared: curves overlaid, config differences listed", async () => {
     await page.goto(`${base}/#/runs`);
     for (const name of ["e2e tiny run", "e2e renamed"]) {
-      await page.locator("table.runs tbody tr", { hasText: name }).first().locator("input.pick").check();
+      const box = page.locator("table.runs tbody tr", { hasText: name }).first().locator("input.pick");
+      // Each row's box is named after its run, not "compare this run" on every row.
+      check((await box.getAttribute("aria-label")) === `compare ${name}`, `the box of ${name} reads "${await box.getAttribute("aria-label")}"`);
+      await box.check();
     }
     await page.click("#runs-compare");
     await page.waitForURL(/#\/compare\?ids=/);
@@ -467,6 +572,17 @@ try {
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#compare-best-data-csv")]);
     const header = readFileSync(await download.path(), "utf8").split("\n")[0];
     check(header === "generation,e2e tiny run,e2e renamed" || header === "generation,e2e renamed,e2e tiny run", `CSV header: ${header}`);
+    // The JSON names its series by run id (names may repeat), each with its run's name.
+    const ids = decodeURIComponent(page.url().split("ids=")[1] || "").split(",");
+    const [jsonDownload] = await Promise.all([page.waitForEvent("download"), page.click("#compare-best-data-json")]);
+    const doc = JSON.parse(readFileSync(await jsonDownload.path(), "utf8"));
+    check(JSON.stringify(Object.keys(doc.runs || {}).sort()) === JSON.stringify([...ids].sort()), `compare JSON keys: ${Object.keys(doc.runs || {})} for ${ids}`);
+    const names = Object.values(doc.runs).map((r) => r.name).sort();
+    check(JSON.stringify(names) === JSON.stringify(["e2e renamed", "e2e tiny run"]), `names in the compare JSON: ${names}`);
+    check(Object.values(doc.runs).every((r) => Array.isArray(r.points) && r.points.length > 0 && "generation" in r.points[0]), "no points in the compare JSON");
+    // A link to a run that is not there says so.
+    await page.goto(`${base}/#/compare?ids=${ids[0]},00000000-0000-0000-0000-000000000000`);
+    await page.locator("#compare-missing", { hasText: "00000000-0000-0000-0000-000000000000" }).waitFor();
   });
 
   await step("play a move and see the agent answer", async () => {
@@ -476,9 +592,16 @@ try {
     // The exported run is in the catalogue as an opponent.
     const exportOptions = await page.locator('#play-agent optgroup[label="Exported runs"] option').count();
     check(exportOptions >= 1, "the finished run's weights are not offered as an agent");
+    // The route names the window and takes the focus to its heading; a skip link leads there.
+    await page.waitForFunction(() => document.title === "Play · kalah-tuner" && document.activeElement?.tagName === "H1", null, { timeout: 10000 })
+      .catch(async () => check(false, `after the route change the title is "${await page.title()}" and the focus on ${await page.evaluate(() => document.activeElement?.tagName)}`));
+    check((await page.locator("a.skip-link").count()) === 1, "no skip link");
     await page.click("#board .pit.south.playable >> nth=0");
     // Our move, then at least one of the agent's (extra turns may give either side more).
     await page.locator("#move-log li.north").first().waitFor();
+    // The focus stays on the board, not on <body>, while and after the agent answers.
+    await page.waitForFunction(() => !!document.querySelector("#board button.pit.playable"));
+    check(await page.evaluate(() => document.querySelector("#board").contains(document.activeElement)), `the focus left the board: ${await page.evaluate(() => document.activeElement?.tagName)}`);
     const log = await page.$$eval("#move-log li", (lis) => lis.map((l) => l.textContent));
     check(log[0].startsWith("South (you) played"), `first log line: ${log[0]}`);
     console.log(`     ${log.join(" | ")}`);
@@ -487,9 +610,9 @@ try {
   await step("the board names its pits and stores to a screen reader", async () => {
     check((await page.getAttribute("#board .board", "role")) === "group", "the board's role");
     const store = await page.getAttribute("#board .store.south", "aria-label");
-    check(/south store, \d+ seeds/.test(store || ""), `store label: ${store}`);
+    check(/south store, \d+ seeds?$/.test(store || ""), `store label: ${store}`);
     const pits = await page.$$eval("#board .pit", (els) => els.map((e) => [e.tagName, e.getAttribute("role"), e.getAttribute("aria-label")]));
-    check(pits.every(([tag, role, label]) => (tag === "BUTTON" || role === "img") && /pit \d+, \d+ seeds/.test(label || "")), `pits: ${JSON.stringify(pits.slice(0, 3))}`);
+    check(pits.every(([tag, role, label]) => (tag === "BUTTON" || role === "img") && /pit \d+, \d+ seeds?\b/.test(label || "") && !/\b1 seeds/.test(label || "")), `pits: ${JSON.stringify(pits.slice(0, 3))}`);
   });
 
   await step("a board of another size is drawn", async () => {
@@ -498,6 +621,20 @@ try {
     await page.dispatchEvent("#play-pits", "change");
     await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 8);
     check((await page.textContent("#board .store.south .count")) === "0", "south store is not empty at the start");
+    // The largest board fits its card at 1280 px, not clipped.
+    await page.fill("#play-pits", "12");
+    await page.dispatchEvent("#play-pits", "change");
+    await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 24);
+    const fit = await page.evaluate(() => {
+      const board = document.querySelector("#board .board").getBoundingClientRect();
+      const card = document.querySelector("#board").closest(".card");
+      const box = card.getBoundingClientRect();
+      return { board: [board.left, board.right], card: [box.left, box.right], scroll: card.scrollWidth - card.clientWidth };
+    });
+    check(fit.board[0] >= fit.card[0] && fit.board[1] <= fit.card[1] && fit.scroll <= 1, `the 12-pit board does not fit its card: ${JSON.stringify(fit)}`);
+    await page.fill("#play-pits", "4");
+    await page.dispatchEvent("#play-pits", "change");
+    await page.waitForFunction(() => document.querySelectorAll("#board .pit").length === 8);
   });
 
   await step("watch two agents play to the end", async () => {
@@ -509,6 +646,21 @@ try {
     const lastMove = (await page.textContent("#last-move")) || "";
     check(!/null|undefined/.test(lastMove), `the line under the board reads "${lastMove}"`);
     check(/game over/.test(lastMove), `the last move does not say the game is over: "${lastMove}"`);
+  });
+
+  await step("watching two agents goes on after failed requests", async () => {
+    let failures = 0;
+    const handler = (route) => (failures++ < 2 ? route.abort() : route.continue());
+    await page.route("**/api/move", handler);
+    await page.fill("#play-speed", "200");
+    await page.click("#new-game");
+    await page.locator("#flash.show.error", { hasText: "trying again" }).waitFor();
+    // The same move is asked for again, and the game carries on without a click.
+    await page.waitForFunction(() => document.querySelectorAll("#move-log li").length >= 3, null, { timeout: 30000 });
+    await page.unroute("**/api/move", handler);
+    check(failures >= 2, `only ${failures} requests failed`);
+    check(!(await page.locator("#flash.show.error").count()), "the error banner stays after the moves came back");
+    await page.fill("#play-speed", "0");
   });
 
   await step("the whole move log can be read at 1440 px wide", async () => {
@@ -575,6 +727,7 @@ try {
     const log = await page.$$eval("#move-log li", (lis) => lis.map((l) => l.textContent));
     check(/^North \(you\) swapped/.test(log[1]), `the swap's log line: ${log[1]}`);
     check(log[2].startsWith("South (greedy) played"), `after the swap: ${log[2]}`);
+    check(!log.some((l) => /\b1 seeds\b/.test(l)), `"1 seeds" in the log: ${log.join(" | ")}`);
     check(await page.locator("#swap-button").isHidden(), "the swap is still offered after it was played");
     console.log(`     ${log.slice(0, 3).join(" | ")}`);
     await page.uncheck("#play-pie");
@@ -595,6 +748,14 @@ try {
   });
 
   await step("tournament players have short names, and a failed start names the agent and keeps the table", async () => {
+    // A filter narrows the long list of agents (ticked ones stay); "(export)" reads as a word.
+    await page.fill("#tour-filter", "e2e tiny");
+    const shownBoxes = await page.locator(".check-grid label.check:visible").allTextContents();
+    check(shownBoxes.length >= 3 && shownBoxes.some((t) => /e2e tiny run/.test(t)), `filtered agents: ${shownBoxes.join(" | ")}`);
+    check(shownBoxes.every((t) => /e2e tiny/.test(t) || /^\s*(random|greedy)\s*$/.test(t)), `the filter shows others: ${shownBoxes.join(" | ")}`);
+    const exportTag = await page.locator("label.check", { hasText: "e2e tiny run" }).first().locator(".muted").boundingBox();
+    check(exportTag && exportTag.height < 30, `"(export)" wraps: ${JSON.stringify(exportTag)}`);
+    await page.fill("#tour-filter", "");
     // An exported run is named by its run's name, not its 300-character spec; a custom line
     // may name its agent.
     await page.locator("label.check", { hasText: "e2e tiny run" }).first().locator("input").check();
@@ -606,6 +767,8 @@ try {
     const headers = await page.locator("#cross-table thead th").allTextContents();
     check(headers.includes("e2e tiny run") && headers.includes("deep"), `headers: ${headers.join(" | ")}`);
     check(headers.every((t) => t.length <= 30), `a header is too long: ${headers.join(" | ")}`);
+    // Score and Elo come before the pair cells, so they show without scrolling.
+    check(headers[1] === "score [95%]" && headers[2] === "Elo", `header order: ${headers.join(" | ")}`);
     // A bad agent: the message names it once, by name, and the last table stays.
     await page.fill("#tour-custom", "deep = minimax:3\nbroken = minimax:99");
     await page.click("#tour-start");
@@ -616,6 +779,13 @@ try {
     check((message.match(/depth/g) || []).length <= 2 && !/(\S+: )\1/.test(message), `the message repeats itself: ${message}`);
     check((await page.locator("#cross-table tbody tr").count()) === 4, "the last table was wiped");
     check(!/Done/.test((await page.textContent("#tour-status")) || ""), "the status still says Done after a failed start");
+    // An unnamed agent is named by its spec once, not twice.
+    await page.fill("#tour-custom", "bogus:1");
+    await page.click("#tour-start");
+    const bogus = page.locator("#flash", { hasText: "bogus" });
+    await bogus.waitFor();
+    const bogusText = (await bogus.textContent()) || "";
+    check((bogusText.match(/bogus:1/g) || []).length === 1, `the message repeats the spec: ${bogusText}`);
     // An odd number of games is refused, not rounded.
     await page.fill("#tour-custom", "");
     await page.fill("#tour-games", "5");
@@ -653,11 +823,158 @@ try {
     await page.fill("#tour-games", "100");
     await page.click("#tour-start");
     await page.locator("#tour-cancel:not([hidden])").waitFor();
+    // Listed while it runs; leaving and coming back keeps its progress and its Cancel.
+    await page.locator("#tour-past li", { hasText: "running" }).first().waitFor({ timeout: 15000 });
+    await page.click('#nav a[data-route="runs"]');
+    await page.locator("h1", { hasText: "Runs" }).waitFor();
+    await page.click('#nav a[data-route="tournament"]');
+    await page.locator("#tour-cancel:not([hidden])").waitFor({ timeout: 15000 });
+    await page.locator("#tour-status", { hasText: "Running" }).waitFor();
+    check(await page.locator("#tour-result").evaluate((el) => el.closest("section").querySelector(".bar.big:not([hidden])") != null), "no progress bar after coming back");
     await page.click("#tour-cancel");
     await page.locator("#tour-status", { hasText: "Cancelled" }).waitFor({ timeout: 15000 });
     check(await page.locator("#tour-cancel").isHidden(), "the Cancel button stays after the tournament ended");
     // The list of past tournaments says so too.
     await page.locator("#tour-past li", { hasText: "cancelled" }).first().waitFor({ timeout: 15000 });
+    // An unknown id says so, instead of loading forever.
+    await page.goto(`${base}/#/tournament?id=nope`);
+    await page.locator("#tour-status", { hasText: "Not found" }).waitFor({ timeout: 15000 });
+  });
+
+  await step("a 200-character name without spaces keeps the runs table and the run page within 1280 px", async () => {
+    const long = "x".repeat(100) + "y".repeat(100);
+    const run = await page.evaluate(async (name) => {
+      const resp = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name, config: { population: 4, depth: 1, generations: 1 } }) });
+      return resp.json();
+    }, long);
+    check(run.id, `creating the run: ${JSON.stringify(run)}`);
+    await page.goto(`${base}/#/runs`);
+    const link = page.locator(`table.runs tbody tr[data-id="${run.id}"] a.run-name`);
+    await link.waitFor();
+    check((await link.getAttribute("title")) === long, "the whole name is not in the link's title");
+    const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, view: window.innerWidth, table: document.querySelector("table.runs").getBoundingClientRect().right }));
+    check(widths.page <= widths.view && widths.table <= widths.view, `the runs page is ${widths.page} px wide (table to ${widths.table}) at ${widths.view} px`);
+    const actions = await page.locator(`table.runs tbody tr[data-id="${run.id}"] td.actions`).boundingBox();
+    check(actions && actions.x + actions.width <= widths.view, "the row's actions leave the screen");
+    await page.goto(`${base}/#/runs/${run.id}`);
+    await page.locator("h1", { hasText: "xxxx" }).waitFor();
+    const title = await page.evaluate(() => {
+      const h1 = document.querySelector(".title-line h1");
+      return { right: h1.getBoundingClientRect().right, title: h1.title, page: document.documentElement.scrollWidth, view: window.innerWidth };
+    });
+    check(title.right <= title.view && title.page <= title.view, `the run page's title reaches ${title.right} px, the page ${title.page} px, at ${title.view} px`);
+    check(title.title === long, "the whole name is not in the title's tooltip");
+  });
+
+  await step("twenty run pages of unfinished runs in one browser share one event stream; the last loads and Cancel works", async () => {
+    const N = 20;
+    // Unnamed, created within a second: their short ids must differ all the same.
+    const runs = await page.evaluate(async (n) => {
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const resp = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ config: { population: 8, depth: 3, generations: 10000, fitness: { games_per_pair: 20 } } }) });
+        out.push(await resp.json());
+      }
+      return out;
+    }, N);
+    check(runs.every((r) => r.id), `creating the runs: ${JSON.stringify(runs[0])}`);
+    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    other.setDefaultTimeout(TIMEOUT);
+    let streams = 0;
+    other.on("request", (req) => {
+      if (/\/api\/(events|runs\/[^/]+\/events)(\?|$)/.test(req.url())) streams++;
+    });
+    const pages = [];
+    try {
+      for (const r of runs) {
+        const p = await other.newPage();
+        p.on("pageerror", (e) => pageErrors.push(String(e && e.stack ? e.stack : e)));
+        await p.goto(`${base}/#/runs/${r.id}`);
+        await p.locator(".title-line h1", { hasText: /^Run [0-9a-f]{8}$/ }).waitFor();
+        pages.push(p);
+      }
+      // Every page is live, through one stream for the whole browser.
+      for (const p of pages) await p.locator(".live-dot").waitFor({ state: "visible" });
+      check(streams === 1, `${streams} event streams for ${N} pages`);
+      const titles = await Promise.all(pages.map((p) => p.textContent(".title-line h1")));
+      check(new Set(titles).size === N, `short ids repeat among runs created together: ${titles.join(", ")}`);
+      // Cancel on the last page answers, and the page says so.
+      const last = pages[N - 1];
+      await last.click("#run-cancel");
+      await last.locator(".title-line .badge", { hasText: "cancelled" }).waitFor({ timeout: 15000 });
+      check(!/Finished/.test((await last.textContent("dl.stats")) || ""), "a cancelled run shows a Finished time");
+      // A run cancelled elsewhere shows as such on its page, pushed through the shared stream.
+      await last.evaluate((id) => fetch(`/api/runs/${id}/cancel`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }), runs[0].id);
+      await pages[0].locator(".title-line .badge", { hasText: "cancelled" }).waitFor({ timeout: 15000 });
+      check(await pages[0].locator(".live-dot").isHidden(), "the live dot stays on a cancelled run");
+      // The tab holding the stream closes: another takes over.
+      const leaders = await Promise.all(pages.map((p) => p.evaluate(() => import(new URL("js/live.js", document.baseURI).href).then((m) => m.isLeader()))));
+      check(leaders.filter(Boolean).length === 1, `${leaders.filter(Boolean).length} tabs hold the stream`);
+      const k = leaders.indexOf(true);
+      await pages[k].close();
+      pages.splice(k, 1);
+      runs.splice(k, 1);
+      const j = pages.length - 2;
+      await pages[0].evaluate((id) => fetch(`/api/runs/${id}/cancel`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }), runs[j].id);
+      await pages[j].locator(".title-line .badge", { hasText: "cancelled" }).waitFor({ timeout: 20000 });
+      check(streams === 2, `${streams} event streams after the holder closed (expected 2)`);
+      // A run deleted elsewhere stops saying it runs.
+      const d = pages.length - 3;
+      await pages[0].evaluate((id) => fetch(`/api/runs/${id}`, { method: "DELETE" }), runs[d].id);
+      await pages[d].locator("#run-deleted").waitFor({ state: "visible", timeout: 20000 });
+      await pages[d].locator(".title-line .badge", { hasText: "deleted" }).waitFor();
+      check(await pages[d].locator(".live-dot").isHidden(), "the live dot stays on a deleted run");
+      check(await pages[d].locator("#run-cancel").isHidden(), "Cancel is offered for a deleted run");
+
+      // Without the Web Locks API (a page over plain http from another machine), a lease in
+      // localStorage elects the tab that holds the one stream.
+      const plain = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      plain.setDefaultTimeout(TIMEOUT);
+      await plain.addInitScript(() => delete Navigator.prototype.locks);
+      let plainStreams = 0;
+      plain.on("request", (req) => {
+        if (/\/api\/(events|runs\/[^/]+\/events)(\?|$)/.test(req.url())) plainStreams++;
+      });
+      try {
+        const watched = runs.slice(2, 6);
+        const tabs = [];
+        for (const r of watched) {
+          const p = await plain.newPage();
+          p.on("pageerror", (e) => pageErrors.push(String(e && e.stack ? e.stack : e)));
+          await p.goto(`${base}/#/runs/${r.id}`);
+          await p.locator(".live-dot").waitFor({ state: "visible" });
+          tabs.push(p);
+        }
+        check(await tabs[0].evaluate(() => !navigator.locks), "the Web Locks API is still there");
+        check(plainStreams === 1, `${plainStreams} event streams for ${tabs.length} pages without Web Locks`);
+        const holders = await Promise.all(tabs.map((p) => p.evaluate(() => import(new URL("js/live.js", document.baseURI).href).then((m) => m.isLeader()))));
+        check(holders.filter(Boolean).length === 1, `${holders.filter(Boolean).length} tabs hold the stream without Web Locks`);
+        const h = holders.indexOf(true);
+        await tabs[h].close({ runBeforeUnload: true });
+        tabs.splice(h, 1);
+        watched.splice(h, 1);
+        await tabs[0].evaluate((id) => fetch(`/api/runs/${id}/cancel`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }), watched[1].id);
+        await tabs[1].locator(".title-line .badge", { hasText: "cancelled" }).waitFor({ timeout: 20000 });
+        check(plainStreams === 2, `${plainStreams} event streams after the holder closed without Web Locks (expected 2)`);
+      } finally {
+        await plain.close();
+      }
+    } finally {
+      await page.evaluate(async (ids) => {
+        for (const id of ids) await fetch(`/api/runs/${id}/cancel`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }).catch(() => {});
+      }, runs.map((r) => r.id));
+      await other.close();
+    }
+  });
+
+  await step("settings say whether the server needs a token, and the preset hint lists every preset", async () => {
+    await page.goto(`${base}/#/settings`);
+    await page.locator("#token-need", { hasText: "without a token" }).waitFor();
+    await page.goto(`${base}/#/new`);
+    await page.locator("#f-preset").waitFor();
+    const hint = (await page.locator('.field[data-key="preset"] .range').textContent()) || "";
+    check(/mankalah/.test(hint), `the preset hint: ${hint}`);
+    check(await page.locator("#token-note").isHidden(), "a token note on a server without a token");
   });
 
   await step("the pages fit a phone screen", async () => {

@@ -1,0 +1,271 @@
+//! `GET /api/events`: the event streams of many runs in one connection.
+//!
+//! A browser keeps at most six connections to a host over HTTP/1.1: a dashboard with one
+//! stream per open run page runs out of them at the seventh. The dashboard opens this stream
+//! once per browser (one tab holds it and shares its events with the others) and picks the
+//! runs it shows from it.
+//!
+//! The events are those of `/api/runs/{id}/events`, with the run's id in every one: `status`
+//! (the run), `generation` (a generation point with `run_id`) and `end` (`run_id` and the
+//! final status, `deleted` for a deleted run). Unlike the one-run stream this one stays open
+//! after a run ends; it ends when the server stops.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::error::{ApiError, ApiQuery, ApiResult};
+use super::run_events::Following;
+use super::runs::run_json;
+use super::{RunEvent, SharedState};
+use crate::store::RunRow;
+
+/// Most run ids one request may name.
+const MAX_RUNS: usize = 500;
+
+/// How often the stream reads the runs it has seen going from the database: a run may end (or
+/// be deleted) where this process hears nothing of it.
+const RECHECK: Duration = Duration::from_secs(5);
+
+/// How often a stream of every run looks for runs that start going elsewhere (another server
+/// on the database): a one-row read of the runs list's version, and the list when it moved.
+const DISCOVER: Duration = Duration::from_secs(1);
+
+/// `GET /api/events?runs=ID,ID`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Comma-separated run ids; every run when absent.
+    #[serde(default)]
+    runs: Option<String>,
+}
+
+fn sse_event(kind: &str, data: &Value) -> Event {
+    Event::default().event(kind).data(data.to_string())
+}
+
+fn is_terminal(status: &str) -> bool {
+    matches!(status, "finished" | "failed" | "cancelled")
+}
+
+fn end_event(id: &str, status: &str) -> Event {
+    sse_event("end", &json!({"run_id": id, "status": status}))
+}
+
+struct Follow {
+    state: SharedState,
+    /// The runs asked for; every run when `None`.
+    only: Option<HashSet<String>>,
+    /// Runs seen going (queued or running), read again at every recheck.
+    going: HashSet<String>,
+    /// Runs whose `end` this stream has sent: a second word of the same end (the worker and
+    /// the cancel request both tell) sends no second `end`. A resumed run leaves the set.
+    ended_runs: HashSet<String>,
+    /// A hold on every going run, so that this process's watcher brings the events other
+    /// servers write for it ([`Following`]).
+    followings: HashMap<String, Following>,
+    /// The runs list's version last seen, for a stream of every run.
+    version: Option<i64>,
+    rx: tokio::sync::broadcast::Receiver<RunEvent>,
+    recheck: tokio::time::Interval,
+    discover: tokio::time::Interval,
+    queue: VecDeque<Event>,
+    ended: bool,
+}
+
+impl Follow {
+    fn wants(&self, id: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(id))
+    }
+
+    /// Queues a run's state as read from the database: `status`, and `end` once it has ended;
+    /// `end` alone for a deleted run.
+    fn queue_run(&mut self, id: &str, run: Option<&RunRow>) {
+        match run {
+            Some(run) => {
+                let shown = run_json(run);
+                self.queue.push_back(sse_event("status", &shown));
+                if is_terminal(run.status.as_str()) {
+                    self.end(id, run.status.as_str());
+                } else {
+                    self.follow(id, run.generations_done, &shown);
+                    self.resume(id);
+                }
+            }
+            None => self.end(id, "deleted"),
+        }
+    }
+
+    /// Holds on to run `id` (see [`Follow::followings`]) from `generations_done` on.
+    fn follow(&mut self, id: &str, generations_done: u32, shown: &Value) {
+        if !self.followings.contains_key(id) {
+            let following = Following::new(self.state.clone(), id, generations_done, shown);
+            self.followings.insert(id.to_string(), following);
+        }
+    }
+
+    /// With no runs named, starts following the runs that went (or were created) elsewhere
+    /// since the last look.
+    async fn discover(&mut self) {
+        if self.only.is_some() {
+            return;
+        }
+        let Ok(version) = self.state.store.list_version().await else {
+            return;
+        };
+        if self.version == Some(version) {
+            return;
+        }
+        self.version = Some(version);
+        let Ok(runs) = self.state.store.list_runs().await else {
+            return;
+        };
+        for run in runs {
+            if !is_terminal(run.status.as_str()) && !self.going.contains(&run.id) {
+                self.queue_run(&run.id.clone(), Some(&run));
+            }
+        }
+    }
+
+    /// Queues the run's `end`, once.
+    fn end(&mut self, id: &str, status: &str) {
+        self.followings.remove(id);
+        self.going.remove(id);
+        if self.ended_runs.insert(id.to_string()) {
+            self.queue.push_back(end_event(id, status));
+        }
+    }
+
+    /// The run goes (again).
+    fn resume(&mut self, id: &str) {
+        self.ended_runs.remove(id);
+        self.going.insert(id.to_string());
+    }
+
+    async fn recheck(&mut self) {
+        let ids: Vec<String> = self.going.iter().cloned().collect();
+        for id in ids {
+            match self.state.store.get_run(&id).await {
+                Ok(Some(run)) if is_terminal(run.status.as_str()) => {
+                    self.queue_run(&id, Some(&run))
+                }
+                Ok(None) => self.queue_run(&id, None),
+                _ => {}
+            }
+        }
+    }
+
+    fn take(&mut self, ev: RunEvent) {
+        if !self.wants(&ev.run_id) {
+            return;
+        }
+        if ev.kind == "deleted" {
+            // A deletion is told even after the run's earlier end (cancelled, then deleted).
+            self.ended_runs.remove(&ev.run_id);
+            self.end(&ev.run_id, "deleted");
+            return;
+        }
+        self.queue.push_back(sse_event(ev.kind, &ev.data));
+        let status = ev.data.get("status").and_then(Value::as_str);
+        match status {
+            Some(s) if ev.kind == "status" && is_terminal(s) => self.end(&ev.run_id, s),
+            // Queued or running, a resumed run included.
+            Some(_) if ev.kind == "status" => {
+                let done = ev.data.get("generations_done").and_then(Value::as_u64);
+                self.follow(&ev.run_id, done.unwrap_or(0) as u32, &ev.data);
+                self.resume(&ev.run_id);
+            }
+            // A generation (no status in it) of a run not known to have ended: it goes.
+            _ if ev.kind == "generation" && !self.ended_runs.contains(&ev.run_id) => {
+                let next = ev.data.get("generation").and_then(Value::as_u64);
+                let shown = json!({"status": "running"});
+                self.follow(&ev.run_id, next.map_or(0, |g| g as u32 + 1), &shown);
+                self.going.insert(ev.run_id);
+            }
+            _ => {}
+        }
+    }
+
+    async fn next_event(&mut self) -> Option<Event> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some(event);
+            }
+            if self.ended {
+                return None;
+            }
+            tokio::select! {
+                msg = self.rx.recv() => match msg {
+                    Ok(ev) => self.take(ev),
+                    // A slow client missed some events: the runs it follows are read again.
+                    Err(RecvError::Lagged(_)) => self.recheck().await,
+                    Err(RecvError::Closed) => self.ended = true,
+                },
+                _ = self.recheck.tick() => self.recheck().await,
+                _ = self.discover.tick() => self.discover().await,
+            }
+        }
+    }
+}
+
+/// Server-sent events of the runs named in `runs` (every run when absent). For each named
+/// run, first its `status` (and `end` if it has ended, `end` alone if there is no such run);
+/// then `status`, `generation` and `end` events as they come. The stream stays open.
+pub async fn stream(
+    State(state): State<SharedState>,
+    ApiQuery(query): ApiQuery<EventsQuery>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let only: Option<HashSet<String>> = query.runs.as_deref().map(|list| {
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    });
+    if let Some(only) = &only {
+        if only.len() > MAX_RUNS {
+            return Err(ApiError::invalid(
+                "runs",
+                format!("at most {MAX_RUNS} run ids, got {}", only.len()),
+            ));
+        }
+    }
+    // Subscribe before reading the runs so that nothing between the two is missed.
+    let rx = state.events.subscribe();
+    let mut recheck = tokio::time::interval_at(tokio::time::Instant::now() + RECHECK, RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut discover = tokio::time::interval(DISCOVER);
+    discover.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut follow = Follow {
+        state: state.clone(),
+        only: only.clone(),
+        going: HashSet::new(),
+        ended_runs: HashSet::new(),
+        followings: HashMap::new(),
+        version: None,
+        rx,
+        recheck,
+        discover,
+        queue: VecDeque::new(),
+        ended: false,
+    };
+    let mut named: Vec<String> = only.into_iter().flatten().collect();
+    named.sort();
+    for id in named {
+        let run = state.store.get_run(&id).await?;
+        follow.queue_run(&id, run.as_ref());
+    }
+    let stream = stream::unfold(follow, |mut follow| async move {
+        let event = follow.next_event().await?;
+        Some((Ok(event), follow))
+    });
+    let stream = stream.take_until(state.stopping());
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
