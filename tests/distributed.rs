@@ -100,11 +100,13 @@ async fn sql_rows(db: &TestDb, sql: &str) -> Vec<sqlx::any::AnyRow> {
     rows
 }
 
-/// Depth-6 games, 150 a generation, 5 generations: the run cost estimate cuts each
-/// generation into a few batches of a second or so.
+/// Depth-6 games, 900 a generation (about 4 s of processor time by the cost model), 3
+/// generations: the queue cuts each generation into a few batches of a second or so (it makes
+/// none smaller than `MIN_BATCH_MS` of estimated games, so a cheaper generation would be one
+/// batch that one worker takes whole).
 fn spread_config() -> Value {
-    json!({"population": 6, "depth": 6, "generations": 5, "seed": 14,
-           "fitness": {"games_per_pair": 10},
+    json!({"population": 10, "depth": 6, "generations": 3, "seed": 14,
+           "fitness": {"games_per_pair": 20},
            "benchmark": {"pairs": 2, "panel": ["minimax:2"]}})
 }
 

@@ -21,11 +21,17 @@ pub fn board_scale(pits: usize, seeds: u32) -> f64 {
 /// Kalah's extra turns). Fitted to games on one core of the 2-core machine (2026-11-26,
 /// `kalah-tuner play --threads 1`, 40 to 200 games): a side on Kalah(6,4) 0.4 ms at depth 4,
 /// 2.2 ms at 6, 5.9 ms at 7, 12 ms at 8; Kalah(7,7) at depth 6 20 ms; Kalah(12,8) at depth 4
-/// 24 ms and at depth 6 650 ms. The model gives 0.38, 2.8, 7.5, 20, 14, 21 and 690 ms.
+/// 24 ms and at depth 6 650 ms. The model gives 0.32, 2.3, 6.3, 17, 12, 17 and 580 ms, and
+/// whole runs within 2x (docs/performance.md#cost-estimates).
 pub fn search_side_ms(depth: u32, pits: usize, seeds: u32) -> f64 {
     let branching = 0.45 * pits as f64;
-    3e-4 * pits as f64 * seeds as f64 * branching.powi(depth as i32)
+    2.5e-4 * pits as f64 * seeds as f64 * branching.powi(depth as i32)
 }
+
+/// What a TD learner spends on a self-play game besides its searches (features, gradients and
+/// traces of every position), in milliseconds on Kalah(6,4): measured with `kalah-tuner learn`
+/// (2026-11-26: 8,000 games at depth 2 took 5.2 s, 1.6 s of it searches and the panel).
+pub const TD_GAME_OVERHEAD_MS: f64 = 0.35;
 
 /// Rough processor time, in milliseconds, that one side of a game on `pits` x `seeds` costs
 /// when played by `spec`: what estimates count for opponents and panel agents. Measured with

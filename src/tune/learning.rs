@@ -21,7 +21,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::agents::cost::{game_side_ms, search_side_ms};
+use crate::agents::cost::{board_scale, game_side_ms, search_side_ms, TD_GAME_OVERHEAD_MS};
 use crate::agents::{Budget, FileAccess};
 use crate::eval::Feature;
 use crate::ga::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
@@ -281,7 +281,9 @@ impl LearningConfig {
                 } else {
                     1.0
                 };
-                c.games as f64 * ms_per_game(c.depth) * searches
+                c.games as f64
+                    * (ms_per_game(c.depth) * searches
+                        + TD_GAME_OVERHEAD_MS * board_scale(pits, seeds))
             }
             // The source's games at a depth-4 player's cost, then one search a position and
             // round (a game has about 40 positions), and the exact labels: about a quarter of

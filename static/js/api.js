@@ -104,6 +104,8 @@ export const api = {
   },
   run: (id) => request("GET", `runs/${encodeURIComponent(id)}`),
   createRun: (body) => request("POST", "runs", body),
+  // A dry run of createRun: the config the run would get and its cost, nothing stored.
+  estimateRun: (body) => request("POST", "runs/estimate", body, { timeoutMs: 10000 }),
   cancelRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/cancel`, {}, { timeoutMs: ACTION_TIMEOUT_MS }),
   resumeRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/resume`, {}, { timeoutMs: ACTION_TIMEOUT_MS }),
   deleteRun: (id) => request("DELETE", `runs/${encodeURIComponent(id)}`, undefined, { timeoutMs: ACTION_TIMEOUT_MS }),

@@ -3,7 +3,7 @@
 // field their `field` names (e.g. `config.population`).
 
 import { api, getToken } from "./api.js";
-import { estimate, loadSchema, presetDefaults, setPath } from "./config-schema.js";
+import { loadSchema, presetDefaults, setPath } from "./config-schema.js";
 import { flash, h, shortId } from "./util.js";
 
 /** What a number box holds when its text is not a number. */
@@ -287,11 +287,56 @@ export async function mount(view, { query }) {
       }
     }
     // An estimate of a config that does not check out would be nonsense ("-0 games").
-    const { games, hours } = estimate(v);
-    estimateBox.textContent =
-      Number.isFinite(games) && games >= 0 && checkFields(v).length === 0
-        ? `About ${Math.round(games).toLocaleString()} games a generation; rough cost ${hours < 0.1 ? "under 0.1" : hours.toFixed(1)} core-hours (the server refuses more than ${schema.max_core_hours}).`
-        : "";
+    if (checkFields(v).length) {
+      estimateBox.textContent = "";
+      return;
+    }
+    askEstimate(requestBody(v));
+  }
+
+  // The server estimates (POST /api/runs/estimate, its one cost model): asked a moment after
+  // the last change, and only the newest answer is shown.
+  let estimateTimer = null;
+  let estimateAsked = 0;
+  function askEstimate(body) {
+    clearTimeout(estimateTimer);
+    const asked = ++estimateAsked;
+    estimateTimer = setTimeout(async () => {
+      try {
+        const e = await api.estimateRun(body);
+        if (asked !== estimateAsked) return;
+        estimateBox.textContent = describeEstimate(e);
+      } catch (err) {
+        if (asked !== estimateAsked) return;
+        estimateBox.textContent = err.field ? `Not a valid run yet: ${err.message}` : "";
+      }
+    }, 250);
+  }
+
+  function describeEstimate(e) {
+    const hours = e.estimated_core_hours;
+    const minutes = hours * 60;
+    const cost =
+      minutes < 1 ? "under a minute" : minutes < 90 ? `about ${Math.round(minutes).toLocaleString()} minutes` : `about ${hours.toLocaleString(undefined, { maximumFractionDigits: 1 })} hours`;
+    const unit = e.tuner === "ga" ? "generations" : "checkpoints";
+    const mb = e.estimated_storage_bytes / 1e6;
+    const storage = mb < 1 ? "under 1 MB" : `about ${mb.toLocaleString(undefined, { maximumFractionDigits: 0 })} MB`;
+    return `${e.records.toLocaleString()} ${unit}; ${cost} of processor time on one core (a rough estimate; the server refuses more than ${e.max_core_hours.toLocaleString()} hours); records ${storage}.`;
+  }
+
+  /** The request a submit sends: the fields that differ from the preset's defaults. */
+  function requestBody(v) {
+    const config = {};
+    for (const [key, c] of controls) {
+      if (!c.get) continue;
+      const val = v[key];
+      if (JSON.stringify(val) !== JSON.stringify(defaults[key] ?? null)) setPath(config, key, val);
+    }
+    const body = { config };
+    if (preset) body.preset = preset;
+    const name = nameInput.value.trim();
+    if (name) body.name = name;
+    return body;
   }
 
   function clearErrors() {
@@ -394,16 +439,7 @@ export async function mount(view, { query }) {
       flash(`${errors.length} field${errors.length === 1 ? "" : "s"} to correct.`, "error");
       return;
     }
-    const config = {};
-    for (const [key, c] of controls) {
-      if (!c.get) continue;
-      const val = v[key];
-      if (JSON.stringify(val) !== JSON.stringify(defaults[key] ?? null)) setPath(config, key, val);
-    }
-    const body = { config };
-    if (preset) body.preset = preset;
-    const name = nameInput.value.trim();
-    if (name) body.name = name;
+    const body = requestBody(v);
     const button = form.querySelector("#start-run");
     button.disabled = true;
     try {

@@ -149,6 +149,14 @@ try {
     await page.locator('.field[data-key="population"]:not(.invalid)').waitFor();
   });
 
+  await step("the form's cost estimate is the server's dry run of the run", async () => {
+    await page.fill("#f-generations", "30");
+    await page.locator("#f-generations").dispatchEvent("change");
+    await page.locator(".estimate", { hasText: "30 generations" }).waitFor();
+    const text = (await page.textContent(".estimate")) || "";
+    check(/processor time/.test(text) && /refuses more than 48/.test(text), `estimate: ${text}`);
+  });
+
   let runUrl = "";
   await step("create a run through the form", async () => {
     await page.fill("#f-name", "e2e tiny run");
