@@ -53,3 +53,17 @@ pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     }
     builder.build().context("starting worker threads")
 }
+
+/// `--config FILE`: the file as one layer for the config loader (TOML or JSON by its name),
+/// or none when the flag is absent.
+pub fn config_layer(path: Option<&std::path::Path>) -> Result<Option<serde_json::Value>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
+    let layer =
+        crate::tune::loader::parse_document(&text, crate::tune::loader::Format::of_path(path))
+            .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
+    Ok(Some(layer))
+}

@@ -9,14 +9,14 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{thread_pool, usage};
+use super::args::{config_layer, thread_pool};
 use super::console::{stop_flag, CpuBudget};
 use super::progress::RunConsole;
 use crate::agents::FileAccess;
 use crate::ga::benchmark::PanelGain;
 use crate::ga::{GaConfig, GenerationRecord};
 use crate::search::Budget;
-use crate::tune::loader::{self, Format};
+use crate::tune::loader;
 use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl, TunerConfig};
 
 #[derive(Args, Debug)]
@@ -57,16 +57,7 @@ pub struct EvolveArgs {
 
 /// The config the flags describe: preset, then file, then single-field flags.
 pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
-    let file = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-            let layer = loader::parse_document(&text, Format::of_path(path))
-                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-            Some(layer)
-        }
-        None => None,
-    };
+    let file = config_layer(args.config.as_deref())?;
     let mut flags = serde_json::Map::new();
     if let Some(seed) = args.seed {
         flags.insert("seed".into(), seed.into());

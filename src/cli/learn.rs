@@ -13,7 +13,7 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::{json, Map, Value};
 
-use super::args::{parse_rules, thread_pool, usage};
+use super::args::{config_layer, parse_rules, thread_pool, usage};
 use super::console::{stop_flag, CpuBudget};
 use super::progress::RunConsole;
 use crate::agents::FileAccess;
@@ -23,7 +23,7 @@ use crate::game::{parse_board, Rules};
 use crate::rl::td::{TdConfig, TdMethod};
 use crate::rl::LearnerProgress;
 use crate::search::Budget;
-use crate::tune::loader::{self, Format};
+use crate::tune::loader;
 use crate::tune::{
     Driver, Ended, ExportFile, LearnerConfig, LearningConfig, StepControl, TunerConfig,
 };
@@ -290,16 +290,7 @@ fn flag_of(field: &str) -> String {
 /// The learning run the config file and flags describe: the tuner's defaults (the same as the
 /// API's), the file, then the flags, through the one config loader.
 pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
-    let file = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-            let layer = loader::parse_document(&text, Format::of_path(path))
-                .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-            Some(layer)
-        }
-        None => None,
-    };
+    let file = config_layer(args.config.as_deref())?;
     let tuner = tuner_name(args, file.as_ref())?;
     let texel = tuner == "texel";
     check_flags(args, texel)?;
