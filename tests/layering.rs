@@ -319,19 +319,11 @@ fn a_cycle(edges: &[(String, String)]) -> Option<Vec<String>> {
         .find_map(|(from, _)| visit(from, edges, &mut Vec::new(), &mut done))
 }
 
-/// Folders whose files still import one another in a circle, and are being untangled (issue
-/// 33): `server`'s handlers use the state its `mod.rs` defines while `mod.rs` routes to them.
-/// Every other folder is checked.
-const UNTANGLING: &[&str] = &["server"];
-
 #[test]
 fn no_folder_has_an_import_cycle_between_its_files() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut problems = Vec::new();
     for layer in LAYERS {
-        if UNTANGLING.contains(layer) {
-            continue;
-        }
         let edges = folder_edges(&src.join(layer));
         if let Some(cycle) = a_cycle(&edges) {
             problems.push(format!("src/{layer}: {}", cycle.join(" -> ")));

@@ -6,7 +6,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiResult};
-use super::SharedState;
+use super::state::SharedState;
 use crate::agents::{catalogue, AgentSpec, Profile};
 use crate::ga::PRESETS;
 use crate::store::RunStatus;

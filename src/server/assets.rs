@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use rust_embed::RustEmbed;
 
 use super::error::ApiError;
-use super::SharedState;
+use super::state::SharedState;
 
 #[derive(RustEmbed)]
 #[folder = "static/"]

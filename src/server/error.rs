@@ -18,6 +18,11 @@ use crate::game::{excerpt, excerpt_to, GameError};
 use crate::matches::MatchError;
 use crate::store::StoreError;
 
+/// When the body of the current request must have arrived: put in the request's extensions
+/// by `limits::refuse_large_and_stamp`, read by the JSON extractor here.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDeadline(pub std::time::Instant, pub std::time::Duration);
+
 tokio::task_local! {
     /// The id of the request a handler is serving, set by [`with_request_id`].
     static REQUEST_ID: String;
@@ -249,26 +254,21 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         require_json_content_type(req.headers())?;
-        let deadline = req
-            .extensions()
-            .get::<super::limits::BodyDeadline>()
-            .copied();
+        let deadline = req.extensions().get::<BodyDeadline>().copied();
         let read = axum::body::Bytes::from_request(req, state);
         let read = match deadline {
-            Some(super::limits::BodyDeadline(at, allowed)) => {
-                tokio::time::timeout_at(at.into(), read)
-                    .await
-                    .map_err(|_| {
-                        ApiError::new(
-                            StatusCode::REQUEST_TIMEOUT,
-                            None,
-                            format!(
-                                "request body: not all of it arrived within {} s",
-                                allowed.as_secs_f64()
-                            ),
-                        )
-                    })?
-            }
+            Some(BodyDeadline(at, allowed)) => tokio::time::timeout_at(at.into(), read)
+                .await
+                .map_err(|_| {
+                    ApiError::new(
+                        StatusCode::REQUEST_TIMEOUT,
+                        None,
+                        format!(
+                            "request body: not all of it arrived within {} s",
+                            allowed.as_secs_f64()
+                        ),
+                    )
+                })?,
             None => read.await,
         };
         let bytes = read.map_err(|e: BytesRejection| {
@@ -276,7 +276,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 format!(
                     "request body: larger than the {} bytes allowed",
-                    super::MAX_BODY_BYTES
+                    super::state::MAX_BODY_BYTES
                 )
             } else {
                 "request body: it could not be read to its end".to_string()

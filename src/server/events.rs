@@ -22,8 +22,8 @@ use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiQuery, ApiResult};
 use super::run_events::Following;
-use super::runs::run_json;
-use super::{RunEvent, SharedState};
+use super::run_view::run_json;
+use super::state::{RunEvent, SharedState};
 use crate::store::RunRow;
 
 /// Most run ids one request may name.

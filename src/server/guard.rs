@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
 
 use super::error::ApiError;
-use super::SharedState;
+use super::state::SharedState;
 use crate::game::excerpt;
 
 fn changes_state(method: &Method) -> bool {

@@ -20,8 +20,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use super::error::ApiError;
-use super::MAX_BODY_BYTES;
+use super::error::{ApiError, BodyDeadline};
+use super::state::MAX_BODY_BYTES;
 
 /// Longest a move or match waits for one of the interactive compute slots before it is
 /// answered 503 with `Retry-After`: long enough for a slot whose client has just gone away to
@@ -52,11 +52,6 @@ impl Default for Limits {
         }
     }
 }
-
-/// When the body of the current request must have arrived, put in the request's extensions
-/// by [`refuse_large_and_stamp`] and read by the JSON extractor.
-#[derive(Debug, Clone, Copy)]
-pub struct BodyDeadline(pub Instant, pub Duration);
 
 /// A request that declares a body over the limit is answered 413 at once, before any of the
 /// body is read (the body limit alone would first wait for a megabyte to arrive, and answer

@@ -7,9 +7,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
+use super::compute::compute;
 use super::error::{ApiError, ApiJson, ApiResult};
 use super::moves::parse_rules;
-use super::{compute, SharedState};
+use super::state::SharedState;
 use crate::agents::cost::games_core_minutes;
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::game::Position;
@@ -39,9 +40,9 @@ pub const MAX_SPRT_PAIRS: u64 = 2000;
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatchRequest {
-    #[schema(schema_with = super::openapi::api_agent)]
+    #[schema(schema_with = super::schemas::api_agent)]
     south: Value,
-    #[schema(schema_with = super::openapi::api_agent)]
+    #[schema(schema_with = super::schemas::api_agent)]
     north: Value,
     /// Games in all (default 10); not with `sprt`, which decides how many it needs.
     #[serde(default)]
@@ -67,7 +68,7 @@ pub struct MatchRequest {
     /// Play pairs until a sequential test decides: `"0,10"` or `{"elo0": 0, "elo1": 10,
     /// "alpha": 0.05, "beta": 0.05}`.
     #[serde(default)]
-    #[schema(schema_with = super::openapi::sprt)]
+    #[schema(schema_with = super::schemas::sprt)]
     sprt: Option<Value>,
     /// With `sprt`: the most pairs to play before stopping inconclusive (default 1000).
     #[serde(default)]

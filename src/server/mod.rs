@@ -2,6 +2,9 @@
 //! events, the OpenAPI document and the dashboard's static files. Wires the GA, the agents and
 //! the store together; none of them knows about it.
 //!
+//! - [`state`]: what the handlers, workers and streams share ([`AppState`]); [`routes`]: the
+//!   router and the probes; [`compute`]: the permits moves, matches and tournaments hold.
+//! - [`schemas`]: the OpenAPI schemas of request fields that the types cannot describe.
 //! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
@@ -16,6 +19,7 @@
 
 pub mod agents;
 pub mod assets;
+pub mod compute;
 pub mod error;
 pub mod events;
 pub mod guard;
@@ -23,10 +27,19 @@ pub mod limits;
 pub mod matches;
 pub mod moves;
 pub mod openapi;
+pub mod routes;
 pub mod run_events;
+pub mod run_view;
 pub mod runs;
+pub mod schemas;
+pub mod state;
 pub mod tournaments;
 pub mod workers;
+
+pub use routes::{router, READY_TIMEOUT};
+pub use state::{
+    AppState, RequestCounts, RunEvent, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS, MAX_BODY_BYTES,
+};
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -35,29 +48,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum::extract::{DefaultBodyLimit, OriginalUri, State};
-use axum::http::{Method, StatusCode};
-use axum::middleware;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::json;
 use tokio::sync::{broadcast, watch, Notify, Semaphore};
-use tower_http::trace::{DefaultMakeSpan, TraceLayer};
-use tracing::Level;
 
 use crate::agents::FileAccess;
 use crate::game::excerpt;
 use crate::store::queue::{start_batch_worker, BatchEnv, BatchQueue};
 use crate::store::{Backend, Store};
-use error::ApiError;
-
-/// Moves and matches computed at a time: one for each interactive thread.
-pub const COMPUTE_SLOTS: usize = 2;
-/// Tournaments played at a time, beside the runs on the game pool.
-pub const BACKGROUND_SLOTS: usize = 2;
-
-/// Largest request body: an export document used as an agent fits with room to spare.
-pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// A server setting out of range: the caller's mistake.
 #[derive(Debug, thiserror::Error)]
@@ -111,111 +107,6 @@ impl ServerConfig {
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
-
-/// A change a client may want to hear about, broadcast to the event streams.
-#[derive(Clone, Debug)]
-pub struct RunEvent {
-    pub run_id: String,
-    /// `generation`, `status`, or `deleted` (no data: ends the run's streams).
-    pub kind: &'static str,
-    pub data: serde_json::Value,
-}
-
-/// Shared by every handler and worker.
-pub struct AppState {
-    pub store: Store,
-    /// Plays the games of runs, matches and tournaments, at a lower CPU priority than the
-    /// HTTP threads so that a busy machine still answers requests promptly.
-    pub pool: Arc<rayon::ThreadPool>,
-    /// Plays moves and matches, at normal priority: requests a person waits for answer within
-    /// a second even while the game pool keeps every core busy with runs. (Jobs given to a
-    /// busy pool from outside wait until its threads run out of their own work.)
-    pub interactive: Arc<rayon::ThreadPool>,
-    pub events: broadcast::Sender<RunEvent>,
-    /// The runs this process's event streams follow and what each was last sent: see
-    /// [`run_events::emit`], the only sender of run events.
-    pub follows: Mutex<run_events::Follows>,
-    /// Wakes idle workers when a run is queued.
-    pub wake: Notify,
-    /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
-    /// can take the machine from the runs.
-    pub compute: Arc<Semaphore>,
-    /// The same for tournaments, which play on the game pool: long ones cannot take the
-    /// permits of moves and matches.
-    pub background: Arc<Semaphore>,
-    /// The tournaments this process plays: a stopping server waits for them (they see the
-    /// stop, and store themselves as failed) as it waits for its runs.
-    pub tournament_tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
-    /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
-    /// run's config for each poll would cost more than everything else the request does.
-    pub runs_cache: std::sync::RwLock<Option<(i64, axum::body::Bytes)>>,
-    pub token: Option<String>,
-    pub static_dir: Option<PathBuf>,
-    /// Which files the specs of requests may name: none, or names in the models folder.
-    pub files: FileAccess,
-    /// `--allow-origin`, normalised by [`guard::normalize_origin`].
-    pub allowed_origins: Vec<String>,
-    /// The server's own origins, whose pages may change state: `--public-origin` or the
-    /// bound address's, normalised.
-    pub public_origins: Vec<String>,
-    /// This process's name in the runs it leases (`runs.owner`).
-    pub owner: String,
-    /// The game batch queue, on PostgreSQL: GA runs this process owns play their fitness
-    /// games through it.
-    pub queue: Option<BatchQueue>,
-    /// Requests answered since the last summary line in the log.
-    pub requests: Arc<RequestCounts>,
-    /// Set once when the process starts to stop: run workers hand their runs back, event
-    /// streams end, the batch worker stops.
-    pub shutdown: watch::Sender<bool>,
-}
-
-impl AppState {
-    /// Completes once the process is stopping.
-    pub fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let mut rx = self.shutdown.subscribe();
-        async move {
-            let _ = rx.wait_for(|stop| *stop).await;
-        }
-    }
-
-    pub fn is_stopping(&self) -> bool {
-        *self.shutdown.borrow()
-    }
-}
-
-pub type SharedState = Arc<AppState>;
-
-/// Requests answered, by class, since the last summary (`log_summary`).
-#[derive(Default)]
-pub struct RequestCounts {
-    ok: std::sync::atomic::AtomicU64,
-    client_errors: std::sync::atomic::AtomicU64,
-    server_errors: std::sync::atomic::AtomicU64,
-}
-
-impl RequestCounts {
-    fn record(&self, status: StatusCode) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let counter = if status.is_server_error() {
-            &self.server_errors
-        } else if status.is_client_error() {
-            &self.client_errors
-        } else {
-            &self.ok
-        };
-        counter.fetch_add(1, Relaxed);
-    }
-
-    fn take(&self) -> [u64; 3] {
-        use std::sync::atomic::Ordering::Relaxed;
-        [
-            self.ok.swap(0, Relaxed),
-            self.client_errors.swap(0, Relaxed),
-            self.server_errors.swap(0, Relaxed),
-        ]
-    }
-}
 
 /// How often the request summary is logged (when there were requests).
 const SUMMARY_EVERY: Duration = Duration::from_secs(60);
@@ -546,209 +437,6 @@ pub fn redact(url: &str) -> String {
         }
         _ => url.to_string(),
     }
-}
-
-pub fn router(state: SharedState, limits: limits::Limits) -> Router {
-    let counts = state.requests.clone();
-    let cors = guard::cors(&state.allowed_origins);
-    let api = Router::new()
-        .route("/runs", get(runs::list).post(runs::create))
-        .route("/runs/estimate", post(runs::estimate))
-        .route(
-            "/runs/{id}",
-            get(runs::show).patch(runs::describe).delete(runs::delete),
-        )
-        .route("/runs/{id}/cancel", post(runs::cancel))
-        .route("/runs/{id}/resume", post(runs::resume))
-        .route("/runs/{id}/generations", get(runs::generations))
-        .route("/runs/{id}/generations/{g}", get(runs::generation))
-        .route("/runs/{id}/export", get(runs::export))
-        .route("/runs/{id}/events", get(runs::events))
-        .route("/events", get(events::stream))
-        .route("/agents", get(agents::catalogue))
-        .route("/config-schema", get(runs::config_schema))
-        .route("/move", post(moves::best_move))
-        .route("/position", post(moves::position_move))
-        .route("/position/start", get(moves::position_start))
-        .route("/matches", post(matches::play_match))
-        .route(
-            "/tournaments",
-            get(tournaments::list).post(tournaments::start),
-        )
-        .route("/tournaments/{id}", get(tournaments::show))
-        .route("/tournaments/{id}/cancel", post(tournaments::cancel))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/openapi.json", get(openapi::document))
-        .method_not_allowed_fallback(method_not_allowed)
-        .fallback(api_not_found);
-    let mut app = Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .method_not_allowed_fallback(method_not_allowed)
-        .nest("/api", api)
-        .fallback(assets::serve)
-        .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
-        .layer(middleware::from_fn_with_state(state.clone(), guard::origin));
-    let body_read = limits.body_read;
-    app = app.layer(middleware::from_fn(move |req, next| {
-        limits::refuse_large_and_stamp(body_read, req, next)
-    }));
-    // Outside the checks, so that an allowed origin's pages can read their refusals too.
-    if let Some(cors) = cors {
-        app = app.layer(cors);
-    }
-    app.layer(middleware::from_fn(error::with_request_id))
-        .layer(middleware::from_fn(guard::security_headers))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(
-            // A line per request at DEBUG: at INFO a dashboard polling the runs would fill the
-            // log. Refused and failed requests, and a summary a minute (`log_summary`), stay
-            // at INFO. The span stays INFO: it prints nothing itself, and gives those lines
-            // (and the handlers' own) the method and path.
-            TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
-                .on_request(())
-                .on_response(
-                    move |response: &axum::http::Response<axum::body::Body>,
-                          latency: Duration,
-                          _span: &tracing::Span| {
-                        let status = response.status();
-                        counts.record(status);
-                        let ms = latency.as_secs_f64() * 1e3;
-                        if status.is_client_error() || status.is_server_error() {
-                            tracing::info!(
-                                status = status.as_u16(),
-                                latency_ms = ms,
-                                "request refused or failed"
-                            );
-                        } else {
-                            tracing::debug!(status = status.as_u16(), latency_ms = ms, "request");
-                        }
-                    },
-                ),
-        )
-        .with_state(state)
-}
-
-/// Runs `f` (a move, a match) on the interactive pool, holding a compute permit.
-pub(crate) async fn compute<T: Send + 'static>(
-    state: &SharedState,
-    budget: &crate::search::Budget,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> error::ApiResult<T> {
-    // The budget's clock started with the request: the wait for a slot is part of its
-    // deadline, and it is short, since a person is waiting for the answer.
-    let patience = budget.remaining().map_or(limits::MAX_COMPUTE_WAIT, |left| {
-        left.min(limits::MAX_COMPUTE_WAIT)
-    });
-    let permit = match tokio::time::timeout(patience, state.compute.clone().acquire_owned()).await
-    {
-        Ok(permit) => permit.map_err(ApiError::internal)?,
-        Err(_) => {
-            return Err(ApiError::busy(
-                format!(
-                    "every compute slot is taken by other moves and matches (at most {COMPUTE_SLOTS} at a time): try again shortly"
-                ),
-                limits::COMPUTE_RETRY_AFTER_SECS,
-            ))
-        }
-    };
-    run_holding(permit, state.interactive.clone(), f).await
-}
-
-/// Runs `f` (a tournament) on the game pool beside the runs, holding a background permit.
-/// The wait for a permit counts against `budget`: a tournament whose deadline passes, or that
-/// is cancelled, while it waits runs `f` at once without a permit, and `f` stops under the
-/// spent budget with its reason.
-pub(crate) async fn compute_in_background<T: Send + 'static>(
-    state: &SharedState,
-    budget: &crate::search::Budget,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> error::ApiResult<T> {
-    // A budget has no waker: look at it a few times a second while waiting.
-    const LOOK: Duration = Duration::from_millis(200);
-    let permit = loop {
-        let wait = budget.remaining().map_or(LOOK, |left| left.min(LOOK));
-        match tokio::time::timeout(wait, state.background.clone().acquire_owned()).await {
-            Ok(permit) => break Some(permit.map_err(ApiError::internal)?),
-            Err(_) if budget.check_now().is_err() => break None,
-            Err(_) => {}
-        }
-    };
-    match permit {
-        Some(permit) => run_holding(permit, state.pool.clone(), f).await,
-        None => tokio::task::spawn_blocking(f)
-            .await
-            .map_err(ApiError::internal),
-    }
-}
-
-/// The permit goes with the work, not with the request: a request whose client went away is
-/// dropped at once, but its slot is free only once its computation has seen the cancel.
-async fn run_holding<T: Send + 'static>(
-    permit: tokio::sync::OwnedSemaphorePermit,
-    pool: Arc<rayon::ThreadPool>,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> error::ApiResult<T> {
-    tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        pool.install(f)
-    })
-    .await
-    .map_err(ApiError::internal)
-}
-
-/// Liveness: the process answers. It asks the database nothing, so a slow or lost database
-/// never makes an orchestrator restart a server that would only wait for it again.
-async fn healthz(State(state): State<SharedState>) -> Json<serde_json::Value> {
-    Json(json!({"status": "ok", "database": state.store.backend().name()}))
-}
-
-/// How long `/readyz` waits for the database before it answers 503.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
-/// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
-async fn readyz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {
-    let unready = |why: &str| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            None,
-            format!("not ready: {why}"),
-        )
-    };
-    match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
-        Ok(Ok(())) => Ok(Json(
-            json!({"status": "ready", "database": state.store.backend().name()}),
-        )),
-        Ok(Err(e)) => {
-            // The detail (a host, a driver's message) goes to the log only.
-            tracing::warn!("not ready: the database answered with an error: {e}");
-            Err(unready("the database answered with an error"))
-        }
-        Err(_) => {
-            tracing::warn!("not ready: the database did not answer within {READY_TIMEOUT:?}");
-            Err(unready("the database did not answer within 1 s"))
-        }
-    }
-}
-
-// `OriginalUri`, not `Uri`: inside the nested `/api` router `Uri` has lost its prefix, and
-// the client should read back the path it sent.
-async fn api_not_found(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
-    ApiError::not_found(format!("no route {method} {}", excerpt(uri.path())))
-}
-
-async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        None,
-        format!(
-            "method {method} not allowed on {} (the Allow header lists those that are)",
-            excerpt(uri.path())
-        ),
-    )
 }
 
 /// Logs to standard error; `RUST_LOG` sets the level (default: info for this crate and the

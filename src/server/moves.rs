@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
+use super::compute::compute;
 use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
-use super::{compute, SharedState};
+use super::state::SharedState;
 use crate::agents::{rng_from_seed, Profile};
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
 
@@ -67,7 +68,7 @@ fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<Value> {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveRequest {
-    #[schema(schema_with = super::openapi::api_agent)]
+    #[schema(schema_with = super::schemas::api_agent)]
     agent: Value,
     /// The position in KPN (docs/rules.md): South's pits, store, North's pits, store, the
     /// side to move, and `P` when the pie rule's swap is on offer. The parser checks the rest.

@@ -10,15 +10,13 @@
 
 use axum::Json;
 use serde_json::{json, Map, Value};
-use utoipa::openapi::schema::{Ref, Schema};
-use utoipa::openapi::RefOr;
 use utoipa::OpenApi;
 
 use super::matches::{BoardBody, MatchRequest};
 use super::moves::{MoveRequest, PositionMove};
 use super::runs::{CreateRun, DescribeRun};
-use super::tournaments::{TournamentRequest, MAX_TOURNAMENT_AGENTS};
-use super::MAX_BODY_BYTES;
+use super::state::MAX_BODY_BYTES;
+use super::tournaments::TournamentRequest;
 use crate::agents::{AgentSpec, Profile};
 
 /// The request types whose schemas are generated, with every type they name.
@@ -34,65 +32,6 @@ use crate::agents::{AgentSpec, Profile};
     AgentSpec
 )))]
 struct RequestTypes;
-
-/// A schema written as JSON; every one here is a literal of this module, checked by the
-/// OpenAPI test.
-fn from_json(value: Value) -> RefOr<Schema> {
-    serde_json::from_value(value).unwrap_or_else(|_| RefOr::Ref(Ref::new("#/invalid")))
-}
-
-/// How a request names an agent (`agent`, `south`, `north`): `api_agent_schema`.
-pub fn api_agent() -> RefOr<Schema> {
-    RefOr::Ref(Ref::from_schema_name("ApiAgent"))
-}
-
-/// A tournament's agents.
-pub fn api_agent_list() -> RefOr<Schema> {
-    from_json(json!({
-        "type": "array", "items": {"$ref": "#/components/schemas/ApiAgent"},
-        "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS
-    }))
-}
-
-/// An SPRT as a request gives it (`matches::parse_sprt`).
-pub fn sprt() -> RefOr<Schema> {
-    from_json(json!({
-        "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",
-        "oneOf": [
-            {"type": "null"},
-            {"type": "string", "example": "0,10"},
-            {"type": "object", "required": ["elo0", "elo1"], "additionalProperties": false, "properties": {
-                "elo0": {"type": "number"}, "elo1": {"type": "number"},
-                "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},
-                "beta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5}}}
-        ]
-    }))
-}
-
-/// A run's tuner: `ga` or a learner ([`crate::tune::learning::LEARNING_TUNERS`]).
-pub fn tuner_name() -> RefOr<Schema> {
-    let mut names = vec!["ga"];
-    names.extend(crate::tune::learning::LEARNING_TUNERS);
-    from_json(
-        json!({"type": ["string", "null"], "enum": names.into_iter().map(Some).chain([None]).collect::<Vec<_>>()}),
-    )
-}
-
-/// A run's preset: the GA's ([`crate::ga::PRESETS`]) or TD's ([`crate::rl::td::PRESETS`]).
-pub fn preset_name() -> RefOr<Schema> {
-    let names: Vec<Option<&str>> = crate::ga::PRESETS
-        .iter()
-        .chain(crate::rl::td::PRESETS)
-        .map(|p| Some(*p))
-        .chain([None])
-        .collect();
-    from_json(json!({"type": ["string", "null"], "enum": names}))
-}
-
-/// A run's partial config: [`crate::tune::schema::run_config_schema`].
-pub fn run_config() -> RefOr<Schema> {
-    RefOr::Ref(Ref::from_schema_name("RunConfig"))
-}
 
 /// Every form an agent takes in a request: a short spec, an [`AgentSpec`] object within the
 /// API's limits, a run of this server, or an export document given inline (the API reads no
@@ -481,8 +420,11 @@ mod tests {
             field("CreateRun", "name")["maxLength"],
             crate::server::runs::MAX_NAME_CHARS
         );
-        // Every schema written as JSON here parses.
-        for schema in [api_agent_list(), sprt(), tuner_name(), preset_name()] {
+        // Every schema written as JSON parses.
+        use crate::server::schemas::{preset_name, sprt, tuner_name};
+        use utoipa::openapi::RefOr;
+        let agents = crate::server::tournaments::agent_list_schema();
+        for schema in [agents, sprt(), tuner_name(), preset_name()] {
             assert!(!matches!(schema, RefOr::Ref(ref r) if r.ref_location == "#/invalid"));
         }
     }

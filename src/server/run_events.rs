@@ -12,13 +12,12 @@
 //! already sent. So the server that ran a generation sends it once, and every other server
 //! sends it once too.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::runs::run_json;
-use super::{AppState, RunEvent, SharedState};
+use super::run_view::run_json;
+use super::state::{AppState, Followed, RunEvent, SharedState};
 use crate::store::StoreError;
 
 /// How often, on SQLite, the watcher looks at the runs list's version while streams follow
@@ -27,15 +26,6 @@ const SQLITE_POLL: Duration = Duration::from_millis(300);
 /// How often, on PostgreSQL, the watcher looks anyway: a notification is lost when the
 /// listening connection is (it reconnects by itself).
 const PG_FALLBACK: Duration = Duration::from_secs(2);
-
-/// What this process's streams of one run have been sent.
-pub struct Followed {
-    streams: usize,
-    /// The last generation broadcast (-1: none).
-    generation: i64,
-    /// The last status broadcast, as [`status_key`] reads it.
-    status: String,
-}
 
 /// What of a run a `status` event is about: its state and what the user says of it, not the
 /// progress that every generation changes (generation events carry that).
@@ -248,6 +238,3 @@ pub async fn watch(state: SharedState) {
         seen = complete.then_some((version, ids));
     }
 }
-
-/// The runs this process's streams follow, for [`AppState::follows`].
-pub type Follows = HashMap<String, Followed>;

@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
 use super::run_events::{emit, Following};
-use super::{RunEvent, SharedState};
+use super::run_view::run_json;
+use super::state::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
 use crate::tune::{loader, ExportDocument, TunerConfig};
@@ -28,55 +29,6 @@ pub const MAX_NOTES_CHARS: usize = 10_000;
 /// Most tags on a run, and the longest tag.
 pub const MAX_TAGS: usize = 20;
 pub const MAX_TAG_CHARS: usize = 40;
-
-/// The run object of the API. A run whose stored config no longer reads shows the stored JSON
-/// and says so in `error`.
-pub fn run_json(run: &RunRow) -> Value {
-    let config = match (&run.config, &run.config_raw) {
-        (Some(config), _) => serde_json::to_value(config).unwrap_or(Value::Null),
-        (None, raw) => raw.clone().unwrap_or(Value::Null),
-    };
-    let (seed, tuner) = match &run.config {
-        Some(c) => (json!(c.seed()), json!(c.tuner())),
-        None => (
-            config.get("seed").cloned().unwrap_or(Value::Null),
-            Value::Null,
-        ),
-    };
-    let error = match (&run.error, &run.unreadable) {
-        (Some(e), Some(u)) => Some(format!("{e}; {u}")),
-        (e, u) => e.clone().or_else(|| u.clone()),
-    };
-    let progress = if run.status == RunStatus::Finished {
-        1.0
-    } else if run.generations_total == 0 {
-        0.0
-    } else {
-        run.generations_done as f64 / run.generations_total as f64
-    };
-    json!({
-        "id": run.id,
-        "name": run.name,
-        "status": run.status,
-        "tuner": tuner,
-        "preset": run.preset,
-        "config": config,
-        "seed": seed,
-        "generations_total": run.generations_total,
-        "generations_done": run.generations_done,
-        "progress": progress,
-        "best_fitness": run.best_fitness,
-        "best_weights": run.best_weights,
-        "features": run.features,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "error": error,
-        "stop_reason": run.stop_reason,
-        "notes": run.notes,
-        "tags": run.tags,
-    })
-}
 
 /// Broadcasts a run's current state to its event streams.
 pub async fn publish_status(state: &SharedState, id: &str) {
@@ -98,15 +50,15 @@ pub async fn publish_status(state: &SharedState, id: &str) {
 pub struct CreateRun {
     /// The tuner: the GA (the default), TD(lambda), TD-Leaf(lambda) or Texel-style fitting.
     #[serde(default)]
-    #[schema(schema_with = super::openapi::tuner_name)]
+    #[schema(schema_with = super::schemas::tuner_name)]
     tuner: Option<String>,
     /// A GA preset, or TD's (`ahmed`).
     #[serde(default)]
-    #[schema(schema_with = super::openapi::preset_name)]
+    #[schema(schema_with = super::schemas::preset_name)]
     preset: Option<String>,
     /// Partial config laid over the tuner's preset or defaults.
     #[serde(default)]
-    #[schema(schema_with = super::openapi::run_config)]
+    #[schema(schema_with = super::schemas::run_config)]
     config: Option<Value>,
     /// At most 200 characters.
     #[serde(default)]

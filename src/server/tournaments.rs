@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
+use super::compute::compute_in_background;
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
-use super::{compute_in_background, SharedState};
+use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
 use crate::matches::tournament::TournamentSprt;
 use crate::matches::{
@@ -64,7 +65,7 @@ fn default_tournament_games() -> u32 {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TournamentRequest {
-    #[schema(schema_with = super::openapi::api_agent_list)]
+    #[schema(schema_with = agent_list_schema)]
     agents: Vec<Value>,
     /// Games of each pairing (default 20), in colour-swapped pairs; the cap of an SPRT.
     #[serde(default = "default_tournament_games")]
@@ -88,7 +89,7 @@ pub struct TournamentRequest {
     pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
-    #[schema(schema_with = super::openapi::sprt)]
+    #[schema(schema_with = super::schemas::sprt)]
     sprt: Option<Value>,
     /// Display names of the agents, in their order (the dashboard's short names), 1 to 60
     /// characters each.
@@ -475,4 +476,12 @@ pub async fn cancel(
     tracing::info!(tournament = %id, "tournament cancelled");
     let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
     Ok(Json(stored_json(t)))
+}
+
+/// A tournament's agents: 2 to [`MAX_TOURNAMENT_AGENTS`] of them, each as `schemas::api_agent`.
+pub fn agent_list_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    super::schemas::from_json(json!({
+        "type": "array", "items": {"$ref": "#/components/schemas/ApiAgent"},
+        "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS
+    }))
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::runs::publish_status;
-use super::{RunEvent, SharedState};
+use super::state::{RunEvent, SharedState};
 use crate::ga::GenerationRecord;
 use crate::search::Budget;
 use crate::store::queue::Distributed;

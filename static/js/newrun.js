@@ -25,6 +25,9 @@ export async function mount(view, { query }) {
   );
   const nameInput = h("input", { id: "f-name", name: "name", type: "text", maxlength: 200, placeholder: "optional" });
   const estimateBox = h("p.hint.estimate");
+  // Declared before anything calls changed(), which asks the server for an estimate.
+  let estimateTimer = null;
+  let estimateAsked = 0;
 
   const form = h(
     "form.config",
@@ -295,9 +298,7 @@ export async function mount(view, { query }) {
   }
 
   // The server estimates (POST /api/runs/estimate, its one cost model): asked a moment after
-  // the last change, and only the newest answer is shown.
-  let estimateTimer = null;
-  let estimateAsked = 0;
+  // the last change, and only the newest answer is shown (`estimateTimer`, `estimateAsked`).
   function askEstimate(body) {
     clearTimeout(estimateTimer);
     const asked = ++estimateAsked;

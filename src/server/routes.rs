@@ -1,0 +1,153 @@
+//! The routes: every path under `/api` to its handler, the dashboard's files, the checks
+//! every request passes, and the liveness and readiness probes.
+
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, OriginalUri, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use tower_http::trace::{DefaultMakeSpan, TraceLayer};
+use tracing::Level;
+
+use super::error::{self, ApiError};
+use super::state::{SharedState, MAX_BODY_BYTES};
+use super::{agents, assets, events, guard, limits, matches, moves, openapi, runs, tournaments};
+use crate::game::excerpt;
+
+pub fn router(state: SharedState, limits: limits::Limits) -> Router {
+    let counts = state.requests.clone();
+    let cors = guard::cors(&state.allowed_origins);
+    let api = Router::new()
+        .route("/runs", get(runs::list).post(runs::create))
+        .route("/runs/estimate", post(runs::estimate))
+        .route(
+            "/runs/{id}",
+            get(runs::show).patch(runs::describe).delete(runs::delete),
+        )
+        .route("/runs/{id}/cancel", post(runs::cancel))
+        .route("/runs/{id}/resume", post(runs::resume))
+        .route("/runs/{id}/generations", get(runs::generations))
+        .route("/runs/{id}/generations/{g}", get(runs::generation))
+        .route("/runs/{id}/export", get(runs::export))
+        .route("/runs/{id}/events", get(runs::events))
+        .route("/events", get(events::stream))
+        .route("/agents", get(agents::catalogue))
+        .route("/config-schema", get(runs::config_schema))
+        .route("/move", post(moves::best_move))
+        .route("/position", post(moves::position_move))
+        .route("/position/start", get(moves::position_start))
+        .route("/matches", post(matches::play_match))
+        .route(
+            "/tournaments",
+            get(tournaments::list).post(tournaments::start),
+        )
+        .route("/tournaments/{id}", get(tournaments::show))
+        .route("/tournaments/{id}/cancel", post(tournaments::cancel))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/openapi.json", get(openapi::document))
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(api_not_found);
+    let mut app = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .method_not_allowed_fallback(method_not_allowed)
+        .nest("/api", api)
+        .fallback(assets::serve)
+        .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::origin));
+    let body_read = limits.body_read;
+    app = app.layer(middleware::from_fn(move |req, next| {
+        limits::refuse_large_and_stamp(body_read, req, next)
+    }));
+    // Outside the checks, so that an allowed origin's pages can read their refusals too.
+    if let Some(cors) = cors {
+        app = app.layer(cors);
+    }
+    app.layer(middleware::from_fn(error::with_request_id))
+        .layer(middleware::from_fn(guard::security_headers))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(
+            // A line per request at DEBUG: at INFO a dashboard polling the runs would fill the
+            // log. Refused and failed requests, and a summary a minute (`log_summary`), stay
+            // at INFO. The span stays INFO: it prints nothing itself, and gives those lines
+            // (and the handlers' own) the method and path.
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_request(())
+                .on_response(
+                    move |response: &axum::http::Response<axum::body::Body>,
+                          latency: Duration,
+                          _span: &tracing::Span| {
+                        let status = response.status();
+                        counts.record(status);
+                        let ms = latency.as_secs_f64() * 1e3;
+                        if status.is_client_error() || status.is_server_error() {
+                            tracing::info!(
+                                status = status.as_u16(),
+                                latency_ms = ms,
+                                "request refused or failed"
+                            );
+                        } else {
+                            tracing::debug!(status = status.as_u16(), latency_ms = ms, "request");
+                        }
+                    },
+                ),
+        )
+        .with_state(state)
+}
+
+/// Liveness: the process answers. It asks the database nothing, so a slow or lost database
+/// never makes an orchestrator restart a server that would only wait for it again.
+async fn healthz(State(state): State<SharedState>) -> Json<serde_json::Value> {
+    Json(json!({"status": "ok", "database": state.store.backend().name()}))
+}
+
+/// How long `/readyz` waits for the database before it answers 503.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
+/// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
+async fn readyz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {
+    let unready = |why: &str| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            format!("not ready: {why}"),
+        )
+    };
+    match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
+        Ok(Ok(())) => Ok(Json(
+            json!({"status": "ready", "database": state.store.backend().name()}),
+        )),
+        Ok(Err(e)) => {
+            // The detail (a host, a driver's message) goes to the log only.
+            tracing::warn!("not ready: the database answered with an error: {e}");
+            Err(unready("the database answered with an error"))
+        }
+        Err(_) => {
+            tracing::warn!("not ready: the database did not answer within {READY_TIMEOUT:?}");
+            Err(unready("the database did not answer within 1 s"))
+        }
+    }
+}
+
+// `OriginalUri`, not `Uri`: inside the nested `/api` router `Uri` has lost its prefix, and
+// the client should read back the path it sent.
+async fn api_not_found(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
+    ApiError::not_found(format!("no route {method} {}", excerpt(uri.path())))
+}
+
+async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        format!(
+            "method {method} not allowed on {} (the Allow header lists those that are)",
+            excerpt(uri.path())
+        ),
+    )
+}

@@ -1,0 +1,59 @@
+//! Schemas of request fields that the Rust types cannot describe themselves (an agent given in
+//! any of its forms, an SPRT as a string or an object, the tuner and preset names, a run's
+//! partial config), named by the request types' `schema_with` and placed in the OpenAPI
+//! document by `openapi`.
+
+use serde_json::{json, Value};
+use utoipa::openapi::schema::{Ref, Schema};
+use utoipa::openapi::RefOr;
+
+/// A schema written as JSON; every one here is a literal of this module, checked by the
+/// OpenAPI test.
+pub fn from_json(value: Value) -> RefOr<Schema> {
+    serde_json::from_value(value).unwrap_or_else(|_| RefOr::Ref(Ref::new("#/invalid")))
+}
+
+/// How a request names an agent (`agent`, `south`, `north`): `api_agent_schema`.
+pub fn api_agent() -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name("ApiAgent"))
+}
+
+/// An SPRT as a request gives it (`matches::parse_sprt`).
+pub fn sprt() -> RefOr<Schema> {
+    from_json(json!({
+        "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",
+        "oneOf": [
+            {"type": "null"},
+            {"type": "string", "example": "0,10"},
+            {"type": "object", "required": ["elo0", "elo1"], "additionalProperties": false, "properties": {
+                "elo0": {"type": "number"}, "elo1": {"type": "number"},
+                "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},
+                "beta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5}}}
+        ]
+    }))
+}
+
+/// A run's tuner: `ga` or a learner ([`crate::tune::learning::LEARNING_TUNERS`]).
+pub fn tuner_name() -> RefOr<Schema> {
+    let mut names = vec!["ga"];
+    names.extend(crate::tune::learning::LEARNING_TUNERS);
+    from_json(
+        json!({"type": ["string", "null"], "enum": names.into_iter().map(Some).chain([None]).collect::<Vec<_>>()}),
+    )
+}
+
+/// A run's preset: the GA's ([`crate::ga::PRESETS`]) or TD's ([`crate::rl::td::PRESETS`]).
+pub fn preset_name() -> RefOr<Schema> {
+    let names: Vec<Option<&str>> = crate::ga::PRESETS
+        .iter()
+        .chain(crate::rl::td::PRESETS)
+        .map(|p| Some(*p))
+        .chain([None])
+        .collect();
+    from_json(json!({"type": ["string", "null"], "enum": names}))
+}
+
+/// A run's partial config: [`crate::tune::schema::run_config_schema`].
+pub fn run_config() -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name("RunConfig"))
+}
