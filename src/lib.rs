@@ -18,6 +18,8 @@
 //! - [`tune`]: a run of any tuner (GA, TD, TD-Leaf, Texel): the [`tune::Tuner`] trait, the
 //!   [`tune::TunerConfig`] that names one, the config loader, the [`tune::Driver`] that
 //!   steps a run and tells its observers, and the export document.
+//! - [`runner`]: executes a run's steps, playing the games its tuner asks for on this
+//!   process's cores or on the PostgreSQL job queue (its coordinator and its worker).
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
 //! - [`server`]: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
@@ -30,6 +32,7 @@ pub mod ga;
 pub mod game;
 pub mod matches;
 pub mod rl;
+pub mod runner;
 pub mod search;
 pub mod server;
 pub mod store;

@@ -394,7 +394,8 @@ async fn postgres_leases() {
 /// A slice's result is written once; the same result again is accepted, a different one is
 /// reported (and the worker that meets it fails the run with a determinism error).
 async fn slice_results_are_written_once(db: TestDb) {
-    use kalah_tuner::store::{ResultWrite, SliceKey, Store};
+    use kalah_tuner::runner::{ResultWrite, SliceKey};
+    use kalah_tuner::store::Store;
     let store = Store::connect(&db.url).await.expect("store");
     let key = SliceKey {
         run_id: "r".into(),

@@ -1639,8 +1639,8 @@ async fn bad_input_names_the_field() {
     api.wait_status(id, &["finished"]).await;
 
     let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(2 << 20));
-    let (c, b) = api.post_raw("/api/runs", huge).await;
-    assert_eq!(error_of(c, &b).0, 413);
+    let (c, b) = api.post_oversized("/api/runs", huge).await;
+    assert_eq!(error_of(c, &b).0, 413, "{b}");
     srv.shutdown().await;
     db.drop_db().await;
 }
@@ -2657,10 +2657,15 @@ async fn compute_requests_are_bounded_and_stop_with_their_client() {
             json!({"agent": "perfect:22", "position": twelve}),
         )
         .await;
-    assert_eq!(code, 422, "{err}");
+    // Refused by the position cap (422), or, on a machine so loaded that 20 M positions take
+    // longer than the deadline, by the deadline (503): bounded either way.
     assert_eq!(err["error"]["field"], "agent", "{err}");
     let message = err["error"]["message"].as_str().unwrap();
-    assert!(message.contains("20000000 positions"), "{message}");
+    match code {
+        422 => assert!(message.contains("20000000 positions"), "{message}"),
+        503 => assert!(message.contains("deadline"), "{message}"),
+        _ => panic!("{code}: {err}"),
+    }
 
     // The same solve met in the middle of a match's games.
     let (code, err) = api

@@ -7,8 +7,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::args::usage;
+use crate::runner::{start_batch_worker, BatchEnv, BatchQueue};
 use crate::server::{init_tracing, process_name, redact, shutdown_signal};
-use crate::store::queue::{start_batch_worker, BatchEnv, BatchQueue};
 use crate::store::Store;
 
 /// `kalah-tuner worker` options.
@@ -60,7 +60,7 @@ pub fn run(args: &WorkerArgs) -> Result<()> {
             .context("opening the game batch queue")?;
         let name = process_name("worker");
         let env = BatchEnv {
-            store: store.clone(),
+            store: Arc::new(store.clone()),
             pool: Arc::new(pool),
             name: name.clone(),
         };

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::benchmark::{self, Benchmark, BenchmarkRecord, Champion};
 use super::config::{ConfigError, GaConfig, InitKind};
-use super::fitness::FitnessSetup;
+use super::fitness::{FitnessSetup, JobList, Scoring};
 use super::genome::{self, best_index, ranking, FitnessStats, Genome};
 use super::operators::{self, Crossover, Mutation, Selection};
 use super::record::{GenerationRecord, HallOfFame, Individual, StopReason, Timing};
@@ -36,6 +36,8 @@ pub struct Evolution {
     benchmark: Option<Benchmark>,
     champion: Option<Champion>,
     stopped: Option<StopReason>,
+    /// The generation under way: its fitness games so far, and when it started.
+    scoring: Option<(Scoring, Instant)>,
 }
 
 impl Evolution {
@@ -105,6 +107,7 @@ impl Evolution {
             benchmark,
             champion: None,
             stopped: None,
+            scoring: None,
         };
         Ok((evo, resolved.init_center))
     }
@@ -167,18 +170,63 @@ impl Evolution {
 
     /// Plays the fitness games through `batches` (other processes) instead of this process's
     /// rayon pool; the records are the same. The panel's games stay here.
-    pub fn set_batches(&mut self, batches: std::sync::Arc<dyn super::fitness::GameBatches>) {
-        self.fitness.set_batches(batches);
+    /// Plays the next generation here and returns its record; `None` once the run has
+    /// finished. The same as asking for its game lists ([`Evolution::next_games`]), playing
+    /// each with [`Evolution::play_here`], telling the points and finishing the generation.
+    pub fn step(&mut self) -> Option<GenerationRecord> {
+        while let Some(list) = self.next_games() {
+            let points = self.play_here(&list);
+            self.tell(points);
+        }
+        self.finish_generation()
     }
 
-    /// Evaluates the current generation, records it and, unless the run stops here, breeds the
-    /// next one. `None` once the run has finished.
-    pub fn step(&mut self) -> Option<GenerationRecord> {
+    /// The next job list of the generation under way (starting one if none is), the same
+    /// list again until it is told; `None` once all are told (then
+    /// [`Evolution::finish_generation`]) or the run has finished.
+    pub fn next_games(&mut self) -> Option<JobList> {
         if self.stopped.is_some() {
             return None;
         }
-        let started = Instant::now();
-        let evaluation = self.fitness.evaluate(&self.population, self.generation);
+        let (scoring, _) = self.scoring.get_or_insert_with(|| {
+            let population = std::sync::Arc::new(self.population.clone());
+            (
+                self.fitness.score(population, self.generation),
+                Instant::now(),
+            )
+        });
+        scoring.next_list(&self.fitness)
+    }
+
+    /// The points of the list [`Evolution::next_games`] handed out, in job order.
+    pub fn tell(&mut self, points: Vec<f64>) {
+        if let Some((scoring, _)) = &mut self.scoring {
+            scoring.tell(&self.fitness, points);
+        }
+    }
+
+    /// Plays `list` on the current rayon pool (exactly as [`FitnessSetup::play_batch`]).
+    pub fn play_here(&mut self, list: &JobList) -> Vec<f64> {
+        match &mut self.scoring {
+            Some((scoring, _)) => scoring.play_here(&self.fitness, list),
+            None => vec![0.0; list.jobs.len()],
+        }
+    }
+
+    /// Scores the generation whose lists are all told, measures its leaders on the benchmark
+    /// panel when due, breeds the next population and returns the generation's record;
+    /// `None` once the run has finished.
+    pub fn finish_generation(&mut self) -> Option<GenerationRecord> {
+        if self.stopped.is_some() {
+            return None;
+        }
+        // A generation whose lists were not asked for has none still to play.
+        while let Some(list) = self.next_games() {
+            let points = self.play_here(&list);
+            self.tell(points);
+        }
+        let (scoring, started) = self.scoring.take()?;
+        let evaluation = scoring.finish(&self.fitness);
         let fitness = evaluation.fitness;
         let best = best_index(&fitness);
         let improved = self

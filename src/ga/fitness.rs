@@ -95,30 +95,20 @@ pub struct FitnessSetup {
     /// The board, for [`FitnessSetup::job_cost_ms`]: pits per side, seeds per pit.
     board: (usize, u32),
     cancel: Budget,
-    /// Where the job lists are played when not on this process's rayon pool.
-    batches: Option<Arc<dyn GameBatches>>,
 }
 
-/// One parallel job list of a generation, handed to [`GameBatches::play`].
-#[derive(Clone, Copy, Debug)]
-pub struct GameSlice<'a> {
+/// One job list of a generation's fitness games: what the GA asks to have played (see
+/// [`Scoring`]). It owns its population, so that it can go to another thread, process or
+/// machine, and whatever plays it must give exactly what [`FitnessSetup::play_batch`] gives
+/// for the same jobs, so that a run writes the same records however its games were spread.
+#[derive(Clone, Debug)]
+pub struct JobList {
     pub generation: u32,
     /// Which job list of the generation: 0 for the games fixed in advance
     /// ([`FitnessSetup::jobs`]), then one per racing round.
     pub part: u32,
-    pub population: &'a [Genome],
-    pub jobs: &'a [Job],
-}
-
-/// Plays a generation's job lists somewhere other than this process's rayon pool (other
-/// processes, other machines), for a run whose owner only coordinates. Whatever plays them
-/// must give exactly what [`FitnessSetup::play_batch`] gives for the same jobs, so that a run
-/// writes the same records however its games were spread.
-pub trait GameBatches: Send + Sync + std::fmt::Debug {
-    /// The points of each job's individual, in job order. Once the generation is cancelled
-    /// (the run's budget is stopped, or the batches failed for good), the answer means
-    /// nothing and the generation is dropped by its owner.
-    fn play(&self, setup: &FitnessSetup, slice: GameSlice<'_>) -> Vec<f64>;
+    pub population: Arc<Vec<Genome>>,
+    pub jobs: Vec<Job>,
 }
 
 /// Why a batch of jobs cannot be played: it names an individual or opponent the run does not
@@ -281,14 +271,7 @@ impl FitnessSetup {
                 .collect(),
             board: (config.board.pits, config.board.seeds),
             cancel: Budget::unlimited(),
-            batches: None,
         })
-    }
-
-    /// Hands every job list of [`FitnessSetup::evaluate`] to `batches` instead of playing it
-    /// here.
-    pub fn set_batches(&mut self, batches: Arc<dyn GameBatches>) {
-        self.batches = Some(batches);
     }
 
     /// A rough single-core cost of `job` in milliseconds, from the same measured game times as
@@ -361,14 +344,6 @@ impl FitnessSetup {
         jobs.par_iter()
             .map(|job| self.play_unless_cancelled(job, generation, evals, memos))
             .collect()
-    }
-
-    /// Plays one job list of a generation, here or through [`FitnessSetup::set_batches`].
-    fn play_list(&self, slice: GameSlice<'_>, evals: &[WeightedEval], memos: &[Memo]) -> Vec<f64> {
-        match &self.batches {
-            Some(batches) if !slice.jobs.is_empty() => batches.play(self, slice),
-            _ => self.play_here(slice.jobs, slice.generation as u64, evals, memos),
-        }
     }
 
     /// Games of [`FitnessSetup::evaluate`] are skipped once `cancel` is set; the evaluation
@@ -461,93 +436,41 @@ impl FitnessSetup {
         }
     }
 
-    /// Plays every game of generation `generation` and scores `population`.
+    /// Plays every game of generation `generation` here and scores `population`.
     pub fn evaluate(&self, population: &[Genome], generation: u32) -> Evaluation {
-        let n = population.len();
-        let evals: Vec<WeightedEval> = population.iter().map(|g| self.evaluator(g)).collect();
-        let memos = self.memos(n);
-        let jobs = self.jobs(n);
-        let slice = GameSlice {
-            generation,
-            part: 0,
-            population,
-            jobs: &jobs,
-        };
-        let my_points = self.play_list(slice, &evals, &memos);
-        let generation = generation as u64;
+        let mut scoring = self.score(Arc::new(population.to_vec()), generation);
+        while let Some(list) = scoring.next_list(self) {
+            let points = scoring.play_here(self, &list);
+            scoring.tell(self, points);
+        }
+        scoring.finish(self)
+    }
 
-        let (mut rr_points, mut rr_avail) = (vec![0.0; n], vec![0.0; n]);
-        let (mut op_points, mut op_avail) = (vec![0.0; n], vec![0.0; n]);
-        for (job, &mine) in jobs.iter().zip(&my_points) {
-            match job.rival {
-                Rival::Member(j) => {
-                    rr_points[job.me] += mine;
-                    rr_avail[job.me] += 1.0;
-                    rr_points[j] += 1.0 - mine;
-                    rr_avail[j] += 1.0;
-                }
-                Rival::Opponent(_) => {
-                    op_points[job.me] += mine;
-                    op_avail[job.me] += 1.0;
-                }
-            }
-        }
-        let mut games_played = jobs.len() as u64;
-        let mut raced_games = None;
-        if let Some(racing) = &self.racing {
-            let units = self.race(racing, population, generation, &evals, &memos);
-            let games_per_unit = 2 * self.opponents.len();
-            for (i, scores) in units.iter().enumerate() {
-                op_points[i] = scores.iter().sum::<f64>() * games_per_unit as f64;
-                op_avail[i] = (scores.len() * games_per_unit) as f64;
-            }
-            let games: Vec<u32> = units
-                .iter()
-                .map(|u| (u.len() * games_per_unit) as u32)
-                .collect();
-            games_played += games.iter().map(|&g| g as u64).sum::<u64>();
-            raced_games = Some(games);
-        }
-        if self.self_play && self.uses_round_robin() {
-            let games = self.games_per_pair as f64;
-            for i in 0..n {
-                rr_points[i] += games / 2.0;
-                rr_avail[i] += games;
-            }
-        }
-        let ratio = |p: f64, a: f64| if a > 0.0 { p / a } else { 0.0 };
-        let fitness = (0..n)
-            .map(|i| {
-                let rr = ratio(rr_points[i], rr_avail[i]);
-                let op = ratio(op_points[i], op_avail[i]);
-                match self.mode {
-                    FitnessMode::RoundRobin => rr,
-                    FitnessMode::Opponents => op,
-                    FitnessMode::Mixed => (1.0 - self.mixed_weight) * rr + self.mixed_weight * op,
-                }
-            })
-            .collect();
-        Evaluation {
-            fitness,
-            games_played,
-            raced_games,
+    /// Generation `generation`'s fitness of `population`, in ask/tell form.
+    pub fn score(&self, population: Arc<Vec<Genome>>, generation: u32) -> Scoring {
+        let n = population.len();
+        Scoring {
+            generation,
+            population,
+            local: None,
+            stage: Stage::Fixed,
+            out: None,
+            rr_points: vec![0.0; n],
+            rr_avail: vec![0.0; n],
+            op_points: vec![0.0; n],
+            op_avail: vec![0.0; n],
+            games_played: 0,
+            units: vec![Vec::new(); n],
+            racing_now: (0..n).collect(),
         }
     }
 
-    /// Plays the opponent games of a generation as a race (see [`RacingConfig`]) and returns
-    /// each individual's unit scores in the order played: a unit is one colour-swapped pair
-    /// against every opponent, scored as its mean points per game. Rounds are played one
-    /// after another, each as one parallel job list collected in order, and who plays what
-    /// depends only on earlier rounds' scores, so the race is the same at any thread count.
-    fn race(
-        &self,
-        racing: &RacingConfig,
-        population: &[Genome],
-        generation: u64,
-        evals: &[WeightedEval],
-        memos: &[Memo],
-    ) -> Vec<Vec<f64>> {
-        let n = population.len();
+    /// The opponent games of racing round `round` (see [`RacingConfig`]): each racing
+    /// individual's next units, a unit being one colour-swapped pair against every opponent.
+    /// Who plays what depends only on earlier rounds' scores, so the race is the same at any
+    /// thread count and however its rounds are spread.
+    fn racing_jobs(&self, racing: &RacingConfig, round: u64, scoring: &Scoring) -> Vec<Job> {
+        let n = scoring.population.len();
         let opponents = self.opponents.len();
         let per_individual = (self.games_per_pair / 2) as u64;
         let total = n as u64 * per_individual;
@@ -565,51 +488,29 @@ impl FitnessSetup {
             };
             first_pair + slot * opponents as u64 + opponent as u64
         };
-        let mut units: Vec<Vec<f64>> = vec![Vec::new(); n];
-        let mut racing_now: Vec<usize> = (0..n).collect();
         let rounds = racing.rounds as u64;
-        for round in 0..rounds {
-            let budget = total * (round + 1) / rounds - total * round / rounds;
-            let standing = standing(&racing_now, &units);
-            let share = budget / standing.len() as u64;
-            let extra = budget % standing.len() as u64;
-            let mut jobs = Vec::new();
-            for (rank, &me) in standing.iter().enumerate() {
-                let played = units[me].len() as u64;
-                let count = share + u64::from((rank as u64) < extra);
-                for unit in played..played + count {
-                    for opponent in 0..opponents {
-                        for me_first in [true, false] {
-                            jobs.push(Job {
-                                me,
-                                rival: Rival::Opponent(opponent),
-                                pair: pair_of(me, unit, opponent),
-                                me_first,
-                            });
-                        }
+        let budget = total * (round + 1) / rounds - total * round / rounds;
+        let standing = standing(&scoring.racing_now, &scoring.units);
+        let share = budget / standing.len() as u64;
+        let extra = budget % standing.len() as u64;
+        let mut jobs = Vec::new();
+        for (rank, &me) in standing.iter().enumerate() {
+            let played = scoring.units[me].len() as u64;
+            let count = share + u64::from((rank as u64) < extra);
+            for unit in played..played + count {
+                for opponent in 0..opponents {
+                    for me_first in [true, false] {
+                        jobs.push(Job {
+                            me,
+                            rival: Rival::Opponent(opponent),
+                            pair: pair_of(me, unit, opponent),
+                            me_first,
+                        });
                     }
                 }
             }
-            let slice = GameSlice {
-                generation: generation as u32,
-                part: round as u32 + 1,
-                population,
-                jobs: &jobs,
-            };
-            let points = self.play_list(slice, evals, memos);
-            let games_per_unit = 2 * opponents;
-            for (unit_jobs, unit_points) in jobs
-                .chunks(games_per_unit)
-                .zip(points.chunks(games_per_unit))
-            {
-                let score = unit_points.iter().sum::<f64>() / games_per_unit as f64;
-                units[unit_jobs[0].me].push(score);
-            }
-            if round + 1 < rounds {
-                racing_now = survivors(racing, &racing_now, &units);
-            }
         }
-        units
+        jobs
     }
 
     /// The openings and tie-breaking RNGs of generation `generation`'s games.
@@ -673,6 +574,198 @@ impl FitnessSetup {
         };
         self.pairing(generation)
             .points(&mut me, rival, job.pair, job.me_first)
+    }
+}
+
+/// Where a generation's [`Scoring`] stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// The games fixed in advance ([`FitnessSetup::jobs`]) are next.
+    Fixed,
+    /// Racing round `k` is next.
+    Racing(u32),
+    Done,
+}
+
+/// A generation's fitness in ask/tell form: [`Scoring::next_list`] hands out its job lists
+/// one at a time (a racing round depends on the rounds before it), [`Scoring::tell`] takes
+/// each list's points in job order, and [`Scoring::finish`] scores the population. Where and
+/// how the lists were played changes nothing in the scores.
+pub struct Scoring {
+    generation: u32,
+    population: Arc<Vec<Genome>>,
+    /// Evaluators and memos for lists played in this process, made at the first such list and
+    /// shared by the generation's later lists (the memos save searches across racing rounds).
+    local: Option<(Vec<WeightedEval>, Vec<Memo>)>,
+    stage: Stage,
+    /// The list handed out and not yet told.
+    out: Option<JobList>,
+    rr_points: Vec<f64>,
+    rr_avail: Vec<f64>,
+    op_points: Vec<f64>,
+    op_avail: Vec<f64>,
+    games_played: u64,
+    /// With racing, each individual's unit scores in the order played.
+    units: Vec<Vec<f64>>,
+    racing_now: Vec<usize>,
+}
+
+impl std::fmt::Debug for Scoring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scoring")
+            .field("generation", &self.generation)
+            .field("stage", &self.stage)
+            .finish()
+    }
+}
+
+impl Scoring {
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The next job list to play, the same one again until it is told; `None` once every
+    /// list has been told and [`Scoring::finish`] can score. Lists without jobs are not
+    /// handed out.
+    pub fn next_list(&mut self, setup: &FitnessSetup) -> Option<JobList> {
+        loop {
+            if let Some(out) = &self.out {
+                return Some(out.clone());
+            }
+            let (part, jobs) = match self.stage {
+                Stage::Done => return None,
+                Stage::Fixed => (0, setup.jobs(self.population.len())),
+                Stage::Racing(round) => {
+                    let racing = setup.racing.as_ref()?;
+                    (round + 1, setup.racing_jobs(racing, round as u64, self))
+                }
+            };
+            let list = JobList {
+                generation: self.generation,
+                part,
+                population: self.population.clone(),
+                jobs,
+            };
+            if list.jobs.is_empty() {
+                self.take(setup, &list, &[]);
+            } else {
+                self.out = Some(list);
+            }
+        }
+    }
+
+    /// The points of the list last handed out, in job order.
+    ///
+    /// # Panics
+    /// When no list is out or `points` does not have one entry per job: the caller's bug,
+    /// not something a user can cause (a batch's result is checked when it is collected).
+    pub fn tell(&mut self, setup: &FitnessSetup, points: Vec<f64>) {
+        let list = self.out.take().expect("tell answers a list handed out");
+        assert_eq!(points.len(), list.jobs.len(), "one point per job");
+        self.take(setup, &list, &points);
+    }
+
+    fn take(&mut self, setup: &FitnessSetup, list: &JobList, points: &[f64]) {
+        match self.stage {
+            Stage::Fixed => {
+                for (job, &mine) in list.jobs.iter().zip(points) {
+                    match job.rival {
+                        Rival::Member(j) => {
+                            self.rr_points[job.me] += mine;
+                            self.rr_avail[job.me] += 1.0;
+                            self.rr_points[j] += 1.0 - mine;
+                            self.rr_avail[j] += 1.0;
+                        }
+                        Rival::Opponent(_) => {
+                            self.op_points[job.me] += mine;
+                            self.op_avail[job.me] += 1.0;
+                        }
+                    }
+                }
+                self.games_played += list.jobs.len() as u64;
+                self.stage = match &setup.racing {
+                    Some(racing) if racing.rounds > 0 => Stage::Racing(0),
+                    _ => Stage::Done,
+                };
+            }
+            Stage::Racing(round) => {
+                let games_per_unit = 2 * setup.opponents.len();
+                for (unit_jobs, unit_points) in list
+                    .jobs
+                    .chunks(games_per_unit)
+                    .zip(points.chunks(games_per_unit))
+                {
+                    let score = unit_points.iter().sum::<f64>() / games_per_unit as f64;
+                    self.units[unit_jobs[0].me].push(score);
+                }
+                let rounds = setup.racing.as_ref().map_or(0, |r| r.rounds);
+                self.stage = if round + 1 < rounds {
+                    if let Some(racing) = &setup.racing {
+                        self.racing_now = survivors(racing, &self.racing_now, &self.units);
+                    }
+                    Stage::Racing(round + 1)
+                } else {
+                    Stage::Done
+                };
+            }
+            Stage::Done => {}
+        }
+    }
+
+    /// Plays `list` on the current rayon pool, as [`FitnessSetup::play_batch`] would, with
+    /// the evaluators and memos this generation's earlier lists made here.
+    pub fn play_here(&mut self, setup: &FitnessSetup, list: &JobList) -> Vec<f64> {
+        let (evals, memos) = self.local.get_or_insert_with(|| {
+            (
+                self.population.iter().map(|g| setup.evaluator(g)).collect(),
+                setup.memos(self.population.len()),
+            )
+        });
+        setup.play_here(&list.jobs, list.generation as u64, evals, memos)
+    }
+
+    /// Scores the population once every list has been told (lists not told count nothing).
+    pub fn finish(mut self, setup: &FitnessSetup) -> Evaluation {
+        let n = self.population.len();
+        let mut raced_games = None;
+        if setup.racing.is_some() {
+            let games_per_unit = 2 * setup.opponents.len();
+            for (i, scores) in self.units.iter().enumerate() {
+                self.op_points[i] = scores.iter().sum::<f64>() * games_per_unit as f64;
+                self.op_avail[i] = (scores.len() * games_per_unit) as f64;
+            }
+            let games: Vec<u32> = self
+                .units
+                .iter()
+                .map(|u| (u.len() * games_per_unit) as u32)
+                .collect();
+            self.games_played += games.iter().map(|&g| g as u64).sum::<u64>();
+            raced_games = Some(games);
+        }
+        if setup.self_play && setup.uses_round_robin() {
+            let games = setup.games_per_pair as f64;
+            for i in 0..n {
+                self.rr_points[i] += games / 2.0;
+                self.rr_avail[i] += games;
+            }
+        }
+        let ratio = |p: f64, a: f64| if a > 0.0 { p / a } else { 0.0 };
+        let fitness = (0..n)
+            .map(|i| {
+                let rr = ratio(self.rr_points[i], self.rr_avail[i]);
+                let op = ratio(self.op_points[i], self.op_avail[i]);
+                match setup.mode {
+                    FitnessMode::RoundRobin => rr,
+                    FitnessMode::Opponents => op,
+                    FitnessMode::Mixed => (1.0 - setup.mixed_weight) * rr + setup.mixed_weight * op,
+                }
+            })
+            .collect();
+        Evaluation {
+            fitness,
+            games_played: self.games_played,
+            raced_games,
+        }
     }
 }
 

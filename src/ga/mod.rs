@@ -64,7 +64,7 @@ pub use config::{
     SelectionKind, PRESETS,
 };
 pub use engine::Evolution;
-pub use fitness::{BadBatch, Evaluation, FitnessSetup, GameBatches, GameSlice, Job, Rival};
+pub use fitness::{BadBatch, Evaluation, FitnessSetup, Job, JobList, Rival, Scoring};
 pub use genome::{FitnessStats, Genome};
 pub use operators::{Crossover, Mutation, Selection};
 pub use record::{

@@ -52,7 +52,7 @@ use tokio::sync::{broadcast, watch, Notify, Semaphore};
 
 use crate::agents::FileAccess;
 use crate::game::excerpt;
-use crate::store::queue::{start_batch_worker, BatchEnv, BatchQueue};
+use crate::runner::{start_batch_worker, BatchEnv, BatchQueue};
 use crate::store::{Backend, Store};
 
 /// A server setting out of range: the caller's mistake.
@@ -366,13 +366,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .collect();
     let batch_worker = match (&state.queue, config.play_batches) {
         (Some(queue), true) => {
-            // Batches play on a pool of their own: a coordinator's generation blocks a thread
-            // of the runs' pool while it waits for its batches, and a game thread that steals
-            // that wait while its own batch is under way would wait for itself (it did, in
-            // tests/server_api.rs's cancel-and-resume test under load).
+            // Batches play on the runs' pool: a coordinator awaits its batches on the async
+            // runtime and holds no game thread while it waits.
             let env = BatchEnv {
-                store: state.store.clone(),
-                pool: Arc::new(named_game_pool(config.threads, "kalah-batches")?),
+                store: Arc::new(state.store.clone()),
+                pool: state.pool.clone(),
                 name: state.owner.clone(),
             };
             Some(

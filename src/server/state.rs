@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use tokio::sync::{broadcast, watch, Notify, Semaphore};
 
 use crate::agents::FileAccess;
-use crate::store::queue::BatchQueue;
+use crate::runner::BatchQueue;
 use crate::store::Store;
 
 /// Moves and matches computed at a time: one for each interactive thread.

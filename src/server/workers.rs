@@ -1,6 +1,8 @@
 //! Run workers: each is a tokio task that claims the oldest queued run and steps it one
-//! generation (GA) or checkpoint (TD, Texel) at a time. A generation is computed on the rayon pool inside `spawn_blocking`,
-//! so the async runtime that serves HTTP never waits on the games, and each generation is
+//! generation (GA) or checkpoint (TD, Texel) at a time with the [`crate::runner::Runner`]:
+//! a generation is computed on the rayon pool inside `spawn_blocking` (or, on PostgreSQL,
+//! its games are awaited from the job queue), so the async runtime that serves HTTP never
+//! waits on the games, and each generation is
 //! written in one transaction before the next starts. A run the worker finds already started
 //! (resumed after a crash or a cancel) continues from its last written generation with
 //! the tuning engine's [`Driver`] (`TunerConfig::open`), which gives exactly the records an
@@ -19,8 +21,8 @@ use serde_json::json;
 use super::runs::publish_status;
 use super::state::{RunEvent, SharedState};
 use crate::ga::GenerationRecord;
+use crate::runner::{Games, QueueRunner, Runner, Stepped};
 use crate::search::Budget;
-use crate::store::queue::Distributed;
 use crate::store::{GenerationPoint, RunRow, StoreError, WriteOutcome};
 use crate::tune::{Driver, StepControl};
 
@@ -131,7 +133,7 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     // Off the async runtime: locating and loading the agents' models reads the disk, and a
     // Texel run plays and labels its positions before its first checkpoint.
     let (files, pool) = (state.files.clone(), state.pool.clone());
-    let mut driver = tokio::task::spawn_blocking(move || {
+    let driver = tokio::task::spawn_blocking(move || {
         let config = config.locate_agents(&files)?;
         pool.install(|| Driver::open(config, last))
     })
@@ -141,54 +143,39 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     let champion_config = run.config()?;
     // On PostgreSQL a GA run's fitness games go to the batch queue, where this and any other
     // process's batch workers play them.
-    let distributed = match (&state.queue, driver.config().ga()) {
-        (Some(queue), Some(config)) => {
-            let batches = Arc::new(Distributed::new(
+    let games = match (&state.queue, driver.config().ga()) {
+        (Some(queue), Some(config)) => Games::Queue(Box::new(
+            QueueRunner::new(
                 queue.clone(),
-                state.store.clone(),
-                tokio::runtime::Handle::current(),
+                Arc::new(state.store.clone()),
                 run.id.clone(),
                 run.claim,
                 config.clone(),
-                budget.clone(),
-            ));
-            driver.tuner_mut().play_games_on(batches.clone());
-            Some(batches)
-        }
-        _ => None,
+            )
+            .map_err(|e| e.to_string())?,
+        )),
+        _ => Games::Here,
     };
-
+    let mut runner = Runner::new(driver, state.pool.clone(), games);
+    let control = StepControl::new(budget.clone());
     loop {
-        let pool = state.pool.clone();
-        let control = StepControl::new(budget.clone());
-        let computed = tokio::task::spawn_blocking(move || {
-            let record = pool
-                .install(|| driver.step(&control, &mut []))
-                .map(|r| r.cloned());
-            (driver, record)
-        })
-        .await;
-        let (back, record) = computed.map_err(|e| format!("the generation thread stopped: {e}"))?;
-        // The store is this run's only observer, and it is written below.
-        let record = record.map_err(|e| e.to_string())?;
-        if let Some(failure) = distributed.as_ref().and_then(|d| d.take_failure()) {
-            return Err(failure);
-        }
-        if budget.is_stopped() {
-            tracing::info!(run = %run.id, "run no longer this process's to run: the generation under way stopped");
-            return Ok(());
-        }
-        driver = back;
-        let Some(record) = record else {
-            // Only a resumed run whose last record already ended it gets here.
-            let stop = driver.stop_reason();
-            with_retries(&run.id, "finishing the run", || {
-                state.store.finish(&run.id, run.claim, stop)
-            })
-            .await
-            .map_err(|e| e.to_string())?;
-            tracing::info!(run = %run.id, "run finished");
-            return Ok(());
+        let stepped = runner.step(&control).await.map_err(|e| e.to_string())?;
+        let record = match stepped {
+            Stepped::Cancelled => {
+                tracing::info!(run = %run.id, "run no longer this process's to run: the generation under way stopped");
+                return Ok(());
+            }
+            Stepped::Finished(stop) => {
+                // Only a resumed run whose last record already ended it gets here.
+                with_retries(&run.id, "finishing the run", || {
+                    state.store.finish(&run.id, run.claim, stop)
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+                tracing::info!(run = %run.id, "run finished");
+                return Ok(());
+            }
+            Stepped::Record(record) => record,
         };
         let champion = champion_config.champion(&record);
         let written = with_retries(&run.id, "writing a generation", || {
@@ -206,8 +193,8 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
             }
             WriteOutcome::Written => announce(state, &run.id, &record),
         }
-        if let Some(d) = &distributed {
-            tracing::debug!(run = %run.id, stats = ?d.stats(), "batches so far");
+        if let Games::Queue(queue) = runner.games() {
+            tracing::debug!(run = %run.id, stats = ?queue.stats(), "batches so far");
         }
         if record.stop.is_some() {
             tracing::info!(run = %run.id, stop = ?record.stop, "run finished");

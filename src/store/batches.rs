@@ -1,33 +1,11 @@
 //! Results of game batches (slices of a generation's job lists) played by worker processes,
-//! as [`super::queue`] stores and reads them.
+//! as the runner's job queue ([`crate::runner::queue`]) stores and reads them through
+//! [`BatchStore`].
 
 use sqlx::Row;
 
-use super::{corrupt, now_rfc3339, Store, StoreError};
-
-/// One slice of one job list of a run's generation: `jobs` consecutive jobs from `first_job`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SliceKey {
-    pub run_id: String,
-    pub generation: u32,
-    /// 0 for the games fixed in advance, then one per racing round.
-    pub part: u32,
-    pub first_job: u64,
-    pub jobs: u64,
-}
-
-/// What became of a batch result a worker wrote.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ResultWrite {
-    Written,
-    /// The slice already had this very result (a batch run twice, by a worker that was
-    /// thought dead and another).
-    Same,
-    /// The slice already had another result: the games are not deterministic.
-    Different {
-        stored: Vec<f64>,
-    },
-}
+use super::{corrupt, now_rfc3339, RunStatus, Store, StoreError};
+use crate::runner::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture};
 
 impl Store {
     /// Writes the points of a slice once; see [`ResultWrite`].
@@ -159,5 +137,62 @@ impl Store {
         }
         tx.commit().await?;
         Ok(done.rows_affected() == 1)
+    }
+}
+
+impl From<StoreError> for BatchStoreError {
+    fn from(e: StoreError) -> BatchStoreError {
+        BatchStoreError {
+            transient: e.is_transient(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl BatchStore for Store {
+    fn running_claim<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<i64>> {
+        Box::pin(async move {
+            Ok(match self.run_claim(run_id).await? {
+                Some((RunStatus::Running, claim)) => Some(claim),
+                _ => None,
+            })
+        })
+    }
+
+    fn fail_running<'a>(&'a self, run_id: &'a str, error: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            Store::fail_running(self, run_id, error).await?;
+            Ok(())
+        })
+    }
+
+    fn put_slice_result<'a>(
+        &'a self,
+        key: &'a SliceKey,
+        points: &'a [f64],
+        worker: &'a str,
+        play_ms: u64,
+    ) -> StoreFuture<'a, ResultWrite> {
+        Box::pin(
+            async move { Ok(Store::put_slice_result(self, key, points, worker, play_ms).await?) },
+        )
+    }
+
+    fn slices_done<'a>(
+        &'a self,
+        run_id: &'a str,
+        generation: u32,
+        part: u32,
+    ) -> StoreFuture<'a, Vec<(u64, u64)>> {
+        Box::pin(async move { Ok(Store::slices_done(self, run_id, generation, part).await?) })
+    }
+
+    fn slice_results<'a>(
+        &'a self,
+        run_id: &'a str,
+        generation: u32,
+        part: u32,
+    ) -> StoreFuture<'a, Vec<(SliceKey, Vec<f64>, u64)>> {
+        Box::pin(async move { Ok(Store::slice_results(self, run_id, generation, part).await?) })
     }
 }

@@ -10,9 +10,6 @@
 //! callers racing on one run never both succeed, whatever the backend.
 
 mod batches;
-pub mod queue;
-
-pub use batches::{ResultWrite, SliceKey};
 
 use std::str::FromStr;
 use std::sync::Arc;

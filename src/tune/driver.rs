@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::config::TunerConfig;
 use super::export::{ExportDocument, ExportError};
-use super::tuner::{self, StepControl, Tuner};
-use crate::ga::{ConfigError, GenerationRecord, GenerationSummary, StopReason};
+use super::tuner::{self, Ask, StepControl, Tuner};
+use crate::ga::{ConfigError, GenerationRecord, GenerationSummary, JobList, StopReason};
 
 /// Why a driven run could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +51,24 @@ pub enum Ended {
     Stopped,
 }
 
+/// What a driven run needs next ([`Driver::next`]).
+#[derive(Debug)]
+pub enum Next {
+    /// Games to play, whose points go back through [`Driver::tell`].
+    Games(JobList),
+    /// The step's record, shown to the observers.
+    Record(Box<GenerationRecord>),
+    /// The run has finished.
+    Finished,
+}
+
+/// [`Next`] without the borrow.
+enum Advanced {
+    Games(JobList),
+    Recorded,
+    Finished,
+}
+
 /// One run of one tuner.
 pub struct Driver {
     config: TunerConfig,
@@ -77,11 +95,6 @@ impl Driver {
         &self.config
     }
 
-    /// The tuner, for what only some tuners do ([`Tuner::play_games_on`]).
-    pub fn tuner_mut(&mut self) -> &mut dyn Tuner {
-        self.tuner.as_mut()
-    }
-
     /// How far a whole run goes ([`Tuner::length`]).
     pub fn length(&self) -> u64 {
         self.tuner.length()
@@ -96,23 +109,66 @@ impl Driver {
         self.tuner.stop_reason()
     }
 
-    /// Makes the next record and shows it to `observers`; `None` once the run has finished.
-    /// A step cancelled through `control` returns a record that is to be dropped.
+    /// Makes the next record, playing its games here, and shows it to `observers`; `None`
+    /// once the run has finished. A step cancelled through `control` returns a record that is
+    /// to be dropped.
     pub fn step(
         &mut self,
         control: &StepControl,
         observers: &mut [&mut dyn Observer],
     ) -> Result<Option<&GenerationRecord>, DriveError> {
-        let Some(record) = self.tuner.step(control) else {
-            return Ok(None);
+        loop {
+            match self.advance(control, observers)? {
+                Advanced::Games(list) => {
+                    let points = self.tuner.play_here(&list);
+                    self.tuner.tell(points);
+                }
+                Advanced::Recorded => return Ok(self.last.as_ref()),
+                Advanced::Finished => return Ok(None),
+            }
+        }
+    }
+
+    /// What the run needs next, for a caller that plays the games somewhere else (the
+    /// server's runner, on the job queue): games to play and [`Driver::tell`] the points of,
+    /// or the step's record, already shown to `observers`, or the end of the run.
+    pub fn next(
+        &mut self,
+        control: &StepControl,
+        observers: &mut [&mut dyn Observer],
+    ) -> Result<Next, DriveError> {
+        Ok(match self.advance(control, observers)? {
+            Advanced::Games(list) => Next::Games(list),
+            Advanced::Recorded => match &self.last {
+                Some(record) => Next::Record(Box::new(record.clone())),
+                None => Next::Finished,
+            },
+            Advanced::Finished => Next::Finished,
+        })
+    }
+
+    /// The points of the games [`Driver::next`] handed out, in job order.
+    pub fn tell(&mut self, points: Vec<f64>) {
+        self.tuner.tell(points)
+    }
+
+    fn advance(
+        &mut self,
+        control: &StepControl,
+        observers: &mut [&mut dyn Observer],
+    ) -> Result<Advanced, DriveError> {
+        let record = match self.tuner.ask(control) {
+            Ask::Games(list) => return Ok(Advanced::Games(list)),
+            Ask::Finished => return Ok(Advanced::Finished),
+            Ask::Record(record) => record,
         };
-        if control.cancel().is_stopped() {
-            return Ok(Some(self.last.insert(record)));
+        if !control.cancel().is_stopped() {
+            for observer in observers.iter_mut() {
+                observer.record(&self.config, &record)?;
+            }
         }
-        for observer in observers.iter_mut() {
-            observer.record(&self.config, &record)?;
-        }
-        Ok(Some(self.last.insert(record)))
+        self.last = Some(*record);
+        Ok(Advanced::Recorded)
     }
 
     /// Steps until the tuner finishes or `control` says stop after a record.

@@ -703,10 +703,23 @@ impl LearningRun {
     }
 }
 
+/// A learner's self-play learns from each game before the next, so its games are played
+/// inside [`super::Tuner::ask`] and it asks for none.
 impl super::Tuner for LearningRun {
-    fn step(&mut self, control: &super::StepControl) -> Option<GenerationRecord> {
+    fn ask(&mut self, control: &super::StepControl) -> super::Ask {
         self.set_cancel(control.cancel().clone());
-        self.step_while(|position| control.go_on(position))
+        match self.step_while(|position| control.go_on(position)) {
+            Some(record) => super::Ask::Record(Box::new(record)),
+            None => super::Ask::Finished,
+        }
+    }
+
+    fn tell(&mut self, points: Vec<f64>) {
+        debug_assert!(points.is_empty(), "a learner asks for no games");
+    }
+
+    fn play_here(&mut self, _list: &crate::ga::JobList) -> Vec<f64> {
+        Vec::new()
     }
 
     fn stop_reason(&self) -> Option<StopReason> {

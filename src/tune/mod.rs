@@ -39,7 +39,9 @@ pub mod schema;
 pub mod tuner;
 
 pub use config::TunerConfig;
-pub use driver::{write_atomically, DriveError, Driver, Ended, ExportFile, Observer, RecordsFile};
+pub use driver::{
+    write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile,
+};
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
 pub use learning::{LearnerConfig, LearningConfig, LearningRun};
-pub use tuner::{StepControl, Tuner};
+pub use tuner::{Ask, StepControl, Tuner};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::ga::{GameBatches, GenerationRecord, StopReason};
+use crate::ga::{GenerationRecord, JobList, StopReason};
 use crate::search::Budget;
 
 /// How a step may end before its natural end. Two different things: `cancel` abandons the
@@ -43,14 +43,39 @@ impl StepControl {
     }
 }
 
-/// A run of one tuner. Each step makes one [`GenerationRecord`]: a GA generation or a
-/// learner's checkpoint, from which the run resumes exactly
-/// ([`super::TunerConfig::open`]). A tuner knows nothing
-/// of where its records go: the [`super::Driver`] hands them to observers, the server to the
-/// store.
+/// What a tuner needs next ([`Tuner::ask`]).
+#[derive(Debug)]
+pub enum Ask {
+    /// These games played: their points, in job order, go back through [`Tuner::tell`]
+    /// before the next ask. Whoever plays them (this process, the job queue's workers) must
+    /// give exactly what [`Tuner::play_here`] gives.
+    Games(JobList),
+    /// The step is done: its record.
+    Record(Box<GenerationRecord>),
+    /// The run has finished ([`Tuner::stop_reason`] says why).
+    Finished,
+}
+
+/// A run of one tuner in ask/tell form. A step is a sequence of asks: the tuner hands out the
+/// game jobs of its step ([`Ask::Games`]) and is told their results, until it makes its
+/// record ([`Ask::Record`]): a GA generation or a learner's checkpoint, from which the run
+/// resumes exactly ([`super::TunerConfig::open`]). A tuner knows nothing of where its games
+/// are played (the [`super::Driver`] plays them here, the server's runner on the job queue)
+/// nor of where its records go (the driver's observers, the store).
+///
+/// Work that cannot be spread, such as a learner's self-play, whose every game learns from
+/// the one before, is done inside `ask` itself.
 pub trait Tuner: Send {
-    /// The next record; `None` once the run has finished.
-    fn step(&mut self, control: &StepControl) -> Option<GenerationRecord>;
+    /// What the run needs next. `control` ends a step early: cancelled, its record is to be
+    /// dropped; `go_on` declined, the record is measured at once.
+    fn ask(&mut self, control: &StepControl) -> Ask;
+
+    /// The points of the games last asked for, in job order. Only tuners that ask for games
+    /// are told anything.
+    fn tell(&mut self, points: Vec<f64>);
+
+    /// Plays `list`, as asked for by this tuner, on the current rayon pool.
+    fn play_here(&mut self, list: &JobList) -> Vec<f64>;
 
     /// Why the run finished, once it has.
     fn stop_reason(&self) -> Option<StopReason>;
@@ -59,10 +84,19 @@ pub trait Tuner: Send {
     /// or rounds.
     fn length(&self) -> u64;
 
-    /// Plays the tuner's fitness games through `batches` (the PostgreSQL job queue) rather
-    /// than on the local pool. `false` when the tuner has no such games to hand out.
-    fn play_games_on(&mut self, _batches: Arc<dyn GameBatches>) -> bool {
-        false
+    /// The next record with every game played here: what [`Ask`]s and tells come to when
+    /// nothing is spread.
+    fn step(&mut self, control: &StepControl) -> Option<GenerationRecord> {
+        loop {
+            match self.ask(control) {
+                Ask::Games(list) => {
+                    let points = self.play_here(&list);
+                    self.tell(points);
+                }
+                Ask::Record(record) => return Some(*record),
+                Ask::Finished => return None,
+            }
+        }
     }
 }
 

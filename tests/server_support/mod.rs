@@ -170,6 +170,45 @@ impl Api {
         )
     }
 
+    /// POSTs a body larger than the server takes, over a plain connection: the server answers
+    /// 413 from the declared length and closes, possibly while the body is still being sent,
+    /// which would make an HTTP client report a broken pipe instead of the answer.
+    pub async fn post_oversized(&self, path: &str, body: String) -> (u16, Value) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let host = self.base.trim_start_matches("http://").to_string();
+        let mut socket = tokio::net::TcpStream::connect(&host)
+            .await
+            .expect("connect");
+        let token = match &self.token {
+            Some(t) => format!("Authorization: Bearer {t}\r\n"),
+            None => String::new(),
+        };
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             {token}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.expect("headers");
+        // The server may stop reading at any point of the body: what matters is its answer.
+        let _ = socket.write_all(body.as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer)).await;
+        let text = String::from_utf8_lossy(&answer).to_string();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {text:?}"));
+        let json = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        let json = json.find('{').map_or("", |i| &json[i..]);
+        let json = json.rfind('}').map_or("", |i| &json[..=i]);
+        (
+            status,
+            serde_json::from_str(json).unwrap_or(Value::String(text.clone())),
+        )
+    }
+
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.post_raw(path, body.to_string()).await
     }

@@ -1,0 +1,141 @@
+//! The runner: executes a run step by step, playing the games its tuner asks for
+//! ([`crate::tune::Tuner::ask`]) on this process's rayon pool or on the PostgreSQL job queue,
+//! as plain async code on the caller's runtime. Above the tuning engine ([`crate::tune`]),
+//! below the store, which keeps what the queue needs through [`BatchStore`].
+//!
+//! - [`Runner`]: one run's [`Driver`] and where its games go ([`Games`]); the server steps
+//!   it a record at a time.
+//! - [`queue`]: the job queue and its coordinator ([`queue::QueueRunner`]), which cuts a job
+//!   list into batches, enqueues them and awaits their results.
+//! - [`worker`]: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
+//! - [`results`]: what the runner keeps in the database, as a trait the store implements.
+
+pub mod queue;
+pub mod results;
+pub mod worker;
+
+use std::sync::Arc;
+
+pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
+pub use results::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture};
+pub use worker::{start_batch_worker, BatchEnv};
+
+use crate::ga::{GenerationRecord, StopReason};
+use crate::tune::{DriveError, Driver, Next, StepControl};
+
+/// Where a run's games are played.
+#[derive(Debug)]
+pub enum Games {
+    /// On the runner's rayon pool, in this process.
+    Here,
+    /// On the job queue, by any worker process.
+    Queue(Box<QueueRunner>),
+}
+
+/// What one step of a [`Runner`] made.
+#[derive(Debug)]
+pub enum Stepped {
+    /// The step's record.
+    Record(Box<GenerationRecord>),
+    /// The run had already finished (a resumed run whose last record ended it).
+    Finished(Option<StopReason>),
+    /// The step's control was cancelled: nothing to keep.
+    Cancelled,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error(transparent)]
+    Drive(#[from] DriveError),
+    #[error("playing the game batches: {0}")]
+    Queue(#[from] QueueError),
+    #[error("the game thread stopped: {0}")]
+    Thread(String),
+}
+
+/// A run under way: its driver, the pool its tuner works on, and where its games go.
+pub struct Runner {
+    /// `None` only while a step has it on a game thread (or after that thread panicked).
+    driver: Option<Driver>,
+    pool: Arc<rayon::ThreadPool>,
+    games: Games,
+}
+
+impl Runner {
+    pub fn new(driver: Driver, pool: Arc<rayon::ThreadPool>, games: Games) -> Runner {
+        Runner {
+            driver: Some(driver),
+            pool,
+            games,
+        }
+    }
+
+    pub fn driver(&self) -> Option<&Driver> {
+        self.driver.as_ref()
+    }
+
+    pub fn games(&self) -> &Games {
+        &self.games
+    }
+
+    /// Makes the run's next record. The tuner's own work runs on the pool, off the async
+    /// runtime; games on the queue are awaited here, holding no thread.
+    pub async fn step(&mut self, control: &StepControl) -> Result<Stepped, RunnerError> {
+        loop {
+            let local = matches!(self.games, Games::Here);
+            let next = self
+                .on_pool(control, move |driver, control| match local {
+                    // Played here, a step is the driver's own loop: one trip to the pool.
+                    true => Ok(match driver.step(control, &mut [])? {
+                        Some(record) => Next::Record(Box::new(record.clone())),
+                        None => Next::Finished,
+                    }),
+                    false => driver.next(control, &mut []),
+                })
+                .await?;
+            match next {
+                Next::Games(list) => {
+                    let Games::Queue(queue) = &mut self.games else {
+                        return Err(RunnerError::Thread(
+                            "a step played here asked for games".into(),
+                        ));
+                    };
+                    let Some(points) = queue.play(&list, control.cancel()).await? else {
+                        return Ok(Stepped::Cancelled);
+                    };
+                    if let Some(driver) = &mut self.driver {
+                        driver.tell(points);
+                    }
+                }
+                Next::Record(_) if control.cancel().is_stopped() => return Ok(Stepped::Cancelled),
+                Next::Record(record) => return Ok(Stepped::Record(record)),
+                Next::Finished => {
+                    return Ok(Stepped::Finished(
+                        self.driver.as_ref().and_then(|d| d.stop_reason()),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Runs `work` on the driver on a thread of the pool and gives the driver back.
+    async fn on_pool(
+        &mut self,
+        control: &StepControl,
+        work: impl FnOnce(&mut Driver, &StepControl) -> Result<Next, DriveError> + Send + 'static,
+    ) -> Result<Next, RunnerError> {
+        let mut driver = self
+            .driver
+            .take()
+            .ok_or_else(|| RunnerError::Thread("an earlier step did not come back".into()))?;
+        let (pool, control) = (self.pool.clone(), control.clone());
+        let (driver, next) = tokio::task::spawn_blocking(move || {
+            let next = pool.install(|| work(&mut driver, &control));
+            (driver, next)
+        })
+        .await
+        .map_err(|e| RunnerError::Thread(e.to_string()))?;
+        self.driver = Some(driver);
+        Ok(next?)
+    }
+}

@@ -1,0 +1,78 @@
+//! What the runner keeps in the database: batch results and the run's claim, behind
+//! [`BatchStore`], which the store implements. The runner sits below the store and holds no
+//! SQL of its own for them.
+
+use futures_util::future::BoxFuture;
+
+/// One slice of one job list of a run's generation: `jobs` consecutive jobs from `first_job`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SliceKey {
+    pub run_id: String,
+    pub generation: u32,
+    /// 0 for the games fixed in advance, then one per racing round.
+    pub part: u32,
+    pub first_job: u64,
+    pub jobs: u64,
+}
+
+/// What became of a batch result a worker wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResultWrite {
+    Written,
+    /// The slice already had this very result (a batch run twice, by a worker that was
+    /// thought dead and another).
+    Same,
+    /// The slice already had another result: the games are not deterministic.
+    Different {
+        stored: Vec<f64>,
+    },
+}
+
+/// A failed read or write of the [`BatchStore`].
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct BatchStoreError {
+    pub message: String,
+    /// The database may answer again later (a lost connection, a restarting server): worth
+    /// waiting out rather than failing the run.
+    pub transient: bool,
+}
+
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, BatchStoreError>>;
+
+/// The persistence the runner needs, implemented by [`crate::store::Store`].
+pub trait BatchStore: Send + Sync {
+    /// The run's claim while it is running; `None` once it is not (cancelled, deleted,
+    /// failed, finished).
+    fn running_claim<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<i64>>;
+
+    /// Fails a running run whoever owns it (a batch that gave two different results, a
+    /// batch that can never be played).
+    fn fail_running<'a>(&'a self, run_id: &'a str, error: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Writes the points of a slice once; see [`ResultWrite`].
+    fn put_slice_result<'a>(
+        &'a self,
+        key: &'a SliceKey,
+        points: &'a [f64],
+        worker: &'a str,
+        play_ms: u64,
+    ) -> StoreFuture<'a, ResultWrite>;
+
+    /// The slices of one job list that have results: their `(first_job, jobs)` only.
+    fn slices_done<'a>(
+        &'a self,
+        run_id: &'a str,
+        generation: u32,
+        part: u32,
+    ) -> StoreFuture<'a, Vec<(u64, u64)>>;
+
+    /// Every stored slice result of one job list: its points, and the milliseconds its
+    /// worker took to play it.
+    fn slice_results<'a>(
+        &'a self,
+        run_id: &'a str,
+        generation: u32,
+        part: u32,
+    ) -> StoreFuture<'a, Vec<(SliceKey, Vec<f64>, u64)>>;
+}

@@ -1,0 +1,244 @@
+//! The worker's side of the job queue ([`super::queue`]): a queue worker that takes one
+//! batch at a time, plays it on the process's game pool and writes its points once. The same
+//! worker runs in `kalah-tuner worker` and inside `serve`.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use graphile_worker::{IntoTaskHandlerResult, TaskHandler, WorkerContext, WorkerOptions};
+
+use super::queue::{
+    queue_error, BatchQueue, PlayBatch, QueueError, HEARTBEAT, QUEUE_POLL, SCHEMA, SHUTDOWN_GRACE,
+    STATUS_POLL, SWEEP_INTERVAL, SWEEP_THRESHOLD,
+};
+use super::results::{BatchStore, ResultWrite};
+use crate::ga::FitnessSetup;
+use crate::search::Budget;
+
+/// What a worker process plays batches with, shared by its queue worker.
+#[derive(Clone)]
+pub struct BatchEnv {
+    pub store: Arc<dyn BatchStore>,
+    pub pool: Arc<rayon::ThreadPool>,
+    /// Names the worker in the results it writes and in its logs.
+    pub name: String,
+}
+
+/// What became of one batch a worker took.
+#[derive(Debug, PartialEq)]
+enum Played {
+    Written,
+    Same,
+    /// The run is not running under the batch's claim any more: nothing played.
+    Skipped,
+    /// The run stopped while the games were under way: nothing written.
+    Stopped,
+    /// The result differs from one stored before: the run was failed.
+    Nondeterministic,
+}
+
+impl TaskHandler for PlayBatch {
+    const IDENTIFIER: &'static str = "kalah_tuner_play_batch";
+
+    async fn run(self, ctx: WorkerContext) -> impl IntoTaskHandlerResult {
+        let Some(env) = ctx.get_ext::<BatchEnv>().cloned() else {
+            return Err("the worker has no batch environment".to_string());
+        };
+        let (run, generation, part, first) = (
+            self.run_id.clone(),
+            self.generation,
+            self.part,
+            self.first_job,
+        );
+        match env.play(self).await {
+            Ok(played) => {
+                tracing::debug!(%run, generation, part, first, ?played, "batch done");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(%run, generation, part, first, "batch failed: {e}");
+                Err(e.to_string())
+            }
+        }
+    }
+}
+
+impl BatchEnv {
+    async fn play(&self, batch: PlayBatch) -> Result<Played, QueueError> {
+        if !self.still_running(&batch).await? {
+            return Ok(Played::Skipped);
+        }
+        let key = batch.key();
+        let budget = Budget::unlimited();
+        // Dropped with this future when the queue gives up on the batch (shutdown): the
+        // games then stop within one game per thread.
+        let _stop_games = budget.cancel_on_drop();
+        let watcher = tokio::spawn(stop_when_not_running(
+            self.store.clone(),
+            batch.run_id.clone(),
+            batch.claim,
+            budget.clone(),
+        ));
+        let pool = self.pool.clone();
+        let games = budget.clone();
+        let started = Instant::now();
+        let played = tokio::task::spawn_blocking(move || {
+            let resolved = batch.config.validate()?;
+            let mut setup = FitnessSetup::new(&batch.config, &resolved)?;
+            setup.set_cancel(games);
+            pool.install(|| setup.play_batch(&batch.population, batch.generation, &batch.jobs))
+                .map_err(|e| crate::ga::ConfigError::invalid("batch", e.to_string()))
+        })
+        .await;
+        watcher.abort();
+        let points = match played {
+            Ok(Ok(points)) => points,
+            Ok(Err(e)) => {
+                // A payload that does not play never will: the run cannot go on.
+                let error = format!(
+                    "a game batch of generation {} is unusable: {e}",
+                    key.generation
+                );
+                self.store.fail_running(&key.run_id, &error).await?;
+                return Err(queue_error(error));
+            }
+            Err(e) => return Err(queue_error(format!("the batch's games stopped: {e}"))),
+        };
+        if budget.is_stopped() {
+            return Ok(Played::Stopped);
+        }
+        let play_ms = started.elapsed().as_millis() as u64;
+        match self
+            .store
+            .put_slice_result(&key, &points, &self.name, play_ms)
+            .await?
+        {
+            ResultWrite::Written => Ok(Played::Written),
+            ResultWrite::Same => Ok(Played::Same),
+            ResultWrite::Different { stored } => {
+                let first_difference = stored
+                    .iter()
+                    .zip(&points)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                let error = format!(
+                    "determinism error: jobs {}..{} of generation {} (list {}) gave two \
+                     different results; job {} scored {} once and {} on {}",
+                    key.first_job,
+                    key.first_job + key.jobs,
+                    key.generation,
+                    key.part,
+                    key.first_job + first_difference as u64,
+                    stored.get(first_difference).copied().unwrap_or(f64::NAN),
+                    points.get(first_difference).copied().unwrap_or(f64::NAN),
+                    self.name
+                );
+                tracing::error!(run = %key.run_id, "{error}");
+                self.store.fail_running(&key.run_id, &error).await?;
+                Ok(Played::Nondeterministic)
+            }
+        }
+    }
+
+    async fn still_running(&self, batch: &PlayBatch) -> Result<bool, QueueError> {
+        Ok(self.store.running_claim(&batch.run_id).await? == Some(batch.claim))
+    }
+}
+
+/// Stops `budget` once the run is no longer running under `claim`.
+async fn stop_when_not_running(
+    store: Arc<dyn BatchStore>,
+    run_id: String,
+    claim: i64,
+    budget: Budget,
+) {
+    loop {
+        tokio::time::sleep(STATUS_POLL).await;
+        match store.running_claim(&run_id).await {
+            Ok(Some(current)) if current == claim => {}
+            Ok(_) => {
+                budget.cancel();
+                return;
+            }
+            Err(e) => tracing::warn!(run = %run_id, "checking the run's status: {e}"),
+        }
+    }
+}
+
+/// Starts a queue worker that plays batches one at a time on `env.pool` until `shutdown`
+/// completes; then it lets the batch under way finish for `SHUTDOWN_GRACE`, hands it back
+/// to the queue otherwise, and the returned task ends. A worker that stops on a database
+/// error (a lost connection, a restarting server) is started again after `RESTART_DELAY`,
+/// for as long as the process runs: the queue returns whatever batch it held.
+pub async fn start_batch_worker(
+    queue: &BatchQueue,
+    env: BatchEnv,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<tokio::task::JoinHandle<()>, QueueError> {
+    use futures_util::FutureExt;
+    let shutdown = shutdown.boxed().shared();
+    let name = env.name.clone();
+    let first = batch_worker(queue, env.clone(), shutdown.clone()).await?;
+    let queue = queue.clone();
+    Ok(tokio::spawn(async move {
+        tracing::info!(worker = %name, "playing game batches from the queue");
+        let mut worker = Some(first);
+        loop {
+            if let Some(running) = worker.take() {
+                match running.run().await {
+                    Ok(()) => return,
+                    Err(e) => tracing::error!(worker = %name, "the batch worker stopped: {e}"),
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(RESTART_DELAY) => {}
+                _ = shutdown.clone() => return,
+            }
+            match batch_worker(&queue, env.clone(), shutdown.clone()).await {
+                Ok(restarted) => {
+                    tracing::info!(worker = %name, "the batch worker started again");
+                    worker = Some(restarted);
+                }
+                Err(e) => tracing::warn!(worker = %name, "restarting the batch worker: {e}"),
+            }
+        }
+    }))
+}
+
+/// How long a batch worker that stopped on an error waits before it starts again.
+const RESTART_DELAY: Duration = Duration::from_secs(1);
+
+async fn batch_worker(
+    queue: &BatchQueue,
+    env: BatchEnv,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<graphile_worker::Worker, QueueError> {
+    WorkerOptions::default()
+        .pg_pool(queue.pool.clone())
+        .schema(SCHEMA)
+        .concurrency(1)
+        .poll_interval(QUEUE_POLL)
+        .define_job::<PlayBatch>()
+        .add_extension(env)
+        .listen_os_shutdown_signals(false)
+        .shutdown_signal(shutdown)
+        .shutdown_grace_period(SHUTDOWN_GRACE)
+        .shutdown_interrupted_job_retry_delay(Duration::ZERO)
+        .heartbeat_interval(HEARTBEAT)
+        .sweep_interval(SWEEP_INTERVAL)
+        .sweep_threshold(SWEEP_THRESHOLD)
+        .recovery_delay(Duration::ZERO)
+        .init()
+        .await
+        .map_err(queue_error)
+}
+
+impl fmt::Debug for BatchEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchEnv")
+            .field("name", &self.name)
+            .finish()
+    }
+}
