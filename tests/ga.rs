@@ -10,7 +10,7 @@ use kalah_tuner::ga::{
 };
 use kalah_tuner::matches::{play_match, Setup};
 use kalah_tuner::tune::loader::{self, load_document, Format};
-use kalah_tuner::tune::ExportDocument;
+use kalah_tuner::tune::{ExportDocument, TunerConfig};
 use serde_json::json;
 
 /// The abrams preset, shrunk.
@@ -410,10 +410,12 @@ fn export_round_trips_and_its_agent_plays() {
         .with_overrides(&json!({"benchmark": {"panel": []}}))
         .unwrap();
     let records = run_all(&config);
-    let doc = ExportDocument::from_run(&config, &records).unwrap();
+    let doc = TunerConfig::Ga(Box::new(config.clone()))
+        .export(&records)
+        .unwrap();
     // Round-robin fitness is relative: the export is the last generation's best.
     let last = records.last().unwrap();
-    let best = ExportDocument::champion(&config, last);
+    let best = TunerConfig::Ga(Box::new(config.clone())).champion(last);
     assert_eq!(best.weights, last.best().weights);
     assert_eq!(best.generation, last.generation);
     assert_eq!(doc.format_version, 1);
@@ -467,7 +469,9 @@ fn export_round_trips_and_its_agent_plays() {
         err.to_string().starts_with("fitness: invalid type"),
         "{err}"
     );
-    assert!(ExportDocument::from_run(&config, &[]).is_err());
+    assert!(TunerConfig::Ga(Box::new(config.clone()))
+        .export(&[])
+        .is_err());
 }
 
 /// The committed configs and their committed results (docs/reproductions.md): each export
@@ -535,7 +539,9 @@ fn the_champion_comes_from_the_panel_and_is_what_the_export_plays() {
             current = c.clone();
         }
     }
-    let doc = ExportDocument::from_run(&config, &records).unwrap();
+    let doc = TunerConfig::Ga(Box::new(config.clone()))
+        .export(&records)
+        .unwrap();
     assert_eq!(doc.weights, current.weights);
     assert_eq!(doc.generation, current.generation);
     // One result per panel pair, and a score against each panel agent.

@@ -34,7 +34,7 @@
 //!
 //! ```no_run
 //! use kalah_tuner::ga::{Evolution, GaConfig};
-//! use kalah_tuner::tune::ExportDocument;
+//! use kalah_tuner::tune::TunerConfig;
 //!
 //! let config = GaConfig::preset("abrams")?.with_overrides(&serde_json::json!({
 //!     "population": 10, "generations": 5, "depth": 3
@@ -45,7 +45,7 @@
 //!     println!("generation {}: best {:.3}", record.generation, record.fitness.best);
 //!     records.push(record);
 //! }
-//! let doc = ExportDocument::from_run(&config, &records)?;
+//! let doc = TunerConfig::Ga(Box::new(config)).export(&records)?;
 //! println!("{}", doc.to_json_pretty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

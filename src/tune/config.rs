@@ -4,11 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::learning::{LearningConfig, LearningRun};
+use super::learning::LearningConfig;
+use super::spec::TunerSpec;
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
-use crate::ga::{ConfigError, Evolution, GaConfig, GenerationRecord};
+use crate::ga::{ConfigError, GaConfig, GenerationRecord};
 
 /// The config of the tuner that made a document or a stored run: a GA's, or a learning
 /// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
@@ -44,98 +45,84 @@ impl TunerConfig {
             })
     }
 
+    /// What the engine asks of this config's tuner, whichever it is: with
+    /// [`TunerConfig::spec_mut`], the one place a [`TunerConfig`] looks at its variant.
+    pub fn spec(&self) -> &dyn TunerSpec {
+        match self {
+            TunerConfig::Ga(config) => config.as_ref(),
+            TunerConfig::Learning(config) => config.as_ref(),
+        }
+    }
+
+    fn spec_mut(&mut self) -> &mut dyn TunerSpec {
+        match self {
+            TunerConfig::Ga(config) => config.as_mut(),
+            TunerConfig::Learning(config) => config.as_mut(),
+        }
+    }
+
     /// The GA config, for documents a GA run wrote.
     pub fn ga(&self) -> Option<&GaConfig> {
         match self {
             TunerConfig::Ga(config) => Some(config),
-            TunerConfig::Learning(_) => None,
+            _ => None,
         }
     }
 
     /// The learning config, for documents a learning run wrote.
     pub fn learning(&self) -> Option<&LearningConfig> {
         match self {
-            TunerConfig::Ga(_) => None,
             TunerConfig::Learning(config) => Some(config),
+            _ => None,
         }
     }
 
     /// `ga`, `td`, `td-leaf` or `texel`.
     pub fn tuner(&self) -> &'static str {
-        match self {
-            TunerConfig::Ga(_) => "ga",
-            TunerConfig::Learning(config) => config.tuner(),
-        }
+        self.spec().tuner()
     }
 
     pub fn seed(&self) -> u64 {
-        match self {
-            TunerConfig::Ga(c) => c.seed,
-            TunerConfig::Learning(c) => c.learner.seed(),
-        }
+        self.spec().seed()
     }
 
     /// Records a whole run writes: generations, or checkpoints.
     pub fn records_total(&self) -> u32 {
-        match self {
-            TunerConfig::Ga(c) => c.generations,
-            TunerConfig::Learning(c) => c.checkpoints(),
-        }
+        self.spec().records_total()
     }
 
     /// The run's features, in weight order.
     pub fn features(&self) -> Result<Vec<Feature>, ConfigError> {
-        match self {
-            TunerConfig::Ga(c) => Ok(c.validate()?.features),
-            TunerConfig::Learning(c) => Ok(c.learner.features().to_vec()),
-        }
+        self.spec().features()
     }
 
     /// Checks every setting.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        match self {
-            TunerConfig::Ga(c) => c.validate().map(|_| ()),
-            TunerConfig::Learning(c) => c.validate().map(|_| ()),
-        }
+        self.spec().validate()
     }
 
     /// This config with its agents' model names resolved under `files`.
     pub fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
-        Ok(match self {
-            TunerConfig::Ga(c) => TunerConfig::Ga(Box::new(c.locate_agents(files)?)),
-            TunerConfig::Learning(c) => TunerConfig::Learning(Box::new(c.locate_agents(files)?)),
-        })
+        let mut located = self.clone();
+        located.spec_mut().locate_agents(files)?;
+        Ok(located)
     }
 
     /// A rough upper estimate of the whole run's processor time, in core-hours: what
     /// [`crate::ga::config::MAX_CORE_HOURS`] caps and `POST /api/runs/estimate` reports.
     pub fn estimated_core_hours(&self) -> f64 {
-        match self {
-            TunerConfig::Ga(c) => c.estimated_core_hours(),
-            TunerConfig::Learning(c) => c.estimated_core_hours(),
-        }
+        self.spec().estimated_core_hours()
     }
 
-    /// An upper estimate of what the run's records take in storage, in bytes (a learning
-    /// run's records hold one set of weights and the panel's measure, about 2 KB each).
+    /// An upper estimate of what the run's records take in storage, in bytes.
     pub fn estimated_storage_bytes(&self) -> u64 {
-        match self {
-            TunerConfig::Ga(c) => c
-                .validate()
-                .map_or(0, |r| c.estimated_storage_bytes(r.features.len())),
-            TunerConfig::Learning(c) => c.checkpoints() as u64 * 2048,
-        }
+        self.spec().estimated_storage_bytes()
     }
 
     /// The tuner this config describes: from its first record, or carrying on after `last`
     /// exactly as the uninterrupted run would. Validates the config; a Texel run samples and
     /// labels its positions here, so call it on the rayon pool the run is to use.
     pub fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError> {
-        Ok(match (self, last) {
-            (TunerConfig::Ga(c), None) => Box::new(Evolution::new((**c).clone())?),
-            (TunerConfig::Ga(c), Some(r)) => Box::new(Evolution::resume((**c).clone(), r)?),
-            (TunerConfig::Learning(c), None) => Box::new(LearningRun::new((**c).clone())?),
-            (TunerConfig::Learning(c), Some(r)) => Box::new(LearningRun::resume((**c).clone(), r)?),
-        })
+        self.spec().open(last)
     }
 }

@@ -4,11 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::config::TunerConfig;
-use super::learning::{champion_of, LearningConfig};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
-use crate::ga::{BoardConfig, GaConfig, GenerationRecord, GenerationSummary, HallOfFame};
+use crate::ga::{BoardConfig, GenerationRecord, GenerationSummary, HallOfFame};
 use crate::game::Rules;
 use crate::search::Depth;
 
@@ -62,175 +61,73 @@ pub struct ExportDocument {
 
 /// What a run hands out, for a config of any tuner.
 impl TunerConfig {
-    /// The player a run hands out as of its record `last` (see [`ExportDocument::champion`]).
+    /// The player a run hands out as of its record `last` ([`super::TunerSpec::champion`]).
     pub fn champion(&self, last: &GenerationRecord) -> HallOfFame {
-        match self {
-            TunerConfig::Ga(c) => ExportDocument::champion(c, last),
-            TunerConfig::Learning(_) => champion_of(last),
-        }
+        self.spec().champion(last)
     }
 
-    /// The export document of a run from its records, in generation order.
+    /// The export document of a run from its records, in order.
     pub fn export(&self, records: &[GenerationRecord]) -> Result<ExportDocument, ExportError> {
-        match self {
-            TunerConfig::Ga(c) => ExportDocument::from_run(c, records),
-            TunerConfig::Learning(c) => {
-                let last = records.last().ok_or_else(|| {
-                    invalid("records", "a run with no checkpoint has nothing to export")
-                })?;
-                ExportDocument::from_learner(c, &champion_of(last))
-            }
-        }
+        let last = records
+            .last()
+            .ok_or_else(|| invalid("records", "a run with no record has nothing to export"))?;
+        let history = records.iter().map(|r| r.summary()).collect();
+        self.export_with_history(history, last)
     }
 
-    /// The export document as of the record `last`, for callers that kept only the GA's
-    /// fitness curve (`history`, one summary a generation) rather than every record.
+    /// The export document as of the record `last`, for callers that kept only the run's
+    /// fitness curve (`history`, one summary a record) rather than every record. Tuners
+    /// whose export keeps no curve ([`super::TunerSpec::keeps_curve`]) leave it out.
     pub fn export_with_history(
         &self,
         history: Vec<GenerationSummary>,
         last: &GenerationRecord,
     ) -> Result<ExportDocument, ExportError> {
-        match self {
-            TunerConfig::Ga(c) => {
-                ExportDocument::from_summaries(c, history, &ExportDocument::champion(c, last))
-            }
-            TunerConfig::Learning(c) => ExportDocument::from_learner(c, &champion_of(last)),
-        }
+        let spec = self.spec();
+        let best = spec.champion(last);
+        let features = spec
+            .features()
+            .map_err(|e| invalid("config", e.to_string()))?;
+        let agent = AgentSpec::Heuristic {
+            features: FeatureChoice::List(features.clone()),
+            weights: WeightChoice::Values(best.weights.clone()),
+            depth: Depth::Fixed(spec.play_depth()),
+            time_ms: None,
+            nodes: None,
+            ties: Ties::Random,
+            egdb: false,
+        };
+        let doc = ExportDocument {
+            format_version: FORMAT_VERSION,
+            generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
+            rules: spec.rules(),
+            pie: spec.pie(),
+            board: spec.board(),
+            features,
+            weights: best.weights.clone(),
+            fitness: best.fitness,
+            generation: best.generation,
+            depth: spec.play_depth(),
+            seed: spec.seed(),
+            config: self.clone(),
+            history: if spec.keeps_curve() {
+                history
+            } else {
+                Vec::new()
+            },
+            agent,
+        };
+        doc.check()?;
+        Ok(doc)
     }
 
     /// The agent that plays as the run's player as of its record `last`.
     pub fn agent(&self, last: &GenerationRecord) -> Result<AgentSpec, ExportError> {
-        match self {
-            TunerConfig::Ga(c) => {
-                let doc = ExportDocument::from_summaries(c, Vec::new(), &self.champion(last))?;
-                Ok(doc.agent)
-            }
-            TunerConfig::Learning(c) => {
-                Ok(ExportDocument::from_learner(c, &champion_of(last))?.agent)
-            }
-        }
+        Ok(self.export_with_history(Vec::new(), last)?.agent)
     }
 }
 
 impl ExportDocument {
-    /// The document of a learning run's player (TD or Texel): `champion`'s weights searched to
-    /// the config's `play_depth`; its fitness is its benchmark score, its generation the
-    /// checkpoint it was measured at.
-    pub fn from_learner(
-        config: &LearningConfig,
-        champion: &HallOfFame,
-    ) -> Result<ExportDocument, ExportError> {
-        let features = config.learner.features().to_vec();
-        let (pits, seeds) = config.learner.board();
-        let agent = AgentSpec::Heuristic {
-            features: FeatureChoice::List(features.clone()),
-            weights: WeightChoice::Values(champion.weights.clone()),
-            depth: Depth::Fixed(config.play_depth),
-            time_ms: None,
-            nodes: None,
-            ties: Ties::Random,
-            egdb: false,
-        };
-        let doc = ExportDocument {
-            format_version: FORMAT_VERSION,
-            generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
-            rules: config.learner.rules(),
-            pie: config.learner.pie(),
-            board: BoardConfig { pits, seeds },
-            features,
-            weights: champion.weights.clone(),
-            fitness: champion.fitness,
-            generation: champion.generation,
-            depth: config.play_depth,
-            seed: config.learner.seed(),
-            config: TunerConfig::Learning(Box::new(config.clone())),
-            history: Vec::new(),
-            agent,
-        };
-        doc.check()?;
-        Ok(doc)
-    }
-
-    /// The document of a run from its records (in generation order); the exported individual
-    /// is the last record's hall of fame.
-    pub fn from_run(
-        config: &GaConfig,
-        records: &[GenerationRecord],
-    ) -> Result<ExportDocument, ExportError> {
-        let last = records.last().ok_or_else(|| {
-            invalid(
-                "records",
-                "a run with no evaluated generation has nothing to export",
-            )
-        })?;
-        let history: Vec<GenerationSummary> = records.iter().map(|r| r.summary()).collect();
-        ExportDocument::from_summaries(config, history, &ExportDocument::champion(config, last))
-    }
-
-    /// The individual a run exports, as of its record `last`: every place that names a run's
-    /// player (export, `run:ID`, the dashboard, `evolve`) asks here. With a benchmark panel it
-    /// is the panel's champion ([`crate::ga::benchmark`]). Without one: fitness against fixed
-    /// opponents is absolute, so the best ever (the hall of fame); round-robin fitness is
-    /// relative to the population it was measured in (a high score in a weak early
-    /// generation says little), so the best of the last generation.
-    pub fn champion(config: &GaConfig, last: &GenerationRecord) -> HallOfFame {
-        if let Some(champion) = &last.champion {
-            return HallOfFame {
-                weights: champion.weights.clone(),
-                fitness: champion.fitness,
-                generation: champion.generation,
-            };
-        }
-        if config.fitness.mode == crate::ga::FitnessMode::Opponents {
-            return last.hall_of_fame.clone();
-        }
-        let best = last.best();
-        HallOfFame {
-            weights: best.weights.clone(),
-            fitness: best.fitness,
-            generation: last.generation,
-        }
-    }
-
-    /// The document of `best` from a run's fitness curve, for callers that kept summaries
-    /// rather than whole records.
-    pub fn from_summaries(
-        config: &GaConfig,
-        history: Vec<GenerationSummary>,
-        best: &HallOfFame,
-    ) -> Result<ExportDocument, ExportError> {
-        let resolved = config
-            .validate()
-            .map_err(|e| invalid("config", e.to_string()))?;
-        let agent = AgentSpec::Heuristic {
-            features: FeatureChoice::List(resolved.features.clone()),
-            weights: WeightChoice::Values(best.weights.clone()),
-            depth: Depth::Fixed(config.depth),
-            time_ms: None,
-            nodes: None,
-            ties: Ties::Random,
-            egdb: false,
-        };
-        let doc = ExportDocument {
-            format_version: FORMAT_VERSION,
-            generator: format!("kalah-tuner {}", env!("CARGO_PKG_VERSION")),
-            rules: config.rules,
-            pie: config.pie,
-            board: config.board,
-            features: resolved.features,
-            weights: best.weights.clone(),
-            fitness: best.fitness,
-            generation: best.generation,
-            depth: config.depth,
-            seed: config.seed,
-            config: TunerConfig::Ga(Box::new(config.clone())),
-            history,
-            agent,
-        };
-        doc.check()?;
-        Ok(doc)
-    }
-
     pub fn to_json_pretty(&self) -> String {
         // Plain data with string keys always serialises.
         serde_json::to_string_pretty(self).expect("an export document serialises")

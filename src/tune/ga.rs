@@ -2,8 +2,15 @@
 //! whose fitness games it hands out as job lists (the games fixed in advance, then one list
 //! per racing round).
 
+use super::spec::TunerSpec;
 use super::tuner::{Ask, StepControl, Tuner};
-use crate::ga::{Evolution, GenerationRecord, JobList, StopReason};
+use crate::agents::FileAccess;
+use crate::eval::Feature;
+use crate::ga::{
+    BoardConfig, ConfigError, Evolution, FitnessMode, GaConfig, GenerationRecord, HallOfFame,
+    JobList, StopReason,
+};
+use crate::game::Rules;
 
 impl Tuner for Evolution {
     fn ask(&mut self, control: &StepControl) -> Ask {
@@ -36,5 +43,92 @@ impl Tuner for Evolution {
     fn step(&mut self, control: &StepControl) -> Option<GenerationRecord> {
         self.set_cancel(control.cancel().clone());
         Evolution::step(self)
+    }
+}
+
+impl TunerSpec for GaConfig {
+    fn tuner(&self) -> &'static str {
+        "ga"
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn records_total(&self) -> u32 {
+        self.generations
+    }
+
+    fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    fn pie(&self) -> bool {
+        self.pie
+    }
+
+    fn board(&self) -> BoardConfig {
+        self.board
+    }
+
+    fn features(&self) -> Result<Vec<Feature>, ConfigError> {
+        Ok(GaConfig::validate(self)?.features)
+    }
+
+    fn play_depth(&self) -> u32 {
+        self.depth
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        GaConfig::validate(self).map(|_| ())
+    }
+
+    fn locate_agents(&mut self, files: &FileAccess) -> Result<(), ConfigError> {
+        *self = GaConfig::locate_agents(self, files)?;
+        Ok(())
+    }
+
+    fn estimated_core_hours(&self) -> f64 {
+        GaConfig::estimated_core_hours(self)
+    }
+
+    fn estimated_storage_bytes(&self) -> u64 {
+        GaConfig::validate(self).map_or(0, |r| {
+            GaConfig::estimated_storage_bytes(self, r.features.len())
+        })
+    }
+
+    fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError> {
+        Ok(match last {
+            None => Box::new(Evolution::new(self.clone())?),
+            Some(record) => Box::new(Evolution::resume(self.clone(), record)?),
+        })
+    }
+
+    /// With a benchmark panel, the panel's champion ([`crate::ga::benchmark`]). Without one:
+    /// fitness against fixed opponents is absolute, so the best ever (the hall of fame);
+    /// round-robin fitness is relative to the population it was measured in (a high score in
+    /// a weak early generation says little), so the best of the last generation.
+    fn champion(&self, last: &GenerationRecord) -> HallOfFame {
+        if let Some(champion) = &last.champion {
+            return HallOfFame {
+                weights: champion.weights.clone(),
+                fitness: champion.fitness,
+                generation: champion.generation,
+            };
+        }
+        if self.fitness.mode == FitnessMode::Opponents {
+            return last.hall_of_fame.clone();
+        }
+        let best = last.best();
+        HallOfFame {
+            weights: best.weights.clone(),
+            fitness: best.fitness,
+            generation: last.generation,
+        }
+    }
+
+    fn keeps_curve(&self) -> bool {
+        true
     }
 }

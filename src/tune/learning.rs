@@ -730,3 +730,69 @@ impl super::Tuner for LearningRun {
         LearningRun::length(self)
     }
 }
+
+impl super::TunerSpec for LearningConfig {
+    fn tuner(&self) -> &'static str {
+        self.learner.tuner()
+    }
+
+    fn seed(&self) -> u64 {
+        self.learner.seed()
+    }
+
+    fn records_total(&self) -> u32 {
+        self.checkpoints()
+    }
+
+    fn rules(&self) -> Rules {
+        self.learner.rules()
+    }
+
+    fn pie(&self) -> bool {
+        self.learner.pie()
+    }
+
+    fn board(&self) -> crate::ga::BoardConfig {
+        let (pits, seeds) = self.learner.board();
+        crate::ga::BoardConfig { pits, seeds }
+    }
+
+    fn features(&self) -> Result<Vec<Feature>, ConfigError> {
+        Ok(self.learner.features().to_vec())
+    }
+
+    fn play_depth(&self) -> u32 {
+        self.play_depth
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        LearningConfig::validate(self).map(|_| ())
+    }
+
+    fn locate_agents(&mut self, files: &FileAccess) -> Result<(), ConfigError> {
+        *self = LearningConfig::locate_agents(self, files)?;
+        Ok(())
+    }
+
+    fn estimated_core_hours(&self) -> f64 {
+        LearningConfig::estimated_core_hours(self)
+    }
+
+    /// A learning run's records hold one set of weights and the panel's measure, about 2 KB
+    /// each.
+    fn estimated_storage_bytes(&self) -> u64 {
+        self.checkpoints() as u64 * 2048
+    }
+
+    fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn super::Tuner>, ConfigError> {
+        Ok(match last {
+            None => Box::new(LearningRun::new(self.clone())?),
+            Some(record) => Box::new(LearningRun::resume(self.clone(), record)?),
+        })
+    }
+
+    /// The best measured on the panel: a learner's checkpoints are all measured.
+    fn champion(&self, last: &GenerationRecord) -> HallOfFame {
+        champion_of(last)
+    }
+}

@@ -36,6 +36,7 @@ pub mod ga;
 pub mod learning;
 pub mod loader;
 pub mod schema;
+pub mod spec;
 pub mod tuner;
 
 pub use config::TunerConfig;
@@ -44,4 +45,5 @@ pub use driver::{
 };
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
 pub use learning::{LearnerConfig, LearningConfig, LearningRun};
+pub use spec::TunerSpec;
 pub use tuner::{Ask, StepControl, Tuner};

@@ -1,0 +1,59 @@
+//! [`TunerSpec`]: what the tuning engine asks of a tuner's config, whichever tuner it is. A
+//! [`super::TunerConfig`] answers through its variant's spec, so the engine, the export
+//! document, the store and the server never look at which tuner a run has.
+
+use super::tuner::Tuner;
+use crate::agents::FileAccess;
+use crate::eval::Feature;
+use crate::ga::{BoardConfig, ConfigError, GenerationRecord, HallOfFame};
+use crate::game::Rules;
+
+/// What the tuning engine needs of a tuner's config. A new tuner implements it in its own
+/// file, beside its [`Tuner`], and adds one [`super::TunerConfig`] variant (its arm in
+/// [`super::TunerConfig::spec`] and the key its configs are told apart by).
+pub trait TunerSpec: Send + Sync + std::fmt::Debug {
+    /// The tuner's name in configs, the API and the dashboard (`ga`, `td`, ...).
+    fn tuner(&self) -> &'static str;
+
+    fn seed(&self) -> u64;
+
+    /// Records a whole run writes (generations, checkpoints).
+    fn records_total(&self) -> u32;
+
+    /// The game the run tunes for.
+    fn rules(&self) -> Rules;
+
+    fn pie(&self) -> bool;
+
+    fn board(&self) -> BoardConfig;
+
+    /// The run's features, in weight order.
+    fn features(&self) -> Result<Vec<Feature>, ConfigError>;
+
+    /// The depth the tuned player searches to.
+    fn play_depth(&self) -> u32;
+
+    /// Checks every setting.
+    fn validate(&self) -> Result<(), ConfigError>;
+
+    /// Resolves its agents' model names under `files`.
+    fn locate_agents(&mut self, files: &FileAccess) -> Result<(), ConfigError>;
+
+    /// A rough upper estimate of the whole run's processor time, in core-hours.
+    fn estimated_core_hours(&self) -> f64;
+
+    /// An upper estimate of what the run's records take in storage, in bytes.
+    fn estimated_storage_bytes(&self) -> u64;
+
+    /// The running tuner, fresh or after `last` (see [`super::TunerConfig::open`]).
+    fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError>;
+
+    /// The player the run hands out as of its record `last`: every place that names a run's
+    /// player (export, `run:ID`, the dashboard, `evolve`) asks here.
+    fn champion(&self, last: &GenerationRecord) -> HallOfFame;
+
+    /// Whether the run's export keeps its fitness curve (one summary a record).
+    fn keeps_curve(&self) -> bool {
+        false
+    }
+}
