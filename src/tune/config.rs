@@ -46,7 +46,7 @@ impl TunerConfig {
     }
 
     /// What the engine asks of this config's tuner, whichever it is: with
-    /// [`TunerConfig::spec_mut`], the one place a [`TunerConfig`] looks at its variant.
+    /// `spec_mut`, the one place a [`TunerConfig`] looks at its variant.
     pub fn spec(&self) -> &dyn TunerSpec {
         match self {
             TunerConfig::Ga(config) => config.as_ref(),
