@@ -11,6 +11,7 @@ const axePath = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 await withBrowser("axe-e2e", async (page) => {
   const ids = [];
   let tournament = "";
+  let sprtTest = "";
   await step("runs of two tuners and a tournament are made, so that every page has content", async () => {
     await page.goto(`${base}/#/runs`);
     for (const body of [
@@ -24,6 +25,9 @@ await withBrowser("axe-e2e", async (page) => {
     const t = await api(page, "POST", "/api/tournaments", { agents: ["random", "greedy"], games: 4 });
     check(t.status === 202, `starting a tournament: ${t.status} ${t.text}`);
     tournament = t.body.id;
+    const test = await api(page, "POST", "/api/sprt-tests", { a: "greedy", b: "random", sprt: "0,50" });
+    check(test.status === 202, `starting an SPRT test: ${test.status} ${test.text}`);
+    sprtTest = test.body.id;
     for (const id of ids) {
       await page.goto(`${base}/#/runs/${id}`);
       await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
@@ -39,6 +43,8 @@ await withBrowser("axe-e2e", async (page) => {
     ["compare", `#/compare?ids=${ids.join(",")}`, ".uplot"],
     ["play", "#/play", "#board .pit"],
     ["tournament", `#/tournament?id=${tournament}`, "#cross-table td.score"],
+    ["SPRT tests", "#/sprt", "#sprt-list table, #sprt-list p.empty"],
+    ["SPRT test", `#/sprt?id=${sprtTest}`, "#chart-llr .uplot"],
     ["settings", "#/settings", "#token-need"],
     ["unknown page", "#/nowhere", "main h1"],
   ];
