@@ -69,11 +69,15 @@ fn missing_prerequisites(e2e: &Path) -> Vec<String> {
         Some(p) => missing.push(format!("Chromium at {} ($CHROMIUM)", p.display())),
         None => missing.push("Chromium (apt-get install chromium)".to_string()),
     }
-    if !e2e
-        .join("node_modules/playwright-core/package.json")
-        .exists()
-    {
-        missing.push(format!("playwright-core (npm ci in {})", e2e.display()));
+    for package in ["playwright-core", "axe-core"] {
+        if !e2e
+            .join("node_modules")
+            .join(package)
+            .join("package.json")
+            .exists()
+        {
+            missing.push(format!("{package} (npm ci in {})", e2e.display()));
+        }
     }
     missing
 }
@@ -127,8 +131,52 @@ fn start_server(dir: &Path) -> (Server, String) {
     (server, url)
 }
 
+/// One browser test at a time: each starts its own server and Chromium, and timings of live
+/// pages are not to depend on another test's load.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn dashboard_in_headless_chromium() {
+    run_script("dashboard.mjs");
+}
+
+/// The New run form starts a run of every tuner (GA, TD, TD-Leaf, Texel) with benchmark
+/// fields.
+#[test]
+fn new_run_form_builds_every_tuner() {
+    run_script("tuners.mjs");
+}
+
+/// An SPRT test is started from its page, watched live, ends on its verdict or is stopped;
+/// tournaments with an SPRT show each pairing's verdict and LLR.
+#[test]
+fn sprt_tests_started_watched_and_stopped() {
+    run_script("sprt.mjs");
+}
+
+/// A 12-pit board fits at 1280 px; on a phone it stands upright with pits of 40 px or more.
+#[test]
+fn board_fits_wide_screens_and_phones() {
+    run_script("board.mjs");
+}
+
+/// gzip when asked but not on event streams; the fitness curve in pages.
+#[test]
+fn responses_are_compressed_and_curves_paged() {
+    run_script("transfer.mjs");
+}
+
+/// axe-core finds no serious or critical violation on any page, in both themes.
+#[test]
+fn every_page_passes_axe_in_both_themes() {
+    run_script("axe.mjs");
+}
+
+/// Runs `tests/e2e/<script>` against a fresh server, as the module docs describe.
+fn run_script(script: &str) {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let e2e = root.join("tests/e2e");
     let missing = missing_prerequisites(&e2e);
@@ -158,7 +206,7 @@ fn dashboard_in_headless_chromium() {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshot-run.png")
     };
     let mut cmd = Command::new("node");
-    cmd.arg(e2e.join("dashboard.mjs"))
+    cmd.arg(e2e.join(script))
         .arg(&url)
         .arg(&screenshot)
         .current_dir(root);
@@ -170,7 +218,7 @@ fn dashboard_in_headless_chromium() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("running node tests/e2e/dashboard.mjs");
+        .unwrap_or_else(|e| panic!("running node tests/e2e/{script}: {e}"));
     let mut to_node = node.stdin.take().expect("node's stdin");
     let from_node = BufReader::new(node.stdout.take().expect("node's stdout"));
     let mut node_err = node.stderr.take().expect("node's stderr");
@@ -200,13 +248,13 @@ fn dashboard_in_headless_chromium() {
         let tail: Vec<&str> = log.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(
-            "dashboard e2e failed ({}):\n{stdout}\n{stderr}\nlast lines of the server log:\n{}",
+            "dashboard e2e {script} failed ({}):\n{stdout}\n{stderr}\nlast lines of the server log:\n{}",
             status,
             tail.join("\n")
         );
     }
     eprintln!(
-        "dashboard e2e passed; screenshot at {}",
+        "dashboard e2e {script} passed; screenshot at {}",
         screenshot.display()
     );
     drop(server);

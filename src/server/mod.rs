@@ -32,6 +32,7 @@ pub mod run_events;
 pub mod run_view;
 pub mod runs;
 pub mod schemas;
+pub mod sprt_tests;
 pub mod state;
 pub mod tournaments;
 pub mod workers;

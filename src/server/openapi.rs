@@ -15,6 +15,7 @@ use utoipa::OpenApi;
 use super::matches::{BoardBody, MatchRequest};
 use super::moves::{MoveRequest, PositionMove};
 use super::runs::{CreateRun, DescribeRun};
+use super::sprt_tests::SprtTestRequest;
 use super::state::MAX_BODY_BYTES;
 use super::tournaments::TournamentRequest;
 use crate::agents::{AgentSpec, Profile};
@@ -29,6 +30,7 @@ use crate::agents::{AgentSpec, Profile};
     MatchRequest,
     BoardBody,
     TournamentRequest,
+    SprtTestRequest,
     AgentSpec
 )))]
 struct RequestTypes;
@@ -91,6 +93,24 @@ fn request_schemas() -> Map<String, Value> {
     schemas.insert("ApiAgent".into(), api_agent_schema());
     schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());
     schemas
+}
+
+/// An SPRT test as `GET /api/sprt-tests/{id}` answers (`history` only there and at its start).
+fn sprt_test_schema() -> Value {
+    let nullable_string = json!({"type": ["string", "null"]});
+    json!({"type": "object", "required": ["id", "a", "b", "status", "created_at", "max_pairs", "progress", "report"], "properties": {
+        "id": {"type": "string"}, "name": nullable_string, "a": {"type": "string"}, "b": {"type": "string"},
+        "status": {"type": "string", "enum": ["running", "finished", "cancelled", "failed"]},
+        "created_at": {"type": "string"}, "finished_at": nullable_string, "error": nullable_string,
+        "max_pairs": {"type": "integer"}, "progress": {"type": "number", "minimum": 0, "maximum": 1},
+        "report": {"type": "object", "required": ["counts", "pairs", "games", "llr", "lower_bound", "upper_bound", "verdict", "estimate", "sprt"], "properties": {
+            "counts": {"type": "object", "properties": {"counts": {"type": "array", "items": {"type": "integer"}, "minItems": 5, "maxItems": 5, "description": "pairs by A's points: 0, 1/2, 1, 3/2, 2"}}},
+            "pairs": {"type": "integer"}, "games": {"type": "integer"}, "llr": {"type": "number"},
+            "lower_bound": {"type": "number"}, "upper_bound": {"type": "number"},
+            "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"]},
+            "estimate": {"type": "object"}, "sprt": {"type": "object"}}},
+        "history": {"type": "array", "items": {"type": "object", "required": ["pairs", "llr"], "properties": {"pairs": {"type": "integer"}, "llr": {"type": "number"}}}, "description": "the LLR after every batch of pairs, from 0"}
+    }})
 }
 
 pub async fn document() -> Json<Value> {
@@ -226,8 +246,9 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Queue a cancelled or failed run again; it continues from its last generation", vec![("200", ok("the run, queued", run.clone()))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/runs/{id}/generations": {
-            "get": with_params(op("The fitness curve", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}}})))], &[400, 404, 422]),
-                json!([path_id(), {"name": "since", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "only generations after this one"}]))
+            "get": with_params(op("The fitness curve, whole or a page at a time", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}, "next_since": {"type": ["integer", "null"], "description": "when a limit cut the page short: the `since` of the next page"}}})))], &[400, 404, 422]),
+                json!([path_id(), {"name": "since", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "only generations after this one"},
+                       {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 5000}, "description": "at most this many points; `next_since` says where the next page starts"}]))
         },
         "/api/runs/{id}/generations/{g}": {
             "get": with_params(op("A generation's full record: every individual's weights and fitness", vec![("200", ok("the record", schema_ref("GenerationRecord")))], &[404]),
@@ -290,6 +311,19 @@ pub fn spec() -> Value {
         },
         "/api/tournaments/{id}/cancel": {
             "post": secured(with_params(op("Cancel a running tournament, through any server: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
+        },
+        "/api/sprt-tests": {
+            "get": op("This server's SPRT tests (kept in its memory, the newest 100), newest first, without their LLR paths", vec![("200", ok("the tests", json!({"type": "object", "required": ["tests"], "properties": {"tests": {"type": "array", "items": sprt_test_schema()}}})))], &[]),
+            "post": secured(with_body(op("Start an SPRT test of agent a against agent b, played in the background until the LLR leaves its bounds", vec![("202", with_links(
+                    ok("started", sprt_test_schema()),
+                    &[("GetSprtTest", "/api/sprt-tests/{id}", "get"), ("CancelSprtTest", "/api/sprt-tests/{id}/cancel", "post")]))], &[400, 401, 409, 422]),
+                schema_ref("SprtTestRequest")))
+        },
+        "/api/sprt-tests/{id}": {
+            "get": with_params(op("An SPRT test: counts, LLR and its path, bounds, verdict, Elo", vec![("200", ok("the test", sprt_test_schema()))], &[404]), json!([path_id()]))
+        },
+        "/api/sprt-tests/{id}/cancel": {
+            "post": secured(with_params(op("Stop a running SPRT test: the batch under way finishes, the rest is not played", vec![("200", ok("the test, cancelled", sprt_test_schema()))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
         "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},

@@ -9,12 +9,15 @@ use axum::middleware;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
+use tower_http::compression::CompressionLayer;
 use tower_http::trace::{DefaultMakeSpan, TraceLayer};
 use tracing::Level;
 
 use super::error::{self, ApiError};
 use super::state::{SharedState, MAX_BODY_BYTES};
-use super::{agents, assets, events, guard, limits, matches, moves, openapi, runs, tournaments};
+use super::{
+    agents, assets, events, guard, limits, matches, moves, openapi, runs, sprt_tests, tournaments,
+};
 use crate::game::excerpt;
 
 pub fn router(state: SharedState, limits: limits::Limits) -> Router {
@@ -46,6 +49,9 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         )
         .route("/tournaments/{id}", get(tournaments::show))
         .route("/tournaments/{id}/cancel", post(tournaments::cancel))
+        .route("/sprt-tests", get(sprt_tests::list).post(sprt_tests::start))
+        .route("/sprt-tests/{id}", get(sprt_tests::show))
+        .route("/sprt-tests/{id}/cancel", post(sprt_tests::cancel))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.json", get(openapi::document))
@@ -69,6 +75,10 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     }
     app.layer(middleware::from_fn(error::with_request_id))
         .layer(middleware::from_fn(guard::security_headers))
+        // gzip when the client asks for it. The default predicate leaves out event streams
+        // (`text/event-stream`: each event must reach the browser when sent), images and
+        // bodies under 32 bytes.
+        .layer(CompressionLayer::new())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
             // A line per request at DEBUG: at INFO a dashboard polling the runs would fill the

@@ -474,7 +474,11 @@ pub async fn delete(
 #[derive(Deserialize)]
 pub struct SinceQuery {
     since: Option<String>,
+    limit: Option<String>,
 }
+
+/// Most points a page of `/generations` holds.
+pub const MAX_GENERATIONS_PAGE: i64 = 5000;
 
 pub async fn generations(
     State(state): State<SharedState>,
@@ -488,8 +492,36 @@ pub async fn generations(
             ApiError::invalid("since", format!("must be a generation number, got {s:?}"))
         })?),
     };
-    let points = state.store.generation_points(&id, since).await?;
-    Ok(Json(json!({"run_id": id, "generations": points})))
+    let limit = match q.limit.as_deref() {
+        None | Some("") => None,
+        Some(s) => match s.parse::<i64>() {
+            Ok(n) if (1..=MAX_GENERATIONS_PAGE).contains(&n) => Some(n),
+            _ => {
+                return Err(ApiError::invalid(
+                    "limit",
+                    format!(
+                        "must be 1 to {MAX_GENERATIONS_PAGE}, got {:?}",
+                        crate::game::excerpt(s)
+                    ),
+                ))
+            }
+        },
+    };
+    // One point more than asked tells whether another page follows.
+    let mut points = state
+        .store
+        .generation_points_page(&id, since, limit.map(|n| n + 1))
+        .await?;
+    let next = match limit {
+        Some(n) if points.len() as i64 > n => {
+            points.truncate(n as usize);
+            points.last().map(|p| p.curve.generation)
+        }
+        _ => None,
+    };
+    Ok(Json(
+        json!({"run_id": id, "generations": points, "next_since": next}),
+    ))
 }
 
 pub async fn generation(

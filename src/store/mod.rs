@@ -886,13 +886,24 @@ impl Store {
         run_id: &str,
         since: Option<i64>,
     ) -> Result<Vec<GenerationPoint>, StoreError> {
+        self.generation_points_page(run_id, since, None).await
+    }
+
+    /// At most `limit` points after `since`, in order: a page of a long run's curve.
+    pub async fn generation_points_page(
+        &self,
+        run_id: &str,
+        since: Option<i64>,
+        limit: Option<i64>,
+    ) -> Result<Vec<GenerationPoint>, StoreError> {
         let rows = sqlx::query(
             "SELECT generation, best, mean, min, std, diversity, best_so_far, best_weights, \
              games_played, wall_ms, panel FROM generations \
-             WHERE run_id = $1 AND generation > $2 ORDER BY generation",
+             WHERE run_id = $1 AND generation > $2 ORDER BY generation LIMIT $3",
         )
         .bind(run_id)
         .bind(since.unwrap_or(-1))
+        .bind(limit.unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
         rows.iter()

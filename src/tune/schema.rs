@@ -6,12 +6,18 @@
 use serde_json::{json, Map, Value};
 
 use crate::agents::spec::FeatureChoice;
+use crate::agents::AgentSpec;
 use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
 use crate::ga::config::{
-    GaConfig, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS, MAX_OPENING_PLIES,
-    MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, MAX_RUN_STORAGE_BYTES, PRESETS,
+    GaConfig, MAX_AGREEMENT_PANEL_POSITIONS, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR,
+    MAX_GENERATIONS, MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS,
+    MAX_RUN_STORAGE_BYTES, PRESETS,
 };
 use crate::game::{MAX_PITS, MAX_SEEDS};
+use crate::rl::td::{MAX_TD_BATCH, MAX_TD_DEPTH, MAX_TD_GAMES, PRESETS as TD_PRESETS};
+use crate::rl::texel::{MAX_EXACT_SEEDS, MAX_TEXEL_GAMES};
+
+use super::learning::{LearnerConfig, LearningConfig};
 
 /// A config flattened to dotted keys (`fitness.mode`), as the form names its fields. Arrays
 /// (opponents, weights) stay whole.
@@ -122,23 +128,93 @@ fn groups() -> Value {
             {"key": "board.pits", "kind": "int", "min": 1, "max": MAX_PITS, "range": format!("1 to {MAX_PITS}")},
             {"key": "board.seeds", "kind": "int", "min": 1, "range": format!("1 or more ({MAX_SEEDS} seeds at most)")},
             {"key": "rules", "kind": "select", "options": ["standard", "empty-capture"], "range": "standard or empty-capture"},
-            {"key": "pie", "kind": "bool", "range": "", "help": "The pie rule: South's first move earns no extra turn, then North may swap seats (the ManKalah engine's game)."}
-        ]}
+            {"key": "pie", "kind": "bool", "range": "", "help": PIE_HELP}
+        ]},
+        benchmark_group(true)
     ])
 }
 
-/// The whole schema: defaults, presets, field groups, feature sets and the cost limit.
-pub fn config_schema() -> Value {
-    let mut defaults = flat(&GaConfig::default());
-    let groups = groups();
-    // Unset optional fields are left out of a serialised config; the form still needs a
-    // starting value for them: empty text for weights, null for the rest.
-    for field in groups
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|g| g["fields"].as_array().cloned().unwrap_or_default())
-    {
+const PIE_HELP: &str = "The pie rule: South's first move earns no extra turn, then North may swap seats (the ManKalah engine's game).";
+
+/// The benchmark panel's fields. A learning run measures every checkpoint with its one set
+/// of weights, so `every` and `leaders` are the GA's only (`ga`).
+fn benchmark_group(ga: bool) -> Value {
+    let mut fields = vec![
+        json!({"key": "benchmark.panel", "kind": "opponents", "max": MAX_OPPONENTS, "range": format!("up to {MAX_OPPONENTS} agent specs, one a line{}", if ga { "; empty turns the panel off" } else { "; at least one" }), "help": "Fixed agents the best weights play on openings fitness never sees: the run's honest measure."}),
+        json!({"key": "benchmark.pairs", "kind": "int", "min": 1, "max": MAX_GAMES_PER_PAIR / 2, "range": format!("1 to {}", MAX_GAMES_PER_PAIR / 2), "help": "Colour-swapped pairs of games against each panel agent."}),
+    ];
+    if ga {
+        fields.push(json!({"key": "benchmark.every", "kind": "int", "min": 1, "max": MAX_GENERATIONS, "range": format!("1 to {MAX_GENERATIONS}"), "help": "Measure every this many generations (and always the last)."}));
+        fields.push(json!({"key": "benchmark.leaders", "kind": "int", "min": 1, "range": "1 to population", "help": "How many of a generation's best play the panel."}));
+    }
+    fields.push(json!({"key": "benchmark.opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings of the panel's openings."}));
+    fields.push(json!({"key": "benchmark.agreement", "kind": "int", "min": 1, "max": MAX_AGREEMENT_PANEL_POSITIONS, "optional": true, "range": format!("1 to {MAX_AGREEMENT_PANEL_POSITIONS}, or empty for none"), "help": "Also measure perfect-move agreement on this many solved endgame positions."}));
+    json!({"title": "Benchmark panel", "fields": fields})
+}
+
+/// The fields of a learning run's form: the learner's own (TD's or Texel's), the run's
+/// (`play_depth`, `checkpoint_games`), the board and the panel. Ranges are the learners'
+/// validators' constants.
+fn learning_groups(tuner: &str) -> Value {
+    let learner = if tuner == "texel" {
+        json!({"title": "Fitting", "fields": [
+            {"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."},
+            {"key": "source", "kind": "agent", "range": "one agent spec", "help": "The player whose self-play games give the positions, such as heuristic:hunter10:published:4."},
+            {"key": "games", "kind": "int", "min": 1, "max": MAX_TEXEL_GAMES, "range": format!("1 to {MAX_TEXEL_GAMES}"), "help": "Self-play games to sample positions from."},
+            {"key": "positions_per_game", "kind": "int", "min": 1, "max": 200, "range": "1 to 200"},
+            {"key": "opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings before each game."},
+            {"key": "exact_seeds", "kind": "int", "min": 0, "max": MAX_EXACT_SEEDS, "range": format!("0 to {MAX_EXACT_SEEDS}"), "help": "Positions with at most this many seeds in the pits are labelled by the exact solver (0: never); each seed more doubles the cost."},
+            {"key": "depth", "kind": "int", "min": 1, "max": 8, "range": "1 to 8", "help": "Depth of the search whose leaf is scored."},
+            {"key": "rounds", "kind": "int", "min": 1, "max": 100, "range": "1 to 100", "help": "Rounds of finding leaves and fitting; the panel measures after each."},
+            {"key": "max_iters", "kind": "int", "min": 1, "max": 10_000, "range": "1 to 10000", "help": "L-BFGS iterations a round."},
+            {"key": "l2", "kind": "real", "min": 0, "max": 1, "step": 0.0001, "range": "0 to 1", "help": "Weight of the L2 penalty, which keeps collinear features finite."}
+        ]})
+    } else {
+        json!({"title": "Learning", "fields": [
+            {"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."},
+            {"key": "games", "kind": "int", "min": 1, "max": MAX_TD_GAMES, "range": format!("1 to {MAX_TD_GAMES}"), "help": "Self-play games in all."},
+            {"key": "batch", "kind": "int", "min": 1, "max": MAX_TD_BATCH, "range": format!("1 to {MAX_TD_BATCH}"), "help": "Games played with one set of weights before their updates are applied."},
+            {"key": "alpha", "kind": "real", "min": 0, "max": 10, "step": 0.001, "range": "0 to 10", "help": "Learning rate."},
+            {"key": "lambda", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "help": "Trace decay: 0 updates each utility towards the next only."},
+            {"key": "epsilon", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "help": "Chance of a random move instead of the search's."},
+            {"key": "scale", "kind": "real", "min": 1e-6, "max": 100, "step": 0.05, "range": "above 0, up to 100", "help": "The utility is atan(scale × the weighted sum)."},
+            {"key": "depth", "kind": "int", "min": 1, "max": MAX_TD_DEPTH, "range": format!("1 to {MAX_TD_DEPTH}"), "help": "Search depth while learning, in turns."},
+            {"key": "opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings before each game."},
+            {"key": "checkpoint_games", "kind": "int", "min": 1, "optional": true, "range": "1 to games, or empty for a sixteenth of the games", "help": "Self-play games between two measures against the panel."}
+        ]})
+    };
+    json!([
+        learner,
+        {"title": "Players", "fields": [
+            {"key": "features", "kind": "feature_list", "range": "a named set, or names joined by +", "help": "The evaluation features whose weights are learnt."},
+            {"key": "initial", "kind": "weights", "range": "one number per feature", "help": "The weights learning starts from; a named set's published weights when left as they come."},
+            {"key": "play_depth", "kind": "int", "min": 1, "max": MAX_DEPTH, "range": format!("1 to {MAX_DEPTH}"), "help": "Search depth of the learnt player in its panel games."}
+        ]},
+        {"title": "Board and rules", "fields": [
+            {"key": "pits", "kind": "int", "min": 1, "max": MAX_PITS, "range": format!("1 to {MAX_PITS}")},
+            {"key": "seeds", "kind": "int", "min": 1, "range": format!("1 or more ({MAX_SEEDS} seeds at most)")},
+            {"key": "rules", "kind": "select", "options": ["standard", "empty-capture"], "range": "standard or empty-capture"},
+            {"key": "pie", "kind": "bool", "range": "", "help": PIE_HELP}
+        ]},
+        benchmark_group(false)
+    ])
+}
+
+/// Starting values of every field of `groups` that `defaults` lacks (unset optional fields
+/// are left out of a serialised config): empty text for weights, null for the rest.
+fn fill_missing(defaults: &mut Map<String, Value>, groups: &Value) {
+    for field in fields_of(groups) {
+        // Agents are shown as people write them ("minimax:4"), when that says the same.
+        if let (Some(key), Some("opponents" | "agent")) =
+            (field["key"].as_str(), field["kind"].as_str())
+        {
+            if let Some(value) = defaults.get_mut(key) {
+                match value {
+                    Value::Array(items) => items.iter_mut().for_each(short_spec),
+                    other => short_spec(other),
+                }
+            }
+        }
         if let Some(key) = field["key"].as_str() {
             let empty = if field["kind"] == "weights" {
                 json!("")
@@ -148,10 +224,91 @@ pub fn config_schema() -> Value {
             defaults.entry(key).or_insert(empty);
         }
     }
+}
+
+/// An agent spec object as its short text, when the text reads back as the same agent.
+fn short_spec(value: &mut Value) {
+    let Ok(spec) = serde_json::from_value::<AgentSpec>(value.clone()) else {
+        return;
+    };
+    let text = spec.to_string();
+    if AgentSpec::parse(&text).is_ok_and(|back| back == spec) {
+        *value = Value::String(text);
+    }
+}
+
+fn fields_of(groups: &Value) -> Vec<Value> {
+    groups
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["fields"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+/// A learning tuner's form: its defaults, TD's presets, its field groups.
+fn learning_form(tuner: &str, label: &str) -> Value {
+    let config = |preset| {
+        LearnerConfig::for_tuner(tuner, preset)
+            .map(|learner| LearningConfig::new(learner).to_value())
+            .unwrap_or(Value::Null)
+    };
+    let mut defaults = Map::new();
+    flatten("", &config(None), &mut defaults);
+    let groups = learning_groups(tuner);
+    fill_missing(&mut defaults, &groups);
+    let mut presets = Map::new();
+    presets.insert(
+        String::new(),
+        json!({"label": "none (defaults)", "overrides": {}}),
+    );
+    if tuner != "texel" {
+        for &name in TD_PRESETS {
+            let mut flat = Map::new();
+            flatten("", &config(Some(name)), &mut flat);
+            let overrides: Map<String, Value> = flat
+                .into_iter()
+                .filter(|(key, value)| defaults.get(key) != Some(value))
+                .collect();
+            presets.insert(
+                name.to_string(),
+                json!({"label": format!("{name}: the report's training"), "overrides": overrides}),
+            );
+        }
+    }
+    json!({"label": label, "unit": "checkpoints", "presets": presets, "defaults": defaults, "groups": groups})
+}
+
+/// The whole schema: defaults, presets, field groups, feature sets and the cost limit.
+pub fn config_schema() -> Value {
+    let mut defaults = flat(&GaConfig::default());
+    let groups = groups();
+    fill_missing(&mut defaults, &groups);
+    let presets = presets(&defaults);
+    // Every tuner's form; the GA's is also at the top, where forms before the other tuners
+    // found it.
+    let tuners = json!({
+        "ga": {"label": "GA: a genetic algorithm", "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups},
+        "td": learning_form("td", "TD(λ): learning from self-play"),
+        "td-leaf": learning_form("td-leaf", "TD-Leaf(λ): learning from self-play at the search's leaves"),
+        "texel": learning_form("texel", "Texel: fitting to game results"),
+    });
+    let feature_set_members: Map<String, Value> = FEATURE_SETS
+        .iter()
+        .map(|s| {
+            let published = s.presets.first().map(|p| p.1.to_vec()).unwrap_or_default();
+            (
+                s.name.to_string(),
+                json!({"features": serde_json::to_value(s.features).unwrap_or(Value::Null), "published": published}),
+            )
+        })
+        .collect();
     json!({
-        "presets": presets(&defaults),
+        "presets": presets,
         "defaults": defaults,
         "groups": groups,
+        "tuners": tuners,
+        "feature_set_members": feature_set_members,
         "feature_sets": FEATURE_SETS.iter().map(|s| s.name).collect::<Vec<_>>(),
         "max_core_hours": MAX_CORE_HOURS,
         "max_run_storage_bytes": MAX_RUN_STORAGE_BYTES,
@@ -194,12 +351,7 @@ fn field_schema<'a>(schema: &'a mut Value, key: &str) -> &'a mut Value {
 pub fn run_config_schema() -> Value {
     let mut ga = shape_of(&serde_json::to_value(GaConfig::default()).unwrap_or(Value::Null));
     ga["title"] = json!("GaConfig");
-    for field in groups()
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|g| g["fields"].as_array().cloned().unwrap_or_default())
-    {
+    for field in fields_of(&groups()) {
         let Some(key) = field["key"].as_str() else {
             continue;
         };

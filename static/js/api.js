@@ -82,6 +82,8 @@ export async function request(method, path, body, { timeoutMs = 0, token: given 
 
 /** How long Cancel, Resume and Delete wait for an answer before they say they failed. */
 const ACTION_TIMEOUT_MS = 20000;
+/** Points of a run's curve a request asks for at once (the server gives up to 5000). */
+const GENERATIONS_PAGE = 1000;
 
 export const api = {
   get: (path) => request("GET", path),
@@ -110,11 +112,21 @@ export const api = {
   resumeRun: (id) => request("POST", `runs/${encodeURIComponent(id)}/resume`, {}, { timeoutMs: ACTION_TIMEOUT_MS }),
   deleteRun: (id) => request("DELETE", `runs/${encodeURIComponent(id)}`, undefined, { timeoutMs: ACTION_TIMEOUT_MS }),
   describeRun: (id, body) => request("PATCH", `runs/${encodeURIComponent(id)}`, body),
-  generations: (id, since) =>
-    request(
-      "GET",
-      `runs/${encodeURIComponent(id)}/generations` + (since == null ? "" : `?since=${since}`),
-    ),
+  // A long run's curve comes a page at a time (each small enough to arrive well within a
+  // request's time limit); the caller gets all of it.
+  generations: async (id, since) => {
+    const all = [];
+    let from = since;
+    for (;;) {
+      const page = await request(
+        "GET",
+        `runs/${encodeURIComponent(id)}/generations?limit=${GENERATIONS_PAGE}` + (from == null ? "" : `&since=${from}`),
+      );
+      all.push(...(page.generations || []));
+      if (page.next_since == null) return { ...page, generations: all };
+      from = page.next_since;
+    }
+  },
   generation: (id, g) => request("GET", `runs/${encodeURIComponent(id)}/generations/${g}`),
   exportUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/export`),
   eventsUrl: (id) => apiUrl(`runs/${encodeURIComponent(id)}/events`),

@@ -9,6 +9,7 @@ import * as play from "./play.js";
 import * as tournament from "./tournament.js";
 import * as settings from "./settings.js";
 import * as compare from "./compare.js";
+import * as sprt from "./sprt.js";
 import { initTheme } from "./theme.js";
 
 initTheme();
@@ -22,6 +23,7 @@ const routes = [
   { re: /^\/tournament\/?$/, page: tournament, nav: "tournament" },
   { re: /^\/settings\/?$/, page: settings, nav: "settings" },
   { re: /^\/compare\/?$/, page: compare, nav: "runs" },
+  { re: /^\/sprt\/?$/, page: sprt, nav: "sprt" },
 ];
 
 let cleanup = null;

@@ -102,8 +102,9 @@ export function drawBoard(el, pos, opts = {}) {
       h("span.count", n),
     );
     // North's pits run right to left on the top row; South's left to right on the bottom.
-    cell.style.gridRow = side === "north" ? "1" : "2";
-    cell.style.gridColumn = side === "north" ? String(m + 1 - i) : String(i + 2);
+    // Upright (a narrow screen: the board turned a quarter clockwise), North's run bottom to
+    // top in the right column, South's top to bottom in the left one.
+    place(cell, side === "north" ? 1 : 2, side === "north" ? m + 1 - i : i + 2, side === "north" ? m + 1 - i : i + 2, side === "north" ? 2 : 1);
     return cell;
   };
 
@@ -116,12 +117,12 @@ export function drawBoard(el, pos, opts = {}) {
       h("span.store-label", side === "south" ? "South" : "North"),
       h("span.count", n),
     );
-    s.style.gridRow = "1 / span 2";
-    s.style.gridColumn = side === "north" ? "1" : String(m + 2);
+    place(s, "1 / span 2", side === "north" ? 1 : m + 2, side === "north" ? 1 : m + 2, "1 / span 2");
     return s;
   };
 
   board.append(store("north"));
+  board.dataset.pits = m;
   for (let i = 0; i < m; i++) board.append(pit("north", i));
   for (let i = 0; i < m; i++) board.append(pit("south", i));
   board.append(store("south"));
@@ -131,23 +132,73 @@ export function drawBoard(el, pos, opts = {}) {
     const row = h("div.move-numbers", { style: { "--pits": m } });
     for (let i = 0; i < m; i++) {
       const lbl = h("span", String(i + 1));
-      lbl.style.gridRow = "1";
-      lbl.style.gridColumn = side === "north" ? String(m + 1 - i) : String(i + 2);
+      place(lbl, 1, side === "north" ? m + 1 - i : i + 2, 1, 1);
       row.append(lbl);
     }
     return row;
   };
 
   const turn = pos.toMove;
+  const direction = (side) => h("span.muted.direction", { dataset: { side } });
   el.replaceChildren(
-    h("div.side-label.north", { class: turn === "north" && !opts.over ? "to-move" : null }, opts.labels?.north || "North", " ", h("span.muted", "(moves 1…", m, " right to left)")),
+    h("div.side-label.north", { class: turn === "north" && !opts.over ? "to-move" : null }, opts.labels?.north || "North", " ", direction("north")),
     numbers("north"),
     board,
     numbers("south"),
-    h("div.side-label.south", { class: turn === "south" && !opts.over ? "to-move" : null }, opts.labels?.south || "South", " ", h("span.muted", "(moves 1…", m, " left to right)")),
+    h("div.side-label.south", { class: turn === "south" && !opts.over ? "to-move" : null }, opts.labels?.south || "South", " ", direction("south")),
   );
+  fitBoard(el);
+  // The space a board has changes with the window (a phone turned): it is fitted again.
+  if (!el.__fitObserver && typeof ResizeObserver === "function") {
+    let width = el.clientWidth;
+    el.__fitObserver = new ResizeObserver(() => {
+      if (el.clientWidth !== width) {
+        width = el.clientWidth;
+        fitBoard(el);
+      }
+    });
+    el.__fitObserver.observe(el);
+  }
   if (hadFocus) {
     const same = focused && focused.move ? board.querySelector(`button.pit[data-side="${focused.side}"][data-move="${focused.move}"]`) : null;
     (same || board.querySelector("button.pit") || board).focus({ preventScroll: true });
+  }
+}
+
+/** Smallest pit, in CSS pixels, a finger can hit (WCAG 2.5.8 asks 24; phones' guides 44–48). */
+const MIN_PIT_PX = 40;
+const MAX_PIT_PX = 78;
+
+/**
+ * Places a board cell by CSS variables: row and column across (`--hr`, `--hc`) and upright
+ * (`--vr`, `--vc`); the stylesheet picks one pair by the board's layout.
+ */
+function place(node, hr, hc, vr, vc) {
+  node.style.setProperty("--hr", String(hr));
+  node.style.setProperty("--hc", String(hc));
+  node.style.setProperty("--vr", String(vr));
+  node.style.setProperty("--vc", String(vc));
+}
+
+/**
+ * Sizes the board drawn in `el` to the width it has: across, with pits as large as fit (up to
+ * 78 px), while they are at least 40 px; else upright, two columns of pits, so that a 12-pit
+ * board on a phone still has pits a finger can hit.
+ */
+export function fitBoard(el) {
+  const board = el.querySelector(".board");
+  if (!board) return;
+  const m = Number(board.dataset.pits) || 6;
+  const width = el.clientWidth || window.innerWidth;
+  // Across, the board is cell × (1.12 m + 2.98) wide: m pits, two stores of 1.25, gaps of
+  // 0.12 and padding of 0.18 cells; upright, cell × 2.48.
+  const across = Math.floor(Math.min(MAX_PIT_PX, (width - 4) / (1.12 * m + 3)));
+  const upright = across < MIN_PIT_PX;
+  const cell = upright ? Math.max(MIN_PIT_PX, Math.min(64, Math.floor((width - 4) / 2.5))) : across;
+  el.classList.toggle("upright", upright);
+  for (const node of el.querySelectorAll(".board, .move-numbers")) node.style.setProperty("--cell", `${cell}px`);
+  for (const node of el.querySelectorAll(".direction")) {
+    const north = node.dataset.side === "north";
+    node.textContent = `(moves 1…${m} ${upright ? (north ? "bottom to top" : "top to bottom") : north ? "right to left" : "left to right"})`;
   }
 }

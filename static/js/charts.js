@@ -570,3 +570,39 @@ export function linkZoom(charts) {
     };
   }
 }
+
+/**
+ * An SPRT test's log-likelihood ratio after each batch of pairs, between its two bounds: the
+ * test ends when the line leaves them (above: H1 accepted, below: H0).
+ */
+export function llrChart(el, lower, upper) {
+  const cols = [[], [], [], []]; // pairs, llr, lower, upper
+  const [xAxis, yAxis] = axes("LLR");
+  const opts = {
+    class: "chart-llr",
+    series: [
+      { label: "pairs", value: (u, v) => (v == null ? "–" : String(v)) },
+      { label: "LLR", stroke: PALETTE[0], width: 2.5, value: val(3) },
+      { label: "lower bound (H0)", stroke: PALETTE[3], width: 1.5, dash: [6, 4], value: val(3) },
+      { label: "upper bound (H1)", stroke: PALETTE[2], width: 1.5, dash: [2, 3], value: val(3) },
+    ],
+    scales: { x: generationScale },
+    axes: [{ ...xAxis, label: "pairs played" }, yAxis],
+  };
+  const chart = new LiveChart(el, opts, cols, 260);
+  return {
+    chart,
+    /** The whole path again (the server sends it whole; it is a few hundred points at most). */
+    set(history) {
+      cols[0].length = cols[1].length = cols[2].length = cols[3].length = 0;
+      for (const p of history) {
+        cols[0].push(p.pairs);
+        cols[1].push(p.llr);
+        cols[2].push(lower);
+        cols[3].push(upper);
+      }
+      chart.redraw();
+    },
+    destroy: () => chart.destroy(),
+  };
+}

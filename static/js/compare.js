@@ -92,7 +92,7 @@ export async function mount(view, { query }) {
       h("h2", "Config differences"),
       h("p.hint", { id: "compare-diff-count" }, `${differing.length} of ${keys.length} settings differ.`),
       h("label.inline", allBox, " show every setting"),
-      h("div.table-scroll", h("table.compact.diff", { id: "compare-diff" }, h("thead", h("tr", h("th", "setting"), runs.map((r) => h("th", name(r))))), diffBody)),
+      h("div.table-scroll", { tabIndex: 0, role: "region", "aria-label": "Config differences" }, h("table.compact.diff", { id: "compare-diff" }, h("thead", h("tr", h("th", "setting"), runs.map((r) => h("th", name(r))))), diffBody)),
     ),
   );
   renderDiff();

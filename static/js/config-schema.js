@@ -6,15 +6,24 @@
 
 import { api } from "./api.js";
 
-/** The schema: { defaults, presets: {name: {label, overrides}}, groups, feature_sets, max_core_hours }. */
+/**
+ * The schema: { tuners: {ga|td|td-leaf|texel: {label, unit, defaults, presets: {name: {label,
+ * overrides}}, groups}}, feature_sets, feature_set_members, max_core_hours }, with the GA's
+ * form also at the top (defaults, presets, groups).
+ */
 export async function loadSchema() {
   const schema = await api.configSchema();
-  for (const group of schema.groups) {
-    for (const field of group.fields) {
-      const rule = field.show_if;
-      if (rule) {
-        field.showIf = (v) =>
-          rule.is ? rule.is.includes(v[rule.key]) : !(rule.is_not || []).includes(v[rule.key]);
+  // A server from before the other tuners has only the GA's form, at the top.
+  schema.tuners ??= { ga: { label: "GA", unit: "generations", defaults: schema.defaults, presets: schema.presets, groups: schema.groups } };
+  schema.feature_set_members ??= {};
+  for (const form of Object.values(schema.tuners)) {
+    for (const group of form.groups) {
+      for (const field of group.fields) {
+        const rule = field.show_if;
+        if (rule) {
+          field.showIf = (v) =>
+            rule.is ? rule.is.includes(v[rule.key]) : !(rule.is_not || []).includes(v[rule.key]);
+        }
       }
     }
   }
@@ -22,9 +31,9 @@ export async function loadSchema() {
 }
 
 /** The form's starting values under a preset: the defaults with the preset's overrides. */
-export function presetDefaults(schema, preset) {
-  const overrides = (schema.presets[preset] || schema.presets[""] || { overrides: {} }).overrides;
-  return { ...schema.defaults, ...overrides };
+export function presetDefaults(form, preset) {
+  const overrides = (form.presets[preset] || form.presets[""] || { overrides: {} }).overrides;
+  return { ...form.defaults, ...overrides };
 }
 
 /** Sets a dotted key in a nested object: set(o, "fitness.mode", "mixed"). */

@@ -1,6 +1,7 @@
-// New run form: a preset, then every config field with its default and allowed range. The
-// request carries only what differs from the preset; errors from the API land next to the
-// field their `field` names (e.g. `config.population`).
+// New run form: a tuner (GA, TD, TD-Leaf, Texel), a preset, then every config field of that
+// tuner with its default and allowed range. The request carries only what differs from the
+// preset; errors from the API land next to the field their `field` names (e.g.
+// `config.population`).
 
 import { api, getToken } from "./api.js";
 import { loadSchema, presetDefaults, setPath } from "./config-schema.js";
@@ -11,18 +12,25 @@ const NOT_A_NUMBER = "(text that is not a number)";
 
 export async function mount(view, { query }) {
   const schema = await loadSchema();
-  const { presets: PRESETS, groups: GROUPS, feature_sets: FEATURE_SETS } = schema;
+  const { tuners: TUNERS, feature_sets: FEATURE_SETS, feature_set_members: SET_MEMBERS } = schema;
   const controls = new Map(); // key -> {get, set, wrap, error, touched}
   const formError = h("div.form-error", { hidden: true });
+  let tuner = query.get("tuner") ?? "ga";
+  if (!(tuner in TUNERS)) tuner = "ga";
+  let tunerForm = TUNERS[tuner];
   let preset = query.get("preset") ?? "";
-  if (!(preset in PRESETS)) preset = "";
-  let defaults = presetDefaults(schema, preset);
+  if (!(preset in tunerForm.presets)) preset = "";
+  let defaults = presetDefaults(tunerForm, preset);
 
-  const presetSelect = h(
+  const tunerSelect = h(
     "select",
-    { id: "f-preset", name: "preset" },
-    Object.entries(PRESETS).map(([k, p]) => h("option", { value: k, selected: k === preset }, p.label)),
+    { id: "f-tuner", name: "tuner" },
+    Object.entries(TUNERS).map(([k, t]) => h("option", { value: k, selected: k === tuner }, t.label)),
   );
+  const presetSelect = h("select", { id: "f-preset", name: "preset" });
+  const presetRange = h("span");
+  // The field groups of the chosen tuner: built again when the tuner changes.
+  const fieldsBox = h("div.tuner-fields");
   const nameInput = h("input", { id: "f-name", name: "name", type: "text", maxlength: 200, placeholder: "optional" });
   const estimateBox = h("p.hint.estimate");
   // Declared before anything calls changed(), which asks the server for an estimate.
@@ -35,12 +43,11 @@ export async function mount(view, { query }) {
     h(
       "fieldset.top",
       h("legend", "Run"),
-      fieldWrap("preset", "Preset", presetSelect, `${Object.keys(PRESETS).filter(Boolean).join(", ")} or none`, "Starting values for every field below."),
+      fieldWrap("tuner", "Tuner", tunerSelect, Object.keys(TUNERS).join(", "), "How the weights are found: evolved by a genetic algorithm, learnt from self-play by TD(λ) or TD-Leaf(λ), or fitted to game results (Texel)."),
+      fieldWrap("preset", "Preset", presetSelect, presetRange, "Starting values for every field below."),
       fieldWrap("name", "Name", nameInput, "optional", null),
     ),
-    GROUPS.map((g) =>
-      h("fieldset", h("legend", g.title), g.fields.map((f) => makeField(f))),
-    ),
+    fieldsBox,
     estimateBox,
     formError,
     h(
@@ -63,28 +70,56 @@ export async function mount(view, { query }) {
     tokenNote.hidden = false;
   });
 
-  // Feature sets offered by the server's catalogue, if it lists more than the built-in ones.
-  api
-    .agents()
-    .then((cat) => {
+  // Feature sets offered by the server's catalogue, if it lists more than the built-in ones
+  // (a GA run takes a set by name; a learner needs its members, which the schema lists).
+  let catalogue = null;
+  function addCatalogueSets() {
+    catalogue ??= api.agents().catch(() => null);
+    catalogue.then((cat) => {
       const sets = cat?.presets?.feature_sets;
       if (!Array.isArray(sets)) return;
       const sel = controls.get("features")?.select;
+      if (!sel || tuner !== "ga") return;
       for (const s of sets) {
         const name = typeof s === "string" ? s : s?.name;
-        if (name && sel && ![...sel.options].some((o) => o.value === name)) {
+        if (name && ![...sel.options].some((o) => o.value === name)) {
           sel.insertBefore(h("option", { value: name }, name), sel.lastChild);
         }
       }
-    })
-    .catch(() => {});
+    });
+  }
 
   presetSelect.addEventListener("change", () => {
     preset = presetSelect.value;
-    defaults = presetDefaults(schema, preset);
+    defaults = presetDefaults(tunerForm, preset);
     resetAll(false);
   });
+  tunerSelect.addEventListener("change", () => {
+    chooseTuner(tunerSelect.value, "");
+    resetAll(true);
+  });
+  chooseTuner(tuner, preset);
   resetAll(true);
+
+  /** Shows the fields and presets of `name`'s form; the fields start again from its defaults. */
+  function chooseTuner(name, presetName) {
+    tuner = name in TUNERS ? name : "ga";
+    tunerSelect.value = tuner;
+    tunerForm = TUNERS[tuner];
+    preset = presetName in tunerForm.presets ? presetName : "";
+    presetSelect.replaceChildren(
+      ...Object.entries(tunerForm.presets).map(([k, p]) => h("option", { value: k, selected: k === preset }, p.label)),
+    );
+    presetSelect.value = preset;
+    const names = Object.keys(tunerForm.presets).filter(Boolean);
+    presetRange.textContent = names.length ? `${names.join(", ")} or none` : "none for this tuner";
+    defaults = presetDefaults(tunerForm, preset);
+    for (const [key, c] of [...controls]) if (c.def) controls.delete(key);
+    fieldsBox.replaceChildren(
+      ...tunerForm.groups.map((g) => h("fieldset", h("legend", g.title), g.fields.map((f) => makeField(f)))),
+    );
+    if (TUNERS.ga && tuner === "ga") addCatalogueSets();
+  }
   const from = query.get("from");
   if (from) await copyRun(from);
 
@@ -100,9 +135,13 @@ export async function mount(view, { query }) {
       flash(`Cannot copy run ${runId}: ${e.message}`, "error");
       return;
     }
-    if (source.tuner && source.tuner !== "ga") {
-      flash(`Run ${source.name || runId} is a ${source.tuner} run: this form builds GA runs.`, "error");
+    if (source.tuner && !(source.tuner in TUNERS)) {
+      flash(`Run ${source.name || runId} is a ${source.tuner} run, which this form cannot build.`, "error");
       return;
+    }
+    if ((source.tuner || "ga") !== tuner) {
+      chooseTuner(source.tuner || "ga", "");
+      resetAll(true);
     }
     const flat = {};
     const walk = (prefix, value) => {
@@ -113,7 +152,7 @@ export async function mount(view, { query }) {
     walk("", source.config || {});
     for (const [key, c] of controls) {
       if (!c.set || !(key in flat)) continue;
-      // A feature list is written as the form takes it: names joined by +.
+      // A GA's feature list is written as the form takes it: names joined by +.
       const value = c.def?.kind === "features" && Array.isArray(flat[key]) ? flat[key].join("+") : flat[key];
       c.set(value);
       c.touched = true;
@@ -204,6 +243,54 @@ export async function mount(view, { query }) {
         wrap.insertBefore(custom, select.nextSibling);
         return finish(wrap);
       }
+      case "feature_list": {
+        // A learner takes the features themselves: a named set stands for its members.
+        const select = h(
+          "select",
+          { id, name: f.key },
+          Object.keys(SET_MEMBERS).map((s) => h("option", { value: s }, s)),
+          h("option", { value: "custom" }, "custom…"),
+        );
+        const custom = h("input", { id: `${id}-custom`, type: "text", placeholder: "store_diff+side_diff+capturable_diff", hidden: true });
+        input = select;
+        extra = { select };
+        get = () =>
+          select.value === "custom"
+            ? custom.value.split(/[\s+,]+/).filter(Boolean)
+            : [...(SET_MEMBERS[select.value]?.features || [])];
+        set = (v) => {
+          const names = Array.isArray(v) ? v : String(v ?? "").split(/[\s+,]+/).filter(Boolean);
+          const same = Object.entries(SET_MEMBERS).find(([, m]) => JSON.stringify(m.features) === JSON.stringify(names));
+          select.value = same ? same[0] : "custom";
+          custom.value = same ? "" : names.join("+");
+          custom.hidden = !!same;
+        };
+        select.addEventListener("change", () => {
+          custom.hidden = select.value !== "custom";
+          // Starting weights follow the set while the user has not written their own.
+          const initial = controls.get("initial");
+          const members = SET_MEMBERS[select.value];
+          if (initial && !initial.touched && members) initial.set(members.published);
+        });
+        const wrap = fieldWrap(f.key, f.key, select, f.range, f.help);
+        wrap.insertBefore(custom, select.nextSibling);
+        return finish(wrap);
+      }
+      case "agent":
+        input = h("input", { id, name: f.key, type: "text", placeholder: "heuristic:hunter10:published:4" });
+        get = () => {
+          const t = input.value.trim();
+          if (t.startsWith("{")) {
+            try {
+              return JSON.parse(t);
+            } catch {
+              return t;
+            }
+          }
+          return t;
+        };
+        set = (v) => (input.value = v == null ? "" : typeof v === "string" ? v : JSON.stringify(v));
+        break;
       case "weights":
         input = h("input", { id, name: f.key, type: "text", placeholder: "published or 0.5, 0.4, 0.3" });
         get = () => {
@@ -260,7 +347,8 @@ export async function mount(view, { query }) {
       if (!c.set) continue;
       // Fields the user edited keep their value when only the preset changes.
       const d = defaults[key];
-      const shown = d == null || (Array.isArray(d) && !d.length) ? "none" : Array.isArray(d) ? d.join(", ") : String(d);
+      const text = (x) => (x && typeof x === "object" ? JSON.stringify(x) : String(x));
+      const shown = d == null || (Array.isArray(d) && !d.length) ? "none" : Array.isArray(d) ? d.map(text).join(", ") : text(d);
       c.dflt.textContent = `default ${shown} · `;
       if (all || !c.touched) {
         c.set(defaults[key]);
@@ -319,7 +407,7 @@ export async function mount(view, { query }) {
     const minutes = hours * 60;
     const cost =
       minutes < 1 ? "under a minute" : minutes < 90 ? `about ${Math.round(minutes).toLocaleString()} minutes` : `about ${hours.toLocaleString(undefined, { maximumFractionDigits: 1 })} hours`;
-    const unit = e.tuner === "ga" ? "generations" : "checkpoints";
+    const unit = TUNERS[e.tuner]?.unit || (e.tuner === "ga" ? "generations" : "checkpoints");
     const mb = e.estimated_storage_bytes / 1e6;
     const storage = mb < 1 ? "under 1 MB" : `about ${mb.toLocaleString(undefined, { maximumFractionDigits: 0 })} MB`;
     return `${e.records.toLocaleString()} ${unit}; ${cost} of processor time on one core (a rough estimate; the server refuses more than ${e.max_core_hours.toLocaleString()} hours); records ${storage}.`;
@@ -334,6 +422,7 @@ export async function mount(view, { query }) {
       if (JSON.stringify(val) !== JSON.stringify(defaults[key] ?? null)) setPath(config, key, val);
     }
     const body = { config };
+    if (tuner !== "ga") body.tuner = tuner;
     if (preset) body.preset = preset;
     const name = nameInput.value.trim();
     if (name) body.name = name;

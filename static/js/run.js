@@ -84,7 +84,7 @@ export async function mount(view, { id }) {
   const followBox = h("input", { type: "checkbox", id: "pop-follow", checked: true });
   const popInfo = h("p.muted.small", { id: "population-info" });
   const popTable = h("table.population.sortable");
-  const popWrap = h("div.table-scroll", popTable);
+  const popWrap = h("div.table-scroll", { tabIndex: 0, role: "region", "aria-label": "Population of the generation" }, popTable);
   const exportBox = h("pre.export", { id: "export-json", hidden: true });
   const genCount = h("span.muted", { id: "gen-count" });
   const [panelTools, fitTools, divTools, wTools] = [0, 1, 2, 3].map(() => h("span.chart-tools"));
@@ -184,7 +184,7 @@ export async function mount(view, { id }) {
       "div.grid-2",
       // One player a checkpoint has no diversity: a learning run's chart would be all zeros.
       h("section.card", { id: "diversity-card", hidden: learning }, h("div.card-head", h("h2", "Diversity"), divTools), divEl),
-      h("section.card", h("h2", "Champion's weights"), h("p.hint", "Of the run's champion: the player Export, \"Play against it\" and run:ID hand out."), h("div.table-scroll", bestTable)),
+      h("section.card", h("h2", "Champion's weights"), h("p.hint", "Of the run's champion: the player Export, \"Play against it\" and run:ID hand out."), h("div.table-scroll", { tabIndex: 0, role: "region", "aria-label": "Champion's weights" }, bestTable)),
     ),
     h(
       "section.card",
@@ -483,8 +483,8 @@ export async function mount(view, { id }) {
     notesText.textContent = r.notes || "";
     notesText.hidden = !r.notes;
     configJson.textContent = JSON.stringify(r.config, null, 2);
-    // The form builds GA configs only.
-    fromConfig.hidden = !!(r.tuner && r.tuner !== "ga");
+    // Tuners the form does not know (a later server's) cannot be copied into it.
+    fromConfig.hidden = !!(r.tuner && !["ga", "td", "td-leaf", "texel"].includes(r.tuner));
     cancelBtn.hidden = !(r.status === "queued" || r.status === "running");
     resumeBtn.hidden = !(r.status === "cancelled" || r.status === "failed");
     const hasGen = (r.generations_done ?? 0) > 0 || lastGen >= 0;

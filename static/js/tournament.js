@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { agentHelp, catalogue, choices, parseSpec } from "./agents.js";
-import { flash, fmtPct, fmtTime, h } from "./util.js";
+import { flash, fmtNum, fmtPct, fmtTime, h } from "./util.js";
 
 const POLL_MS = 1000;
 /** Longest display name a spec gets before it is cut short. */
@@ -83,6 +83,8 @@ export async function mount(view, { query }) {
   const custom = h("textarea", { id: "tour-custom", rows: 2, placeholder: "more agents, one spec a line, a name first if you like: minimax:6, deep = minimax:8, {\"kind\":\"greedy\"}" });
   const games = h("input", { id: "tour-games", type: "number", min: 2, step: 2, value: query.get("games") || 20 });
   const seed = h("input", { id: "tour-seed", type: "number", min: 0, value: 1 });
+  // An SPRT for every pairing: "elo0,elo1" (or with alpha and beta); games is then its cap.
+  const sprtInput = h("input", { id: "tour-sprt", type: "text", placeholder: "none, or 0,10", size: 10 });
   const startBtn = h("button.primary", { type: "submit", id: "tour-start" }, "Start tournament");
   const bar = h("div.bar-fill");
   const progress = h("div.bar.big", { hidden: true }, bar);
@@ -142,8 +144,8 @@ export async function mount(view, { query }) {
         h("div.check-grid", boxes),
         h("label", { for: "tour-custom" }, "Other agents"),
         custom,
-        h("div.controls-row", h("label.field", h("span.label", "Games a pair"), games), h("label.field", h("span.label", "Seed"), seed)),
-        h("p.hint", "Every pair plays this many games in colour-swapped pairs from the same start."),
+        h("div.controls-row", h("label.field", h("span.label", "Games a pair"), games), h("label.field", h("span.label", "Seed"), seed), h("label.field", h("span.label", "SPRT (elo0,elo1)"), sprtInput)),
+        h("p.hint", "Every pair plays this many games in colour-swapped pairs from the same start; with an SPRT, pairs until its test decides, this many games at most. Single tests of two agents, watched live: ", h("a", { href: "#/sprt" }, "SPRT"), "."),
         h("div.actions", startBtn),
       ),
       agentHelp(cat),
@@ -191,7 +193,9 @@ export async function mount(view, { query }) {
     clearTimeout(timer);
     startBtn.disabled = true;
     try {
-      const t = await api.tournament({ agents, names: wanted, games: n, seed: Number(seed.value) });
+      const body = { agents, names: wanted, games: n, seed: Number(seed.value) };
+      if (sprtInput.value.trim()) body.sprt = sprtInput.value.trim();
+      const t = await api.tournament(body);
       // The previous table stays until this start has succeeded.
       names = wanted;
       result.replaceChildren();
@@ -298,6 +302,7 @@ export async function mount(view, { query }) {
       h("p.hint", "Each agent's score (a win 1, a draw ½) over all its games, with a 95% interval, and its Elo; then its score against each column agent, moving first and moving second."),
       h(
         "div.table-scroll",
+        { tabIndex: 0, role: "region", "aria-label": "Cross-table" },
         h(
           "table.cross",
           { id: "cross-table" },
@@ -307,6 +312,42 @@ export async function mount(view, { query }) {
             "tbody",
             labels.map((l, i) =>
               h("tr", h("th", { title: specs[i] }, l), h("td.num.total", scoreText(scores[i])), h("td.num.total", eloText(scores[i])), Array.from({ length: n }, (_, j) => cell(i, j))),
+            ),
+          ),
+        ),
+      ),
+      t.sprt ? sprtTable(t.sprt, labels) : null,
+    );
+  }
+
+  // Each pairing's SPRT: verdict, pairs, LLR against its bounds, pentanomial counts, Elo.
+  function sprtTable(sprt, labels) {
+    const verdicts = { accept_h1: "H1: stronger", accept_h0: "H0: not stronger", inconclusive: "inconclusive" };
+    const test = sprt.test || {};
+    return h(
+      "div",
+      { id: "tour-sprt-results" },
+      h("h3", "SPRT of each pairing"),
+      h("p.hint", `elo0 ${test.elo0}, elo1 ${test.elo1}, alpha ${test.alpha}, beta ${test.beta}: a pairing ends when its LLR leaves [${fmtNum(sprt.lower_bound, 2)}, ${fmtNum(sprt.upper_bound, 2)}], or after ${sprt.max_pairs} pairs.`),
+      h(
+        "div.table-scroll",
+        { tabIndex: 0, role: "region", "aria-label": "SPRT of each pairing" },
+        h(
+          "table.sprt",
+          h("thead", h("tr", ["A", "B", "Verdict", "Pairs", "LLR", "Pairs by A's points (0, ½, 1, 1½, 2)", "Elo of A"].map((c) => h("th", { scope: "col" }, c)))),
+          h(
+            "tbody",
+            (sprt.pairings || []).map((p) =>
+              h(
+                "tr",
+                h("td", labels[p.a] ?? p.a),
+                h("td", labels[p.b] ?? p.b),
+                h("td", { dataset: { verdict: p.verdict } }, verdicts[p.verdict] || p.verdict),
+                h("td.num", String(p.pairs)),
+                h("td.num", fmtNum(p.llr, 2)),
+                h("td.num", (p.counts?.counts || []).join(", ")),
+                h("td.num", p.estimate && Number.isFinite(p.estimate.elo) ? `${p.estimate.elo >= 0 ? "+" : ""}${Math.round(p.estimate.elo)}` : "–"),
+              ),
             ),
           ),
         ),

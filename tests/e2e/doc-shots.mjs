@@ -1,6 +1,7 @@
 // The screenshots in the docs, made anew: node tests/e2e/doc-shots.mjs <base-url> <out-dir>
 // Needs a server on an empty database: it starts two small runs to compare, then watches a
-// game. Writes screenshot-compare.png and screenshot-play.png.
+// game, then an SPRT test. Writes screenshot-compare.png, screenshot-play.png and
+// screenshot-sprt.png.
 import { chromium } from "playwright-core";
 
 const [base, out] = process.argv.slice(2);
@@ -38,5 +39,10 @@ await page.waitForFunction(() => document.querySelectorAll("#move-log li").lengt
 await page.click("#watch-pause").catch(() => {});
 await page.waitForTimeout(400);
 await page.screenshot({ path: `${out}/screenshot-play.png`, fullPage: false });
+const test = await post("sprt-tests", { a: "minimax:3", b: "greedy", sprt: "0,20", name: "minimax:3 against greedy" });
+await page.goto(`${base}/#/sprt?id=${test.id}`);
+await page.locator(".title-line .badge", { hasText: /finished|cancelled|failed/ }).waitFor({ timeout: 120000 });
+await page.waitForTimeout(400);
+await page.screenshot({ path: `${out}/screenshot-sprt.png`, fullPage: true });
 await browser.close();
-console.log(`wrote ${out}/screenshot-compare.png and ${out}/screenshot-play.png`);
+console.log(`wrote ${out}/screenshot-compare.png, ${out}/screenshot-play.png and ${out}/screenshot-sprt.png`);

@@ -1,0 +1,91 @@
+// Issue 34 item 17: responses are gzip-compressed when the client asks, but the event streams
+// (GET /api/events, /api/runs/{id}/events) are not, so that each event arrives when sent; a
+// run's curve comes a page at a time (limit + next_since), and the run page asks for pages.
+//
+//   node tests/e2e/transfer.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
+
+import http from "node:http";
+import { api, base, check, step, withBrowser } from "./lib.mjs";
+
+/** The status and headers of a GET asking for gzip; the body is not waited for. */
+function head(path) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${base}${path}`, { headers: { "Accept-Encoding": "gzip" } }, (res) => {
+      resolve({ status: res.statusCode, headers: res.headers });
+      res.destroy();
+    });
+    req.on("error", (e) => (e.code === "ECONNRESET" ? null : reject(e)));
+    req.setTimeout(20000, () => req.destroy(new Error(`no answer to ${path}`)));
+  });
+}
+
+await withBrowser("transfer-e2e", async (page) => {
+  let id = "";
+  await step("a run of several generations is made", async () => {
+    await page.goto(`${base}/#/runs`);
+    const made = await api(page, "POST", "/api/runs", {
+      name: "paged run",
+      config: { population: 4, generations: 7, depth: 1, fitness: { games_per_pair: 2 }, benchmark: { panel: [] } },
+    });
+    check(made.status === 201, `creating the run: ${made.status} ${made.text}`);
+    id = made.body.id;
+    await page.goto(`${base}/#/runs/${id}`);
+    await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
+  });
+
+  await step("JSON answers are gzip-compressed when asked, event streams are not", async () => {
+    for (const path of ["/api/runs", `/api/runs/${id}/generations`, "/api/config-schema", "/js/run.js"]) {
+      const r = await head(path);
+      check(r.status === 200, `${path}: ${r.status}`);
+      check(r.headers["content-encoding"] === "gzip", `${path} is not gzipped: ${JSON.stringify(r.headers)}`);
+    }
+    const plain = await new Promise((resolve, reject) =>
+      http.get(`${base}/api/runs`, (res) => {
+        resolve(res.headers["content-encoding"]);
+        res.resume();
+      }).on("error", reject),
+    );
+    check(plain === undefined, `gzip without being asked: ${plain}`);
+    for (const path of ["/api/events", `/api/runs/${id}/events`]) {
+      const r = await head(path);
+      check(r.status === 200 && /text\/event-stream/.test(r.headers["content-type"] || ""), `${path}: ${r.status} ${r.headers["content-type"]}`);
+      check(!r.headers["content-encoding"], `${path} is compressed (${r.headers["content-encoding"]}): its events would wait in the compressor`);
+    }
+    // And the browser, which always asks, reads fewer bytes than it gets.
+    const sizes = await page.evaluate(() =>
+      performance.getEntriesByType("resource").filter((e) => e.name.includes("/generations")).map((e) => [e.encodedBodySize, e.decodedBodySize]),
+    );
+    // (A body of a few dozen bytes gains nothing from gzip: only the larger ones are judged.)
+    const large = sizes.filter(([, dec]) => dec > 500);
+    check(large.length > 0 && large.every(([enc, dec]) => enc < dec / 2), `the page's curve requests: ${JSON.stringify(sizes)}`);
+  });
+
+  await step("the curve comes in pages that add up to the whole, and a bad limit is refused", async () => {
+    const whole = await api(page, "GET", `/api/runs/${id}/generations`);
+    check(whole.status === 200 && whole.body.generations.length === 7 && whole.body.next_since === null, `the whole curve: ${whole.body?.generations?.length} points, next_since ${whole.body?.next_since}`);
+    const seen = [];
+    let since = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const r = await api(page, "GET", `/api/runs/${id}/generations?limit=3${since == null ? "" : `&since=${since}`}`);
+      check(r.status === 200 && r.body.generations.length <= 3, `a page: ${r.text.slice(0, 300)}`);
+      seen.push(...r.body.generations.map((g) => g.generation));
+      if (r.body.next_since == null) break;
+      since = r.body.next_since;
+    }
+    check(JSON.stringify(seen) === JSON.stringify(whole.body.generations.map((g) => g.generation)), `pages gave ${seen}`);
+    for (const bad of ["0", "-1", "9999999", "x"]) {
+      const r = await api(page, "GET", `/api/runs/${id}/generations?limit=${bad}`);
+      check(r.status === 400 || r.status === 422, `limit=${bad}: ${r.status}`);
+      check(r.body?.error?.field === "limit" || /limit/.test(r.text), `limit=${bad}: ${r.text}`);
+    }
+  });
+
+  await step("the run page reads its curve a page at a time", async () => {
+    const asked = [];
+    page.on("request", (r) => r.url().includes("/generations") && asked.push(r.url()));
+    await page.reload();
+    await page.locator("#chart-fitness .uplot").waitFor();
+    await page.waitForFunction(() => /^7 /.test(document.querySelector("#gen-count")?.textContent || ""));
+    check(asked.length > 0 && asked.every((u) => /[?&]limit=\d+/.test(u) || /\/generations\/\d+/.test(u)), `the page asked ${asked}`);
+  });
+});
