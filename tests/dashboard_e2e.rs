@@ -12,6 +12,8 @@
 //! script's standard input, so that pages can be checked against what a restarted server
 //! reads back.
 
+mod server_support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -82,17 +84,62 @@ fn missing_prerequisites(e2e: &Path) -> Vec<String> {
     missing
 }
 
-fn start_server(dir: &Path) -> (Server, String) {
+/// Where a browser test's server keeps its data.
+#[derive(Clone, Copy, PartialEq)]
+enum Backend {
+    /// A fresh SQLite file in the test's folder.
+    Sqlite,
+    /// A fresh PostgreSQL database (`KALAH_TUNER_TEST_PG_URL`), a `serve --no-batches` and
+    /// two `kalah-tuner worker` processes of one game thread each, which play the batches.
+    PostgresWithTwoWorkers,
+}
+
+/// `kalah-tuner worker` on `db_url`, one game thread, its log appended to the server's.
+fn start_worker(dir: &Path, db_url: &str) -> Server {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.log"))
+        .expect("opening the log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args(["worker", "--threads", "1", "--database-url", db_url])
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .spawn()
+        .expect("starting kalah-tuner worker");
+    let mut stdout = BufReader::new(child.stdout.take().expect("worker stdout"));
+    let mut line = String::new();
+    stdout
+        .read_line(&mut line)
+        .expect("the worker says it is ready");
+    assert!(line.contains("ready"), "unexpected first line {line:?}");
+    // Drained so that the worker never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    Server {
+        child,
+        dir: dir.to_path_buf(),
+    }
+}
+
+fn start_server(dir: &Path, db_url: Option<&str>) -> (Server, String) {
     std::fs::create_dir_all(dir).expect("creating the test's temporary folder");
-    let db = dir.join("e2e.db");
+    let db = match db_url {
+        Some(url) => url.to_string(),
+        None => format!("sqlite://{}", dir.join("e2e.db").display()),
+    };
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.join("server.log"))
         .expect("creating the server log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
-        .arg(format!("sqlite://{}", db.display()))
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
+        .args(if db_url.is_some() {
+            &["--no-batches"][..]
+        } else {
+            &[]
+        })
         .env_remove("KALAH_TUNER_TOKEN")
         .env_remove("DATABASE_URL")
         .env_remove("KALAH_TUNER_STATIC_DIR")
@@ -172,8 +219,19 @@ fn every_page_passes_axe_in_both_themes() {
     run_script("axe.mjs");
 }
 
+/// The workers page shows two `worker` processes on PostgreSQL playing a run's batches
+/// (issue 34).
+#[test]
+fn workers_page_shows_two_workers_on_postgres() {
+    run_script_on("workers.mjs", Backend::PostgresWithTwoWorkers);
+}
+
 /// Runs `tests/e2e/<script>` against a fresh server, as the module docs describe.
 fn run_script(script: &str) {
+    run_script_on(script, Backend::Sqlite);
+}
+
+fn run_script_on(script: &str, backend: Backend) {
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -198,7 +256,21 @@ fn run_script(script: &str) {
         .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("kalah-tuner-e2e-{}-{stamp}", std::process::id()));
     let folder = Folder(dir.clone());
-    let (mut server, url) = start_server(&dir);
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime for the database set-up");
+    let pg = match backend {
+        Backend::Sqlite => None,
+        Backend::PostgresWithTwoWorkers => match runtime.block_on(server_support::pg_db()) {
+            Some(db) => Some(db),
+            // Not configured outside CI: pg_db said so.
+            None => return,
+        },
+    };
+    let db_url = pg.as_ref().map(|db| db.url.clone());
+    let (mut server, url) = start_server(&dir, db_url.as_deref());
+    let workers: Vec<Server> = match &db_url {
+        Some(db) => (0..2).map(|_| start_worker(&dir, db)).collect(),
+        None => Vec::new(),
+    };
 
     let screenshot = if std::env::var("KALAH_TUNER_UPDATE_SCREENSHOT").is_ok_and(|v| v == "1") {
         root.join("docs/screenshot-run.png")
@@ -234,7 +306,7 @@ fn run_script(script: &str) {
         if line.trim() == "RESTART-SERVER" {
             // Killed, not stopped: what a crash or a power cut leaves is what must read back.
             drop(server);
-            let (again, url) = start_server(&dir);
+            let (again, url) = start_server(&dir, db_url.as_deref());
             server = again;
             writeln!(to_node, "{url}").expect("telling the script the new address");
         }
@@ -257,6 +329,10 @@ fn run_script(script: &str) {
         "dashboard e2e {script} passed; screenshot at {}",
         screenshot.display()
     );
+    drop(workers);
     drop(server);
+    if let Some(db) = pg {
+        runtime.block_on(db.drop_db());
+    }
     drop(folder);
 }

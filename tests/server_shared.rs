@@ -6,7 +6,9 @@
 //!   once and end with its end.
 //! - A tournament started on one shows its progress on the other while it plays, and is
 //!   cancelled through the other.
-//! - SIGTERM of the server that plays a run and a tournament loses nothing: the run finishes
+//! - An SPRT test started on one is listed and watched (its pairs and LLR path growing) on the
+//!   other, and cancelled through the other.
+//! - SIGTERM of the server that plays a run, a tournament and an SPRT test loses nothing: the run finishes
 //!   on the other exactly as an uninterrupted run, and the tournament reads as failed there at
 //!   once, not as running forever.
 
@@ -102,6 +104,25 @@ fn run_body(generations: u32, seed: u64) -> Value {
 /// A tournament of a minute or so on one game thread: 100 games of MCTS.
 fn long_tournament(seed: u64) -> Value {
     json!({"agents": ["mcts:5000", "mcts:5000:1.0"], "games": 100, "seed": seed})
+}
+
+/// An SPRT test of equal players with narrow hypotheses: hundreds of pairs before a verdict.
+fn long_sprt(seed: u64) -> Value {
+    json!({"a": "minimax:4", "b": "minimax:4", "sprt": "0,2", "max_pairs": 2000, "seed": seed})
+}
+
+/// Polls `api` until the SPRT test satisfies `done`; a hang guard of `within`.
+async fn sprt_until(api: &Api, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let (code, t) = api.get(&format!("/api/sprt-tests/{id}")).await;
+        assert_eq!(code, 200, "{t}");
+        if done(&t) {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "SPRT test {id}: {t}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// One server's event stream of a run, read in the background into (event, data) pairs
@@ -249,6 +270,60 @@ async fn two_servers_show_the_same(db: TestDb) {
     }
     assert!(last < 0.99, "cancelled long before its end: {last}");
 
+    // An SPRT test started on A is listed by B, watched on B while it plays, and B stops it.
+    let (code, t) = a.post("/api/sprt-tests", long_sprt(5)).await;
+    assert_eq!(code, 202, "{t}");
+    let sid = t["id"].as_str().expect("id").to_string();
+    let (_, listed) = b.get("/api/sprt-tests").await;
+    assert_eq!(listed["tests"][0]["id"], sid.as_str(), "{listed}");
+    assert!(listed["tests"][0].get("history").is_none(), "{listed}");
+    let started = sprt_until(&b, &sid, Duration::from_secs(60), |t| {
+        t["report"]["pairs"].as_u64().unwrap_or(0) > 0
+    })
+    .await;
+    assert_eq!(started["status"], "running", "{started}");
+    let seen = started["history"].as_array().map_or(0, Vec::len);
+    let watched = sprt_until(&b, &sid, Duration::from_secs(60), |t| {
+        t["history"].as_array().map_or(0, Vec::len) > seen
+    })
+    .await;
+    assert!(
+        watched["progress"].as_f64().unwrap_or(0.0) > 0.0,
+        "{watched}"
+    );
+    assert_eq!(
+        watched["history"]
+            .as_array()
+            .and_then(|h| h.last())
+            .map(|p| &p["pairs"]),
+        Some(&watched["report"]["pairs"]),
+        "the LLR path ends at the report: {watched}"
+    );
+    let (code, cancelled) = b
+        .post(&format!("/api/sprt-tests/{sid}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(cancelled["finished_at"].is_string(), "{cancelled}");
+    let (code, again) = a
+        .post(&format!("/api/sprt-tests/{sid}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 409, "{again}");
+    // A stops playing it, and the stored test stays as the cancel left it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (_, on_a) = a.get(&format!("/api/sprt-tests/{sid}")).await;
+    assert_eq!(on_a["status"], "cancelled", "{on_a}");
+    assert_eq!(
+        on_a["report"], cancelled["report"],
+        "pairs went on after the stop"
+    );
+    assert!(
+        on_a["report"]["pairs"].as_u64().unwrap_or(0) < 2000,
+        "cancelled long before its end: {on_a}"
+    );
+    let (code, missing) = b.get("/api/sprt-tests/nope").await;
+    assert_eq!(code, 404, "{missing}");
+
     // SIGTERM of the server that runs a run and plays a tournament: the other finishes the
     // run as if nothing happened, and shows the tournament failed at once.
     // Long enough (some 10 s) to still be running at the stop below on a quiet machine.
@@ -274,6 +349,14 @@ async fn two_servers_show_the_same(db: TestDb) {
         t["progress"].as_f64().unwrap_or(0.0) > 0.0
     })
     .await;
+    let (code, t) = owner_api.post("/api/sprt-tests", long_sprt(6)).await;
+    assert_eq!(code, 202, "{t}");
+    let sid = t["id"].as_str().expect("id").to_string();
+    // Shown running by the survivor (its games may wait for the owner's one game thread).
+    sprt_until(&survivor, &sid, Duration::from_secs(10), |t| {
+        t["status"] == "running"
+    })
+    .await;
     let on_survivor = watch(&survivor, &id);
     // Let the stream open before the stop.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -282,6 +365,10 @@ async fn two_servers_show_the_same(db: TestDb) {
         .expect("terminate");
     assert!(took < Duration::from_secs(10), "SIGTERM took {took:?}");
     let (code, t) = survivor.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(code, 200, "{t}");
+    assert_eq!(t["status"], "failed", "{t}");
+    assert!(t["error"].as_str().unwrap_or("").contains("stopped"), "{t}");
+    let (code, t) = survivor.get(&format!("/api/sprt-tests/{sid}")).await;
     assert_eq!(code, 200, "{t}");
     assert_eq!(t["status"], "failed", "{t}");
     assert!(t["error"].as_str().unwrap_or("").contains("stopped"), "{t}");

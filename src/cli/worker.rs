@@ -59,11 +59,7 @@ pub fn run(args: &WorkerArgs) -> Result<()> {
             .await
             .context("opening the game batch queue")?;
         let name = process_name("worker");
-        let env = BatchEnv {
-            store: Arc::new(store.clone()),
-            pool: Arc::new(pool),
-            name: name.clone(),
-        };
+        let env = BatchEnv::new(Arc::new(store.clone()), Arc::new(pool), name.clone());
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let stopped = async move {
             let _ = stop_rx.await;

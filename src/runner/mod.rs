@@ -17,7 +17,7 @@ pub mod worker;
 use std::sync::Arc;
 
 pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
-pub use results::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture};
+pub use results::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
 pub use worker::{start_batch_worker, BatchEnv};
 
 use crate::ga::{GenerationRecord, StopReason};

@@ -28,6 +28,15 @@ pub enum ResultWrite {
     },
 }
 
+/// A batch worker as it registers itself: the name it writes its results under, the machine
+/// it runs on, and the game threads it plays with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerInfo {
+    pub name: String,
+    pub host: String,
+    pub threads: u32,
+}
+
 /// A failed read or write of the [`BatchStore`].
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -75,4 +84,14 @@ pub trait BatchStore: Send + Sync {
         generation: u32,
         part: u32,
     ) -> StoreFuture<'a, Vec<(SliceKey, Vec<f64>, u64)>>;
+
+    /// Registers a batch worker that starts (or starts again under the same name).
+    fn register_worker<'a>(&'a self, worker: &'a WorkerInfo) -> StoreFuture<'a, ()>;
+
+    /// A worker's heartbeat with the batch it plays (`None`: waiting for one).
+    fn worker_beat<'a>(&'a self, name: &'a str, batch: Option<&'a SliceKey>)
+        -> StoreFuture<'a, ()>;
+
+    /// A worker that stopped, cleanly: it plays nothing any more.
+    fn worker_stopped<'a>(&'a self, name: &'a str) -> StoreFuture<'a, ()>;
 }

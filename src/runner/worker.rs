@@ -13,7 +13,7 @@ use super::queue::{
     queue_error, BatchQueue, PlayBatch, QueueError, HEARTBEAT, QUEUE_POLL, SCHEMA, SHUTDOWN_GRACE,
     STATUS_POLL, SWEEP_INTERVAL, SWEEP_THRESHOLD,
 };
-use super::results::{BatchStore, ResultWrite};
+use super::results::{BatchStore, ResultWrite, SliceKey, WorkerInfo};
 use crate::ga::FitnessSetup;
 use crate::search::Budget;
 
@@ -22,8 +22,10 @@ use crate::search::Budget;
 pub struct BatchEnv {
     pub store: Arc<dyn BatchStore>,
     pub pool: Arc<rayon::ThreadPool>,
-    /// Names the worker in the results it writes and in its logs.
+    /// Names the worker in the results it writes, in the workers table and in its logs.
     pub name: String,
+    /// The batch it plays now, for its heartbeat in the workers table.
+    under_way: Arc<std::sync::Mutex<Option<SliceKey>>>,
 }
 
 /// What became of one batch a worker took.
@@ -65,12 +67,49 @@ impl TaskHandler for PlayBatch {
     }
 }
 
+/// Clears the batch under way when its play ends, however it ends.
+struct UnderWay<'a>(&'a std::sync::Mutex<Option<SliceKey>>);
+
+impl UnderWay<'_> {
+    fn set(&self, key: Option<SliceKey>) {
+        // A panic while holding the lock leaves a plain value behind: still usable.
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = key;
+    }
+}
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        self.set(None);
+    }
+}
+
 impl BatchEnv {
+    pub fn new(store: Arc<dyn BatchStore>, pool: Arc<rayon::ThreadPool>, name: String) -> BatchEnv {
+        BatchEnv {
+            store,
+            pool,
+            name,
+            under_way: Arc::default(),
+        }
+    }
+
+    fn under_way(&self) -> Option<SliceKey> {
+        self.under_way
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     async fn play(&self, batch: PlayBatch) -> Result<Played, QueueError> {
         if !self.still_running(&batch).await? {
             return Ok(Played::Skipped);
         }
         let key = batch.key();
+        let under_way = UnderWay(&self.under_way);
+        under_way.set(Some(key.clone()));
         let budget = Budget::unlimited();
         // Dropped with this future when the queue gives up on the batch (shutdown): the
         // games then stop within one game per thread.
@@ -182,19 +221,20 @@ pub async fn start_batch_worker(
     let name = env.name.clone();
     let first = batch_worker(queue, env.clone(), shutdown.clone()).await?;
     let queue = queue.clone();
+    let beats = tokio::spawn(beat(env.clone(), shutdown.clone()));
     Ok(tokio::spawn(async move {
         tracing::info!(worker = %name, "playing game batches from the queue");
         let mut worker = Some(first);
         loop {
             if let Some(running) = worker.take() {
                 match running.run().await {
-                    Ok(()) => return,
+                    Ok(()) => break,
                     Err(e) => tracing::error!(worker = %name, "the batch worker stopped: {e}"),
                 }
             }
             tokio::select! {
                 _ = tokio::time::sleep(RESTART_DELAY) => {}
-                _ = shutdown.clone() => return,
+                _ = shutdown.clone() => break,
             }
             match batch_worker(&queue, env.clone(), shutdown.clone()).await {
                 Ok(restarted) => {
@@ -204,7 +244,53 @@ pub async fn start_batch_worker(
                 Err(e) => tracing::warn!(worker = %name, "restarting the batch worker: {e}"),
             }
         }
+        // The beat task saw the shutdown too: it marks the worker stopped.
+        let _ = beats.await;
     }))
+}
+
+/// How often a worker writes its heartbeat and the batch it plays to the workers table.
+const WORKER_BEAT: Duration = Duration::from_secs(1);
+
+/// The worker's row in the workers table: registered at the start, beaten every
+/// [`WORKER_BEAT`] with the batch under way, marked stopped at `shutdown`. A failed write is
+/// logged and tried again at the next beat: the row is for people watching, and batches play
+/// on without it.
+async fn beat(env: BatchEnv, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let info = WorkerInfo {
+        name: env.name.clone(),
+        host: host_name(),
+        threads: env.pool.current_num_threads() as u32,
+    };
+    let mut registered = false;
+    tokio::pin!(shutdown);
+    loop {
+        let written = if registered {
+            let batch = env.under_way();
+            env.store.worker_beat(&env.name, batch.as_ref()).await
+        } else {
+            env.store.register_worker(&info).await
+        };
+        match written {
+            Ok(()) => registered = true,
+            Err(e) => tracing::warn!(worker = %env.name, "writing the worker's heartbeat: {e}"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(WORKER_BEAT) => {}
+            _ = &mut shutdown => break,
+        }
+    }
+    if let Err(e) = env.store.worker_stopped(&env.name).await {
+        tracing::warn!(worker = %env.name, "marking the worker stopped: {e}");
+    }
+}
+
+/// The machine's name as the workers page shows it (`HOSTNAME`, as in process names).
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into())
 }
 
 /// How long a batch worker that stopped on an error waits before it starts again.

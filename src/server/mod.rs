@@ -19,6 +19,7 @@
 
 pub mod agents;
 pub mod assets;
+pub mod batch_workers;
 pub mod compute;
 pub mod error;
 pub mod events;
@@ -174,7 +175,8 @@ impl RunningServer {
                 abort.abort();
             }
         }
-        // Tournaments saw the stop too: each stores itself failed once its games under way end.
+        // Tournaments and SPRT tests saw the stop too: each stores itself failed once its games
+        // under way end.
         let mut tournaments = std::mem::take(&mut *self.state.tournament_tasks.lock().await);
         loop {
             match tokio::time::timeout_at(deadline, tournaments.join_next()).await {
@@ -369,11 +371,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         (Some(queue), true) => {
             // Batches play on the runs' pool: a coordinator awaits its batches on the async
             // runtime and holds no game thread while it waits.
-            let env = BatchEnv {
-                store: Arc::new(state.store.clone()),
-                pool: state.pool.clone(),
-                name: state.owner.clone(),
-            };
+            let env = BatchEnv::new(
+                Arc::new(state.store.clone()),
+                state.pool.clone(),
+                state.owner.clone(),
+            );
             Some(
                 start_batch_worker(queue, env, state.stopping())
                     .await

@@ -95,6 +95,21 @@ fn request_schemas() -> Map<String, Value> {
     schemas
 }
 
+/// A batch worker as `GET /api/workers` lists it.
+fn worker_schema() -> Value {
+    let batch = json!({"type": ["object", "null"], "description": "the batch it plays now (when playing)", "properties": {
+        "run_id": {"type": "string"}, "generation": {"type": "integer"}, "part": {"type": "integer"},
+        "first_job": {"type": "integer"}, "jobs": {"type": "integer"}}});
+    json!({"type": "object",
+        "required": ["name", "host", "threads", "status", "started_at", "heartbeat_at", "batches", "games", "play_ms"],
+        "properties": {"name": {"type": "string"}, "host": {"type": "string"}, "threads": {"type": "integer"},
+            "status": {"type": "string", "enum": ["playing", "idle", "stopped", "lost"]},
+            "started_at": {"type": "string"}, "heartbeat_at": {"type": "string"},
+            "stopped_at": {"type": ["string", "null"]}, "batch": batch,
+            "batches": {"type": "integer"}, "games": {"type": "integer"}, "play_ms": {"type": "integer"},
+            "games_per_second": {"type": ["number", "null"], "description": "games over the milliseconds its batches took"}}})
+}
+
 /// An SPRT test as `GET /api/sprt-tests/{id}` answers (`history` only there and at its start).
 fn sprt_test_schema() -> Value {
     let nullable_string = json!({"type": ["string", "null"]});
@@ -313,7 +328,7 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Cancel a running tournament, through any server: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/sprt-tests": {
-            "get": op("This server's SPRT tests (kept in its memory, the newest 100), newest first, without their LLR paths", vec![("200", ok("the tests", json!({"type": "object", "required": ["tests"], "properties": {"tests": {"type": "array", "items": sprt_test_schema()}}})))], &[]),
+            "get": op("The SPRT tests of every server on the database (the newest 100), newest first, without their LLR paths", vec![("200", ok("the tests", json!({"type": "object", "required": ["tests"], "properties": {"tests": {"type": "array", "items": sprt_test_schema()}}})))], &[]),
             "post": secured(with_body(op("Start an SPRT test of agent a against agent b, played in the background until the LLR leaves its bounds", vec![("202", with_links(
                     ok("started", sprt_test_schema()),
                     &[("GetSprtTest", "/api/sprt-tests/{id}", "get"), ("CancelSprtTest", "/api/sprt-tests/{id}/cancel", "post")]))], &[400, 401, 409, 422]),
@@ -324,6 +339,9 @@ pub fn spec() -> Value {
         },
         "/api/sprt-tests/{id}/cancel": {
             "post": secured(with_params(op("Stop a running SPRT test: the batch under way finishes, the rest is not played", vec![("200", ok("the test, cancelled", sprt_test_schema()))], &[401, 404, 409]), json!([path_id()])))
+        },
+        "/api/workers": {
+            "get": op("The batch workers on the database (the 100 that beat last), newest heartbeat first: host, threads, status (playing, idle, stopped, lost), the batch under way, batches and games played, games per second", vec![("200", ok("the workers", json!({"type": "object", "required": ["workers"], "properties": {"workers": {"type": "array", "items": worker_schema()}}})))], &[])
         },
         "/api/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
         "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},

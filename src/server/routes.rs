@@ -16,7 +16,8 @@ use tracing::Level;
 use super::error::{self, ApiError};
 use super::state::{SharedState, MAX_BODY_BYTES};
 use super::{
-    agents, assets, events, guard, limits, matches, moves, openapi, runs, sprt_tests, tournaments,
+    agents, assets, batch_workers, events, guard, limits, matches, moves, openapi, runs,
+    sprt_tests, tournaments,
 };
 use crate::game::excerpt;
 
@@ -52,6 +53,7 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         .route("/sprt-tests", get(sprt_tests::list).post(sprt_tests::start))
         .route("/sprt-tests/{id}", get(sprt_tests::show))
         .route("/sprt-tests/{id}/cancel", post(sprt_tests::cancel))
+        .route("/workers", get(batch_workers::list))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.json", get(openapi::document))

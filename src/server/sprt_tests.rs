@@ -4,12 +4,15 @@
 //! every batch of pairs with its bounds, the Elo estimate), and over on their own once the
 //! LLR leaves its bounds, or stopped with `POST /api/sprt-tests/{id}/cancel`.
 //!
-//! They live in the memory of the server that plays them: a restart forgets them, and another
-//! server on the same database does not list them. A finished test's report is the one
+//! The database is where every server reads them, as with tournaments: the server that took
+//! the request plays the test and writes its report and LLR path at each heartbeat; any
+//! server lists, shows and cancels it (the owner reads the cancel at its next beat). A
+//! stopping server marks its tests failed and waits for their tasks; a test whose server died
+//! is marked failed once its heartbeat is stale. A finished test's report is the one
 //! `POST /api/matches` with `sprt` answers with.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -22,14 +25,44 @@ use super::compute::compute_in_background;
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
 use super::state::SharedState;
-use crate::agents::Profile;
+use crate::agents::{Profile, Stopped};
 use crate::matches::sprt::{play_sprt_within, Pentanomial, SprtReport, Verdict};
 use crate::search::Budget;
+use crate::store::{StoredSprtTest, TournamentLease};
 
-/// Tests a server keeps; the oldest finished one is forgotten past this.
-const KEPT: usize = 100;
+/// Tests `GET /api/sprt-tests` lists.
+const LISTED: u32 = 100;
 /// Tests one server plays at once: each holds a game-pool permit while it plays.
 const MAX_RUNNING: usize = 4;
+/// How often the server playing a test writes its report and reads whether it was cancelled
+/// (through any server): the heartbeat of its ownership too.
+const BEAT: std::time::Duration = std::time::Duration::from_millis(250);
+/// What a test whose server stopped says: its games were played in that server's memory.
+const STOPPED_BEFORE_THE_END: &str =
+    "the server playing this SPRT test stopped before it finished; start it again";
+
+/// Tests this process plays now, against [`MAX_RUNNING`].
+static PLAYING: AtomicUsize = AtomicUsize::new(0);
+
+/// One of the [`PLAYING`] places, given back when the test's task ends however it ends.
+struct Seat;
+
+impl Seat {
+    fn take() -> Option<Seat> {
+        PLAYING
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_RUNNING).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Seat)
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        PLAYING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// `POST /api/sprt-tests`.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -73,6 +106,7 @@ struct LlrPoint {
     llr: f64,
 }
 
+/// A test as its owner holds it while it plays; what is stored is [`Test::to_json`].
 #[derive(Debug)]
 struct Test {
     id: String,
@@ -87,12 +121,15 @@ struct Test {
     report: SprtReport,
     history: Vec<LlrPoint>,
     error: Option<String>,
-    budget: Budget,
 }
 
 impl Test {
-    fn to_json(&self, with_history: bool) -> Value {
-        let mut value = json!({
+    fn progress(&self) -> f64 {
+        self.report.pairs as f64 / self.max_pairs.max(1) as f64
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
             "id": self.id,
             "name": self.name,
             "a": self.a,
@@ -101,45 +138,47 @@ impl Test {
             "created_at": self.created_at,
             "finished_at": self.finished_at,
             "max_pairs": self.max_pairs,
-            "progress": self.report.pairs as f64 / self.max_pairs.max(1) as f64,
+            "progress": self.progress(),
             "error": self.error,
             "report": self.report,
-        });
-        if with_history {
-            value["history"] = json!(self.history);
+            "history": self.history,
+        })
+    }
+
+    fn stored(&self) -> StoredSprtTest {
+        StoredSprtTest {
+            id: self.id.clone(),
+            created_at: self.created_at.clone(),
+            finished_at: self.finished_at.clone(),
+            status: self.status.to_string(),
+            error: self.error.clone(),
+            progress: self.progress(),
+            heartbeat_at: None,
+            state: self.to_json(),
         }
-        value
     }
 }
 
-type Shared = Arc<Mutex<Test>>;
-
-/// The tests of this process, newest last.
-static TESTS: LazyLock<Mutex<VecDeque<Shared>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
-
-fn tests() -> std::sync::MutexGuard<'static, VecDeque<Shared>> {
+fn lock(test: &Mutex<Test>) -> std::sync::MutexGuard<'_, Test> {
     // A panic while holding the lock leaves plain data behind: still readable.
-    TESTS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn lock(test: &Shared) -> std::sync::MutexGuard<'_, Test> {
     test.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn find(id: &str) -> ApiResult<Shared> {
-    tests()
-        .iter()
-        .find(|t| lock(t).id == id)
-        .cloned()
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "no SPRT test {:?} on this server",
-                crate::game::excerpt(id)
-            ))
-        })
+/// A stored test as the API shows it: its state with the stored status, error, progress and
+/// end time, which any server may have changed (a cancel, a dead owner given up).
+fn shown(t: StoredSprtTest, with_history: bool) -> Value {
+    let mut value = t.state;
+    if let Some(map) = value.as_object_mut() {
+        map.insert("status".into(), json!(t.status));
+        map.insert("error".into(), json!(t.error));
+        map.insert("progress".into(), json!(t.progress));
+        map.insert("finished_at".into(), json!(t.finished_at));
+        if !with_history {
+            map.remove("history");
+        }
+    }
+    value
 }
 
 pub async fn start(
@@ -175,8 +214,7 @@ pub async fn start(
         CostCap::Tournament,
     )?;
     let (lower, upper) = sprt.bounds();
-    let budget = Profile::Api.limits().tournament_budget();
-    let test = Arc::new(Mutex::new(Test {
+    let test = Test {
         id: uuid::Uuid::now_v7().to_string(),
         name: req.name.filter(|n| !n.trim().is_empty()),
         a: a.to_string(),
@@ -201,34 +239,26 @@ pub async fn start(
         },
         history: vec![LlrPoint { pairs: 0, llr: 0.0 }],
         error: None,
-        budget: budget.clone(),
-    }));
-    {
-        let mut all = tests();
-        let running = all.iter().filter(|t| lock(t).status == "running").count();
-        if running >= MAX_RUNNING {
-            return Err(ApiError::conflict(format!(
-                "{running} SPRT tests are playing on this server, the most it plays at once: stop one or wait"
-            )));
-        }
-        all.push_back(test.clone());
-        while all.len() > KEPT {
-            // The oldest test that is over goes; running ones stay.
-            match all.iter().position(|t| lock(t).status != "running") {
-                Some(i) => {
-                    all.remove(i);
-                }
-                None => break,
-            }
-        }
-    }
-    let body = lock(&test).to_json(true);
-    let files = state.files.clone();
-    let playing = test.clone();
-    tokio::spawn(async move {
+    };
+    let Some(seat) = Seat::take() else {
+        return Err(ApiError::conflict(format!(
+            "{MAX_RUNNING} SPRT tests are playing on this server, the most it plays at once: stop one or wait"
+        )));
+    };
+    let stored = test.stored();
+    let body = test.to_json();
+    let mut tasks = state.tournament_tasks.lock().await;
+    while tasks.try_join_next().is_some() {}
+    state.store.create_sprt_test(&stored, &state.owner).await?;
+    let test = Arc::new(Mutex::new(test));
+    let (files, playing) = (state.files.clone(), test.clone());
+    let budget = Profile::Api.limits().tournament_budget();
+    let beat = tokio::spawn(keep_playing(state.clone(), test.clone(), budget.clone()));
+    let task_state = state.clone();
+    tasks.spawn(async move {
+        let _seat = seat;
         let bounds = budget.clone();
-        let watched = playing.clone();
-        let result = compute_in_background(&state, &budget, move || {
+        let result = compute_in_background(&task_state, &budget, move || {
             let a = a.locate(&files).map_err(|e| e.to_string())?;
             let b = b.locate(&files).map_err(|e| e.to_string())?;
             play_sprt_within(
@@ -238,7 +268,7 @@ pub async fn start(
                 sprt,
                 max_pairs,
                 |report| {
-                    let mut t = lock(&watched);
+                    let mut t = lock(&playing);
                     t.history.push(LlrPoint {
                         pairs: report.pairs,
                         llr: report.llr,
@@ -250,55 +280,145 @@ pub async fn start(
             .map_err(|e| e.to_string())
         })
         .await;
-        let mut t = lock(&playing);
-        t.finished_at = Some(crate::store::now_rfc3339());
-        match result {
-            Ok(Ok(report)) => {
-                t.report = report;
-                t.status = "finished";
+        beat.abort();
+        let ended = {
+            let mut t = lock(&test);
+            t.finished_at = Some(crate::store::now_rfc3339());
+            match result {
+                Ok(Ok(report)) => {
+                    t.report = report;
+                    t.status = "finished";
+                }
+                // Stopped by the process's stop: it cannot be finished later.
+                _ if task_state.is_stopping() => {
+                    t.status = "failed";
+                    t.error = Some(STOPPED_BEFORE_THE_END.into());
+                }
+                // A cancel stored itself; this write does not change a cancelled row.
+                _ if matches!(budget.stopped(), Some(Stopped::Cancelled)) => t.status = "cancelled",
+                Ok(Err(e)) => {
+                    t.status = "failed";
+                    t.error = Some(e);
+                }
+                Err(e) => {
+                    t.status = "failed";
+                    t.error = Some(e.message);
+                }
             }
-            // A cancel already said so; any other stop is a failure with its reason.
-            _ if t.status == "cancelled" => {}
-            Ok(Err(e)) => {
-                t.status = "failed";
-                t.error = Some(e);
-            }
-            Err(e) => {
-                t.status = "failed";
-                t.error = Some(e.message);
-            }
+            tracing::info!(test = %t.id, status = t.status, pairs = t.report.pairs, "SPRT test over");
+            t.stored()
+        };
+        if let Err(e) = task_state
+            .store
+            .end_sprt_test(&ended, &task_state.owner)
+            .await
+        {
+            tracing::error!(test = %ended.id, "storing the ended SPRT test: {e}");
         }
-        tracing::info!(test = %t.id, status = t.status, pairs = t.report.pairs, "SPRT test over");
     });
+    drop(tasks);
     Ok((StatusCode::ACCEPTED, Json(body)))
 }
 
-pub async fn list() -> Json<Value> {
-    let all: Vec<Value> = tests()
-        .iter()
-        .rev()
-        .map(|t| lock(t).to_json(false))
-        .collect();
-    Json(json!({ "tests": all }))
+/// The owner's side of a running test: every [`BEAT`] it writes the test as it stands, and
+/// stops the games once the row says cancelled (or is gone, or no longer this process's) or
+/// the process is stopping.
+async fn keep_playing(state: SharedState, test: Arc<Mutex<Test>>, cancel: Budget) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(BEAT) => {}
+            _ = state.stopping() => {
+                cancel.cancel();
+                return;
+            }
+        }
+        let (id, progress, now) = {
+            let t = lock(&test);
+            (t.id.clone(), t.progress(), t.to_json())
+        };
+        match state
+            .store
+            .sprt_test_progress(&id, &state.owner, progress, &now)
+            .await
+        {
+            Ok(TournamentLease::Playing) => {}
+            Ok(TournamentLease::Stop) => {
+                tracing::info!(test = %id, "SPRT test cancelled: its games stop");
+                cancel.cancel();
+                return;
+            }
+            // The database may answer at the next beat; the games go on meanwhile.
+            Err(e) => tracing::warn!(test = %id, "writing an SPRT test's progress: {e}"),
+        }
+    }
 }
 
-pub async fn show(ApiPath(id): ApiPath<String>) -> ApiResult<Json<Value>> {
-    let test = find(&id)?;
-    let value = lock(&test).to_json(true);
-    Ok(Json(value))
+/// Marks failed the running tests among `shown` whose server stopped beating (it died: a
+/// server that stops cleanly marks its own), and says whether there were any.
+async fn fail_abandoned(state: &SharedState, listed: &[StoredSprtTest]) -> ApiResult<bool> {
+    if !listed.iter().any(StoredSprtTest::abandoned) {
+        return Ok(false);
+    }
+    Ok(state.store.fail_abandoned_sprt_tests().await? > 0)
 }
 
-pub async fn cancel(ApiPath(id): ApiPath<String>) -> ApiResult<Json<Value>> {
-    let test = find(&id)?;
-    let mut t = lock(&test);
-    if t.status != "running" {
+/// The newest tests of every server on the database, newest first, without their LLR paths.
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+    let mut stored = state.store.list_sprt_tests(LISTED).await?;
+    if fail_abandoned(&state, &stored).await? {
+        stored = state.store.list_sprt_tests(LISTED).await?;
+    }
+    let all: Vec<Value> = stored.into_iter().map(|t| shown(t, false)).collect();
+    Ok(Json(json!({ "tests": all })))
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("no SPRT test {:?}", crate::game::excerpt(id)))
+}
+
+/// A test, from the database: the same on every server, while it plays and after.
+pub async fn show(
+    State(state): State<SharedState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    let mut t = state
+        .store
+        .sprt_test(&id)
+        .await?
+        .ok_or_else(|| not_found(&id))?;
+    if fail_abandoned(&state, std::slice::from_ref(&t)).await? {
+        t = state
+            .store
+            .sprt_test(&id)
+            .await?
+            .ok_or_else(|| not_found(&id))?;
+    }
+    Ok(Json(shown(t, true)))
+}
+
+/// Stops a running test, whichever server plays it: stored as `cancelled` at once, with the
+/// report of the owner's last beat; the owner stops its games within a beat. 409 when it is
+/// over, 404 when there is no such test.
+pub async fn cancel(
+    State(state): State<SharedState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    if !state.store.cancel_sprt_test(&id).await? {
+        let t = state
+            .store
+            .sprt_test(&id)
+            .await?
+            .ok_or_else(|| not_found(&id))?;
         return Err(ApiError::conflict(format!(
             "SPRT test {id} is {}, not running",
             t.status
         )));
     }
-    t.status = "cancelled";
-    t.budget.cancel();
     tracing::info!(test = %id, "SPRT test cancelled");
-    Ok(Json(t.to_json(true)))
+    let t = state
+        .store
+        .sprt_test(&id)
+        .await?
+        .ok_or_else(|| not_found(&id))?;
+    Ok(Json(shown(t, true)))
 }

@@ -54,7 +54,7 @@ pub struct AppState {
     /// The same for tournaments, which play on the game pool: long ones cannot take the
     /// permits of moves and matches.
     pub background: Arc<Semaphore>,
-    /// The tournaments this process plays: a stopping server waits for them (they see the
+    /// The tournaments and SPRT tests this process plays: a stopping server waits for them (they see the
     /// stop, and store themselves as failed) as it waits for its runs.
     pub tournament_tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every

@@ -5,7 +5,24 @@
 use sqlx::Row;
 
 use super::{corrupt, now_rfc3339, RunStatus, Store, StoreError};
-use crate::runner::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture};
+use crate::runner::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
+
+/// A batch worker as the workers table holds it, with what it played (from batch_results).
+#[derive(Clone, Debug)]
+pub struct StoredWorker {
+    pub name: String,
+    pub host: String,
+    pub threads: u32,
+    pub started_at: String,
+    pub heartbeat_at: String,
+    pub stopped_at: Option<String>,
+    /// The batch it played at its last beat.
+    pub batch: Option<SliceKey>,
+    /// Batches it wrote results for, their jobs (games) and the milliseconds they took.
+    pub batches: u64,
+    pub games: u64,
+    pub play_ms: u64,
+}
 
 impl Store {
     /// Writes the points of a slice once; see [`ResultWrite`].
@@ -140,6 +157,93 @@ impl Store {
     }
 }
 
+impl Store {
+    pub async fn register_worker(&self, w: &WorkerInfo) -> Result<(), StoreError> {
+        let now = now_rfc3339();
+        sqlx::query(
+            "INSERT INTO workers (name, host, threads, started_at, heartbeat_at) \
+             VALUES ($1, $2, $3, $4, $4) \
+             ON CONFLICT (name) DO UPDATE SET host = $2, threads = $3, heartbeat_at = $4, \
+             stopped_at = NULL, batch = NULL",
+        )
+        .bind(&w.name)
+        .bind(&w.host)
+        .bind(w.threads as i64)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn worker_beat(
+        &self,
+        name: &str,
+        batch: Option<&SliceKey>,
+    ) -> Result<(), StoreError> {
+        let batch = batch
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| corrupt("worker batch", e))?;
+        sqlx::query("UPDATE workers SET heartbeat_at = $2, batch = $3 WHERE name = $1")
+            .bind(name)
+            .bind(now_rfc3339())
+            .bind(batch)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn worker_stopped(&self, name: &str) -> Result<(), StoreError> {
+        let now = now_rfc3339();
+        sqlx::query(
+            "UPDATE workers SET heartbeat_at = $2, stopped_at = $2, batch = NULL WHERE name = $1",
+        )
+        .bind(name)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The `limit` workers that beat last, newest beat first, each with the batches it
+    /// wrote results for.
+    pub async fn list_workers(&self, limit: u32) -> Result<Vec<StoredWorker>, StoreError> {
+        // The sums are cast: PostgreSQL sums BIGINTs as NUMERIC.
+        let rows = sqlx::query(
+            "SELECT w.name, w.host, w.threads, w.started_at, w.heartbeat_at, w.stopped_at, \
+             w.batch, COALESCE(r.batches, 0) AS batches, COALESCE(r.games, 0) AS games, \
+             COALESCE(r.play_ms, 0) AS play_ms FROM workers w LEFT JOIN ( \
+               SELECT worker, COUNT(*) AS batches, CAST(SUM(jobs) AS BIGINT) AS games, \
+               CAST(SUM(play_ms) AS BIGINT) AS play_ms FROM batch_results GROUP BY worker \
+             ) r ON r.worker = w.name \
+             ORDER BY w.heartbeat_at DESC, w.name LIMIT $1",
+        )
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let batch: Option<String> = r.try_get("batch")?;
+                Ok(StoredWorker {
+                    name: r.try_get("name")?,
+                    host: r.try_get("host")?,
+                    threads: r.try_get::<i64, _>("threads")?.max(0) as u32,
+                    started_at: r.try_get("started_at")?,
+                    heartbeat_at: r.try_get("heartbeat_at")?,
+                    stopped_at: r.try_get("stopped_at")?,
+                    batch: batch
+                        .map(|b| serde_json::from_str(&b))
+                        .transpose()
+                        .map_err(|e| corrupt("worker batch", e))?,
+                    batches: r.try_get::<i64, _>("batches")?.max(0) as u64,
+                    games: r.try_get::<i64, _>("games")?.max(0) as u64,
+                    play_ms: r.try_get::<i64, _>("play_ms")?.max(0) as u64,
+                })
+            })
+            .collect()
+    }
+}
+
 impl From<StoreError> for BatchStoreError {
     fn from(e: StoreError) -> BatchStoreError {
         BatchStoreError {
@@ -194,5 +298,21 @@ impl BatchStore for Store {
         part: u32,
     ) -> StoreFuture<'a, Vec<(SliceKey, Vec<f64>, u64)>> {
         Box::pin(async move { Ok(Store::slice_results(self, run_id, generation, part).await?) })
+    }
+
+    fn register_worker<'a>(&'a self, worker: &'a WorkerInfo) -> StoreFuture<'a, ()> {
+        Box::pin(async move { Ok(Store::register_worker(self, worker).await?) })
+    }
+
+    fn worker_beat<'a>(
+        &'a self,
+        name: &'a str,
+        batch: Option<&'a SliceKey>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move { Ok(Store::worker_beat(self, name, batch).await?) })
+    }
+
+    fn worker_stopped<'a>(&'a self, name: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move { Ok(Store::worker_stopped(self, name).await?) })
     }
 }

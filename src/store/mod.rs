@@ -10,6 +10,10 @@
 //! callers racing on one run never both succeed, whatever the backend.
 
 mod batches;
+mod sprt_tests;
+
+pub use batches::StoredWorker;
+pub use sprt_tests::StoredSprtTest;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -10,6 +10,7 @@ import * as tournament from "./tournament.js";
 import * as settings from "./settings.js";
 import * as compare from "./compare.js";
 import * as sprt from "./sprt.js";
+import * as workers from "./workers.js";
 import { initTheme } from "./theme.js";
 
 initTheme();
@@ -24,6 +25,7 @@ const routes = [
   { re: /^\/settings\/?$/, page: settings, nav: "settings" },
   { re: /^\/compare\/?$/, page: compare, nav: "runs" },
   { re: /^\/sprt\/?$/, page: sprt, nav: "sprt" },
+  { re: /^\/workers\/?$/, page: workers, nav: "workers" },
 ];
 
 let cleanup = null;

@@ -84,12 +84,12 @@ export async function mount(view, { query }) {
       h("h1", "SPRT tests and matches"),
       h(
         "p.hint",
-        "An SPRT (sequential probability ratio test) plays pairs of games, each agent South once, until it can say with the error rates asked whether A is at least elo1 stronger than B (H1) or not more than elo0 (H0). Tests play in the background on this server and are kept in its memory until it restarts.",
+        "An SPRT (sequential probability ratio test) plays pairs of games, each agent South once, until it can say with the error rates asked whether A is at least elo1 stronger than B (H1) or not more than elo0 (H0). Tests play in the background on the server that started them and are stored in the database: every server on it lists them, shows them live and can stop them.",
       ),
       form,
       result,
     ),
-    h("section.card", h("h2", "Tests on this server"), list),
+    h("section.card", h("h2", "SPRT tests"), list),
   );
 
   async function refreshList() {
