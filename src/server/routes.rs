@@ -14,7 +14,9 @@ use tracing::Level;
 
 use super::error::{self, ApiError};
 use super::state::{SharedState, MAX_BODY_BYTES};
-use super::{agents, assets, events, guard, limits, matches, moves, openapi, runs, tournaments};
+use super::{
+    agents, assets, events, guard, limits, matches, metrics, moves, openapi, runs, tournaments,
+};
 use crate::game::excerpt;
 
 pub fn router(state: SharedState, limits: limits::Limits) -> Router {
@@ -54,6 +56,7 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     let mut app = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics::metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)

@@ -9,6 +9,7 @@ use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
 use crate::ga::{ConfigError, Evolution, GaConfig, GenerationRecord};
+use crate::search::Budget;
 
 /// The config of the tuner that made a document or a stored run: a GA's, or a learning
 /// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
@@ -116,14 +117,14 @@ impl TunerConfig {
         }
     }
 
-    /// An upper estimate of what the run's records take in storage, in bytes (a learning
-    /// run's records hold one set of weights and the panel's measure, about 2 KB each).
+    /// An upper estimate of what the run's records take in storage, in bytes: what run
+    /// creation checks against the storage budget.
     pub fn estimated_storage_bytes(&self) -> u64 {
         match self {
             TunerConfig::Ga(c) => c
                 .validate()
                 .map_or(0, |r| c.estimated_storage_bytes(r.features.len())),
-            TunerConfig::Learning(c) => c.checkpoints() as u64 * 2048,
+            TunerConfig::Learning(c) => c.estimated_storage_bytes(),
         }
     }
 
@@ -131,11 +132,25 @@ impl TunerConfig {
     /// exactly as the uninterrupted run would. Validates the config; a Texel run samples and
     /// labels its positions here, so call it on the rayon pool the run is to use.
     pub fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError> {
+        self.open_within(last, &Budget::unlimited())
+    }
+
+    /// [`TunerConfig::open`] whose preparation (a Texel run's games and solves) stops once
+    /// `cancel` is set; the tuner then means nothing and is to be dropped.
+    pub fn open_within(
+        &self,
+        last: Option<&GenerationRecord>,
+        cancel: &Budget,
+    ) -> Result<Box<dyn Tuner>, ConfigError> {
         Ok(match (self, last) {
             (TunerConfig::Ga(c), None) => Box::new(Evolution::new((**c).clone())?),
             (TunerConfig::Ga(c), Some(r)) => Box::new(Evolution::resume((**c).clone(), r)?),
-            (TunerConfig::Learning(c), None) => Box::new(LearningRun::new((**c).clone())?),
-            (TunerConfig::Learning(c), Some(r)) => Box::new(LearningRun::resume((**c).clone(), r)?),
+            (TunerConfig::Learning(c), None) => {
+                Box::new(LearningRun::new_within((**c).clone(), cancel)?)
+            }
+            (TunerConfig::Learning(c), Some(r)) => {
+                Box::new(LearningRun::resume_within((**c).clone(), r, cancel)?)
+            }
         })
     }
 }
