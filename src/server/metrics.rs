@@ -58,7 +58,8 @@ pub async fn metrics(State(state): State<SharedState>) -> ApiResult<Response> {
         "Runs in the database by status (every server's)",
     );
     for status in ["queued", "running", "finished", "cancelled", "failed"] {
-        let _ = runs.get_or_create(&vec![("status", status.to_string())]);
+        runs.get_or_create(&vec![("status", status.to_string())])
+            .set(0);
     }
     for (status, n) in &snapshot.runs {
         runs.get_or_create(&vec![("status", status.clone())])
