@@ -950,7 +950,7 @@ impl Solver {
     /// mean nothing and nothing of it enters the table, so the owner discards the result
     /// ([`Budget::stopped`]).
     pub fn set_budget(&mut self, budget: &Budget) {
-        self.budget = budget.is_bounded().then(|| budget.clone());
+        self.budget = Some(budget.clone());
     }
 
     /// The table's memory now.

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
-use super::compute::compute_in_background;
+use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
 use super::state::SharedState;
@@ -228,28 +228,35 @@ pub async fn start(
     tokio::spawn(async move {
         let bounds = budget.clone();
         let watched = playing.clone();
-        let result = compute_in_background(&state, &budget, move || {
-            let a = a.locate(&files).map_err(|e| e.to_string())?;
-            let b = b.locate(&files).map_err(|e| e.to_string())?;
-            play_sprt_within(
-                &a,
-                &b,
-                &setup,
-                sprt,
-                max_pairs,
-                |report| {
-                    let mut t = lock(&watched);
-                    t.history.push(LlrPoint {
-                        pairs: report.pairs,
-                        llr: report.llr,
-                    });
-                    t.report = report.clone();
-                },
-                &bounds,
-            )
-            .map_err(|e| e.to_string())
-        })
-        .await;
+        // Its turn on the tournaments' share of the cores, waited for under its budget.
+        let turn = background_turn(&state, &budget).await;
+        let result = match turn {
+            Err(e) => Err(e),
+            Ok(permit) => {
+                compute_in_background(&state, permit, move || {
+                    let a = a.locate(&files).map_err(|e| e.to_string())?;
+                    let b = b.locate(&files).map_err(|e| e.to_string())?;
+                    play_sprt_within(
+                        &a,
+                        &b,
+                        &setup,
+                        sprt,
+                        max_pairs,
+                        |report| {
+                            let mut t = lock(&watched);
+                            t.history.push(LlrPoint {
+                                pairs: report.pairs,
+                                llr: report.llr,
+                            });
+                            t.report = report.clone();
+                        },
+                        &bounds,
+                    )
+                    .map_err(|e| e.to_string())
+                })
+                .await
+            }
+        };
         let mut t = lock(&playing);
         t.finished_at = Some(crate::store::now_rfc3339());
         match result {
