@@ -440,3 +440,36 @@ async fn postgres_slice_results_are_written_once() {
     let Some(db) = pg_db().await else { return };
     slice_results_are_written_once(db).await;
 }
+
+/// SIGTERM of a `worker` in the middle of a depth-10 game on Kalah(12,8) (a minute or more
+/// each) exits 0 within 10 s: its stop reaches inside the game under way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_a_worker_mid_game_within_10_s() {
+    let Some(db) = pg_db().await else { return };
+    let (_coordinator, api) = serve(&db, &["--no-batches"]);
+    let mut busy = worker(&db);
+    let config = json!({"population": 4, "depth": 10, "generations": 1, "seed": 5,
+                        "board": {"pits": 12, "seeds": 8}, "benchmark": {"panel": []}});
+    let run = api.create_run(json!({"config": config})).await;
+    let id = run["id"].as_str().expect("id").to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let locked = sql_rows(
+            &db,
+            "SELECT COUNT(*) AS n FROM kalah_tuner_queue._private_jobs WHERE locked_at IS NOT NULL",
+        )
+        .await[0]
+            .get::<i64, _>("n");
+        if locked > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no batch was ever taken");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Well into the batch's first game.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let took = busy.terminate();
+    assert!(took < Duration::from_secs(10), "SIGTERM took {took:?}");
+    assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+    db.drop_db().await;
+}

@@ -655,3 +655,33 @@ fn record_size_estimate_bounds_the_real_records() {
         );
     }
 }
+
+/// A cancel reaches inside the games under way: a generation of depth-10 games on Kalah(12,8)
+/// (a minute or more each) stops within 2 s of it, on both threads.
+#[test]
+fn a_cancel_stops_the_games_under_way() {
+    use kalah_tuner::search::Budget;
+    use std::time::{Duration, Instant};
+    let config = GaConfig::default()
+        .with_overrides(
+            &json!({"population": 4, "generations": 1, "depth": 10, "seed": 3,
+                                "board": {"pits": 12, "seeds": 8}}),
+        )
+        .unwrap();
+    let mut evolution = Evolution::new(config).unwrap();
+    let cancel = Budget::unlimited();
+    evolution.set_cancel(cancel.clone());
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        cancel.cancel();
+        Instant::now()
+    });
+    on_threads(2, || evolution.step());
+    let returned = Instant::now();
+    let cancelled = stopper.join().unwrap();
+    let took = returned.saturating_duration_since(cancelled);
+    assert!(
+        took < Duration::from_secs(2),
+        "the generation returned {took:?} after the cancel"
+    );
+}

@@ -224,3 +224,48 @@ fn bad_learning_configs_name_their_field() {
     .starts_with("benchmark.panel[0]"));
     assert!(field("texel", None, json!({"source": "a3c:/dev/zero"}), none).starts_with("source"));
 }
+
+/// The storage estimate run creation checks bounds the real checkpoint rows (the record and
+/// the best weights beside it, as the GA's), and not wildly; a TD run that would measure
+/// after every one of millions of games is refused at creation with the figure.
+#[test]
+fn checkpoint_storage_is_estimated_and_bounded() {
+    for config in [small_td(), small_texel()] {
+        let estimate = config.estimated_record_bytes();
+        for record in all_records(&config) {
+            let real = serde_json::to_vec(&record).unwrap().len() as u64
+                + serde_json::to_vec(&record.hall_of_fame.weights)
+                    .unwrap()
+                    .len() as u64;
+            assert!(
+                real <= estimate,
+                "{}: {real} bytes, estimated {estimate}",
+                config.tuner()
+            );
+            assert!(
+                estimate < 4 * real,
+                "{}: {real} bytes, estimated {estimate}",
+                config.tuner()
+            );
+        }
+        assert_eq!(
+            config.estimated_storage_bytes(),
+            u64::from(config.checkpoints()) * estimate
+        );
+    }
+    let flood = load_learning(
+        "td",
+        None,
+        &[&json!({"games": 10_000_000, "checkpoint_games": 1, "batch": 1, "depth": 1, "play_depth": 1,
+                  "benchmark": {"pairs": 1, "panel": ["random"]}})],
+        &FileAccess::Any,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        flood.contains("checkpoint_games")
+            && flood.contains("GB")
+            && flood.contains("checkpoint records"),
+        "{flood}"
+    );
+}

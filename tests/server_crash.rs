@@ -534,3 +534,113 @@ async fn a_damaged_endgame_database_changes_no_answer_and_crashes_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
     db.drop_db().await;
 }
+
+/// A GA run on Kalah(12,8) at depth 10: each of its games takes a minute or more, so its
+/// server is in the middle of a game for as long as a test looks.
+fn deep_run() -> Value {
+    json!({"name": "deep", "config": {"population": 4, "depth": 10, "generations": 1, "seed": 5,
+                                      "board": {"pits": 12, "seeds": 8},
+                                      "benchmark": {"panel": []}}})
+}
+
+/// Processor time (user and system, all threads) that process `pid` has used so far.
+fn cpu_time(pid: u32) -> std::time::Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // Fields after the command name's closing parenthesis start with the third, the state;
+    // utime and stime are the 14th and 15th.
+    let after_name = &stat[stat.rfind(')').expect("a command name") + 1..];
+    let fields: Vec<u64> = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse().expect("a tick count"))
+        .collect();
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    std::time::Duration::from_millis((fields[0] + fields[1]) * 1000 / hz)
+}
+
+/// Waits until process `pid` has used a second of processor time more than now: its games
+/// are under way. Gives up after two minutes (a hang guard, not a timing check).
+async fn wait_busy(pid: u32) {
+    let before = cpu_time(pid);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while cpu_time(pid) < before + std::time::Duration::from_secs(1) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never got busy"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Cancel and DELETE of a run in the middle of a depth-10 game on Kalah(12,8) free both cores
+/// within 2 s: the stop reaches the searches inside the games, not only the next game. Over
+/// the second after those 2 s the server uses less than a tenth of one core (two busy cores
+/// would be 2 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_a_deep_run_frees_both_cores_within_2_s() {
+    let db = sqlite_db();
+    let (child, base) = spawn_server(&db);
+    let pid = child.0.id();
+    let api = Api::new(base);
+    for stop in ["cancel", "delete"] {
+        let run = api.create_run(deep_run()).await;
+        let id = run["id"].as_str().unwrap().to_string();
+        api.wait_status(&id, &["running"]).await;
+        wait_busy(pid).await;
+        let stopped_at = std::time::Instant::now();
+        if stop == "cancel" {
+            let (code, body) = api.post(&format!("/api/runs/{id}/cancel"), json!({})).await;
+            assert_eq!(code, 200, "{body}");
+        } else {
+            assert_eq!(api.delete(&format!("/api/runs/{id}")).await, 204);
+        }
+        tokio::time::sleep_until((stopped_at + std::time::Duration::from_secs(2)).into()).await;
+        let from = cpu_time(pid);
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let used = cpu_time(pid) - from;
+        assert!(
+            used < std::time::Duration::from_millis(100),
+            "{stop}: {used:?} of processor time in the second after the first 2 s"
+        );
+    }
+    drop(child);
+    db.drop_db().await;
+}
+
+/// SIGTERM in the middle of a depth-10 game on Kalah(12,8) stops `serve` within 10 s, exit
+/// 0, its run worker having stopped the games rather than been given up on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_game_stops_serve_within_10_s() {
+    let db = sqlite_db();
+    let dir = std::env::temp_dir().join(format!("kalah-term-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("serve.log");
+    let env = [("RUST_LOG", "kalah_tuner=info".to_string())];
+    let (mut child, base) = spawn_server_logged(&db, &env, &log);
+    let pid = child.0.id();
+    let api = Api::new(base);
+    let run = api.create_run(deep_run()).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    api.wait_status(&id, &["running"]).await;
+    wait_busy(pid).await;
+    let started = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGTERM);
+    }
+    let exit = child.0.wait().expect("reaped");
+    let took = started.elapsed();
+    assert!(exit.success(), "{exit:?}");
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "stopping took {took:?}"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("stopped"), "{logged}");
+    assert!(!logged.contains("did not stop in time"), "{logged}");
+    drop(child);
+    std::fs::remove_dir_all(&dir).unwrap();
+    db.drop_db().await;
+}

@@ -86,7 +86,8 @@ pub struct Mcts {
     /// Keep the subtree of the position reached when asked for the next move.
     pub reuse: bool,
     pub ties: Ties,
-    /// The caller's bounds ([`Agent::set_budget`]), looked at every 64 playouts.
+    /// The caller's bounds ([`Agent::set_budget`]): its stop flag read before every playout,
+    /// its clock every 64.
     budget: Option<Budget>,
     /// Most playouts a move, whatever `time` says: the caller's cap ([`Budget::max_playouts`]);
     /// a clock alone stops at the library's.
@@ -234,10 +235,17 @@ impl Mcts {
         child
     }
 
-    /// Whether the caller's budget is spent, read every 64 playouts (`i` counts them).
+    /// Whether the caller's budget is spent: its stop flag (one load) before every playout,
+    /// its clock every 64 (`i` counts them).
     #[inline]
     fn budget_spent(&self, i: u32) -> bool {
-        i % 64 == 0 && self.budget.as_ref().is_some_and(|b| b.check(0))
+        self.budget.as_ref().is_some_and(|b| {
+            if i % 64 == 0 {
+                b.check(0)
+            } else {
+                b.is_stopped()
+            }
+        })
     }
 
     fn search(&mut self, rng: &mut GameRng) -> u64 {
@@ -261,10 +269,13 @@ impl Mcts {
                     // The last batch stops at the cap: a clock may end a search early, never
                     // carry it past the playouts its caller allows.
                     let batch = (cap - done).min(64);
-                    for _ in 0..batch {
+                    for i in 0..batch {
+                        if i > 0 && self.budget_spent(i as u32) {
+                            break;
+                        }
                         self.iterate(rng);
+                        done += 1;
                     }
-                    done += batch;
                     if start.elapsed() >= budget
                         || self.budget_spent(0)
                         || self.nodes.len() + 64 >= MAX_TREE_NODES
@@ -332,7 +343,7 @@ impl Agent for Mcts {
     }
 
     fn set_budget(&mut self, budget: &Budget) {
-        self.budget = budget.is_bounded().then(|| budget.clone());
+        self.budget = Some(budget.clone());
         self.max_playouts = budget.max_playouts();
     }
 }
@@ -479,6 +490,32 @@ pub fn immediate_gain(pos: &Position, mv: usize, rules: Rules) -> u32 {
 mod tests {
     use super::*;
     use crate::agents::rng_from_seed;
+
+    /// A cancel from another thread stops a long search (a million playouts on Kalah(12,8))
+    /// at the next playout, with or without a clock of its own.
+    #[test]
+    fn a_cancel_stops_the_playouts_at_once() {
+        for time in [None, Some(Duration::from_secs(60))] {
+            let mut agent = Mcts::new(Rules::Standard, 1_000_000, 0.7, 0.1);
+            agent.time = time;
+            let budget = Budget::unlimited();
+            agent.set_budget(&budget);
+            let canceller = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                budget.cancel();
+                Instant::now()
+            });
+            let decision = agent.choose(&Position::start(12, 8).unwrap(), &mut rng_from_seed(1));
+            let returned = Instant::now();
+            let cancelled = canceller.join().unwrap();
+            let took = returned.saturating_duration_since(cancelled);
+            assert!(
+                took < Duration::from_secs(1),
+                "{time:?}: {took:?} after the cancel"
+            );
+            assert!(decision.playouts < 1_000_000);
+        }
+    }
 
     #[test]
     fn a_time_budget_never_lifts_the_callers_playout_cap() {

@@ -226,10 +226,13 @@ impl PekarSearch<'_> {
         mut beta: i64,
     ) -> i64 {
         self.nodes += 1;
-        if self.nodes & 0xfff == 0 {
-            if let Some(budget) = self.budget {
-                self.stopped |= budget.check(self.nodes);
-            }
+        if let Some(budget) = self.budget {
+            // The clock every 4096 nodes, the stop flag (one load) at every one.
+            self.stopped |= if self.nodes & 0xfff == 0 {
+                budget.check(self.nodes)
+            } else {
+                budget.is_stopped()
+            };
         }
         if self.stopped {
             // The caller discards a stopped search; any value ends it fastest.
@@ -291,7 +294,7 @@ impl Agent for PekarMinimax {
             me,
             start_diff: pos.store_diff(me) as i64,
             nodes: 1,
-            budget: self.budget.is_bounded().then_some(&self.budget),
+            budget: Some(&self.budget),
             stopped: false,
         };
         let mut best = i64::MIN;

@@ -106,7 +106,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let server = start(config.clone()).await?;
         tracing::info!(
             "database {} ({}), {} worker(s)",
@@ -121,5 +121,12 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         server.wait().await;
         tracing::info!("stopped");
         Ok(())
-    })
+    });
+    // The games under way saw the stop and return within a position or a playout; should one
+    // not, it must not keep a stopped process alive (dropping the runtime would wait for it).
+    runtime.shutdown_timeout(SHUTDOWN_WAIT);
+    served
 }
+
+/// How long a stopped process waits for threads still computing before it exits anyway.
+pub(super) const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);

@@ -51,7 +51,7 @@ pub fn run(args: &WorkerArgs) -> Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    let worked = runtime.block_on(async move {
         let store = Store::connect(url)
             .await
             .with_context(|| format!("opening the database {}", redact(url)))?;
@@ -77,5 +77,9 @@ pub fn run(args: &WorkerArgs) -> Result<()> {
         store.close().await;
         tracing::info!(worker = %name, "stopped");
         Ok(())
-    })
+    });
+    // As `serve`: a batch's games stop within a position of the stop, and none may keep the
+    // process alive if one does not.
+    runtime.shutdown_timeout(super::serve::SHUTDOWN_WAIT);
+    worked
 }

@@ -163,8 +163,9 @@ impl Benchmark {
         })
     }
 
-    /// Games of [`Benchmark::measure`] are skipped once `cancel` is set; the results of a
-    /// cancelled measurement mean nothing and are to be dropped.
+    /// Games of [`Benchmark::measure`] are skipped, and the searches of those under way
+    /// stopped, once `cancel` is set; the results of a cancelled measurement mean nothing and
+    /// are to be dropped.
     pub fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
@@ -219,10 +220,10 @@ impl Benchmark {
                 // building them again cannot fail.
                 let mut me = self
                     .individual_spec(&individuals[i].1)
-                    .build(self.rules)
+                    .build_within(self.rules, &self.cancel)
                     .expect("individuals are valid heuristic players");
                 let mut rival = self.config.panel[a]
-                    .build(self.rules)
+                    .build_within(self.rules, &self.cancel)
                     .expect("panel agents are checked when the benchmark is made");
                 self.pairing(a)
                     .play(&mut *me, &mut *rival, pair, first)

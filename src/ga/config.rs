@@ -753,12 +753,7 @@ impl GaConfig {
     /// results) and the columns beside it. Calibrated on real records: with the hunter preset
     /// (10 features, its panel) 40 individuals take 16.4 KB, estimated at about 21 KB.
     pub fn estimated_record_bytes(&self, features: usize) -> u64 {
-        let weights = features as u64 * RECORD_WEIGHT_BYTES;
-        let individuals = self.population as u64 * (RECORD_INDIVIDUAL_BYTES + weights);
-        // The hall of fame in the record and the best weights in their own column.
-        let best = 2 * weights;
-        let panel = self.benchmark.panel.len() as u64 * RECORD_PANEL_AGENT_BYTES;
-        RECORD_FIXED_BYTES + individuals + best + panel
+        record_bytes(self.population as u64, features, self.benchmark.panel.len())
     }
 
     /// An upper estimate of the bytes a whole run stores: every generation's row.
@@ -1119,6 +1114,18 @@ pub fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
         }
         (slot, value) => *slot = value.clone(),
     }
+}
+
+/// An upper estimate of the bytes of one stored generation row whose record holds
+/// `individuals` individuals of `features` weights and the results of `panel` panel agents
+/// (see [`GaConfig::estimated_record_bytes`]; learning runs' checkpoints are such rows too).
+pub fn record_bytes(individuals: u64, features: usize, panel: usize) -> u64 {
+    let weights = features as u64 * RECORD_WEIGHT_BYTES;
+    let individuals = individuals * (RECORD_INDIVIDUAL_BYTES + weights);
+    // The hall of fame in the record and the best weights in their own column.
+    let best = 2 * weights;
+    let panel = panel as u64 * RECORD_PANEL_AGENT_BYTES;
+    RECORD_FIXED_BYTES + individuals + best + panel
 }
 
 /// A byte count for people: "4.9 GB", "16 KB".

@@ -196,6 +196,8 @@ struct Searcher<'a> {
     depth: u32,
     ties: Ties,
     table: KeptTable,
+    /// The generation's cancel, read at every node of the search.
+    cancel: &'a Budget,
 }
 
 impl Agent for Searcher<'_> {
@@ -205,16 +207,15 @@ impl Agent for Searcher<'_> {
         let (best, nodes, value) = match cached {
             Some(best) => (best, 0, None),
             None => {
-                let result = AlphaBeta::new(&self.eval, self.rules).search_depth_keeping(
-                    pos,
-                    self.depth,
-                    &mut self.table,
-                );
+                let mut search = AlphaBeta::new(&self.eval, self.rules);
+                search.set_budget(self.cancel);
+                let result = search.search_depth_keeping(pos, self.depth, &mut self.table);
                 let best = result
                     .best_moves
                     .iter()
                     .fold(0u16, |set, &mv| set | 1 << (mv - 1));
-                if let Some(k) = key {
+                // A cancelled search's moves are no minimax result: never remembered.
+                if let Some(k) = key.filter(|_| !self.cancel.is_stopped()) {
                     self.memo.insert(k, best);
                 }
                 (
@@ -346,8 +347,9 @@ impl FitnessSetup {
             .collect()
     }
 
-    /// Games of [`FitnessSetup::evaluate`] are skipped once `cancel` is set; the evaluation
-    /// of a cancelled generation means nothing and is to be dropped.
+    /// Games of [`FitnessSetup::evaluate`] are skipped, and the searches of those under way
+    /// stopped, once `cancel` is set; the evaluation of a cancelled generation means nothing
+    /// and is to be dropped.
     pub fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
@@ -425,7 +427,7 @@ impl FitnessSetup {
             .expect("genome weights are within the validated bounds")
     }
 
-    fn individual<'a>(&self, eval: &'a WeightedEval, memo: &'a Memo) -> Searcher<'a> {
+    fn individual<'a>(&'a self, eval: &'a WeightedEval, memo: &'a Memo) -> Searcher<'a> {
         Searcher {
             eval: Shared(eval),
             memo,
@@ -433,6 +435,7 @@ impl FitnessSetup {
             depth: self.depth,
             ties: Ties::Random,
             table: KeptTable::default(),
+            cancel: &self.cancel,
         }
     }
 
@@ -560,13 +563,14 @@ impl FitnessSetup {
                         depth: *depth,
                         ties: *ties,
                         table: KeptTable::default(),
+                        cancel: &self.cancel,
                     };
                     &mut searcher
                 }
                 None => {
                     // Opponents were built once in `new`, so building again cannot fail.
                     built = self.opponents[o]
-                        .build(self.rules)
+                        .build_within(self.rules, &self.cancel)
                         .expect("opponent specs are checked when the setup is made");
                     &mut *built
                 }

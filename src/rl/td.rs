@@ -21,7 +21,7 @@ use crate::agents::GameRng;
 use crate::eval::{Feature, WeightedEval, MAX_WEIGHT};
 use crate::game::{Position, Rules, Side};
 use crate::matches::{game_rng, random_opening};
-use crate::search::AlphaBeta;
+use crate::search::{AlphaBeta, Budget};
 
 use super::{bad, check_start, check_whole, LearnConfigError};
 
@@ -205,6 +205,7 @@ pub struct TdLearner {
     start: Position,
     weights: Vec<f64>,
     progress: TdProgress,
+    cancel: Budget,
 }
 
 impl TdLearner {
@@ -215,7 +216,14 @@ impl TdLearner {
             config,
             start,
             progress: TdProgress::default(),
+            cancel: Budget::unlimited(),
         })
+    }
+
+    /// Makes the games of later steps stop, searches and all, once `cancel` is set. A step
+    /// cancelled so leaves weights that mean nothing: its owner drops the learner.
+    pub fn set_cancel(&mut self, cancel: Budget) {
+        self.cancel = cancel;
     }
 
     /// Carries on from `weights` after `games` games (a resumed run).
@@ -297,9 +305,10 @@ impl TdLearner {
         let mut rng: GameRng = game_rng(config.seed, &[TD_STREAM, game]);
         let (mut pos, _) = random_opening(self.start, config.opening_plies, config.rules, &mut rng);
         let mut search = AlphaBeta::new(eval, config.rules);
+        search.set_budget(&self.cancel);
         let mut steps: [Vec<Step>; 2] = [Vec::new(), Vec::new()];
         let mut plies = 0;
-        while !pos.is_game_over() {
+        while !pos.is_game_over() && !self.cancel.is_stopped() {
             let me = pos.side_to_move();
             let result = search.search_depth(&pos, config.depth);
             let best = result.best_moves[rng.random_range(0..result.best_moves.len())];

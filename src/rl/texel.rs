@@ -21,7 +21,7 @@ use crate::agents::{AgentSpec, GameRng};
 use crate::eval::{Feature, WeightedEval, MAX_WEIGHT};
 use crate::game::{Position, Rules, Side};
 use crate::matches::{game_rng, random_opening};
-use crate::search::{AlphaBeta, Solver};
+use crate::search::{AlphaBeta, Budget, Solver};
 
 use super::{bad, check_start, check_whole, LearnConfigError};
 
@@ -167,21 +167,32 @@ pub struct TexelFitter {
     samples: Vec<Sample>,
     weights: Vec<f64>,
     progress: TexelProgress,
+    cancel: Budget,
 }
 
 impl TexelFitter {
     /// Plays the source agent's games and samples and labels their positions.
     pub fn new(config: TexelConfig) -> Result<TexelFitter, LearnConfigError> {
+        TexelFitter::new_within(config, &Budget::unlimited())
+    }
+
+    /// [`TexelFitter::new`], whose games, searches and solves stop once `cancel` is set; so do
+    /// those of every later step. A fitter made or stepped under a cancel means nothing: its
+    /// owner drops it.
+    pub fn new_within(
+        config: TexelConfig,
+        cancel: &Budget,
+    ) -> Result<TexelFitter, LearnConfigError> {
         let start = config.validate()?;
         let per_game: Vec<Vec<Sample>> = (0..config.games as u64)
             .into_par_iter()
-            .map(|game| sample_game(&config, start, game))
+            .map(|game| sample_game(&config, start, game, cancel))
             .collect::<Result<_, _>>()?;
         let samples: Vec<Sample> = per_game.into_iter().flatten().collect();
         let mut exact = 0;
         let samples: Vec<(Sample, bool)> = samples
             .into_par_iter()
-            .map(|s| label_exactly(s, &config))
+            .map(|s| label_exactly(s, &config, cancel))
             .collect();
         let samples = samples
             .into_iter()
@@ -199,6 +210,7 @@ impl TexelFitter {
             },
             samples,
             config,
+            cancel: cancel.clone(),
         })
     }
 
@@ -223,6 +235,12 @@ impl TexelFitter {
         self.weights = weights;
         self.progress = progress;
         Ok(())
+    }
+
+    /// Makes the searches of later steps stop once `cancel` is set; a step cancelled so
+    /// leaves weights that mean nothing.
+    pub fn set_cancel(&mut self, cancel: Budget) {
+        self.cancel = cancel;
     }
 
     pub fn config(&self) -> &TexelConfig {
@@ -271,6 +289,7 @@ impl TexelFitter {
             .map(|sample| {
                 let me = sample.pos.side_to_move();
                 let mut search = AlphaBeta::new(&eval, config.rules);
+                search.set_budget(&self.cancel);
                 let best = search.search_depth(&sample.pos, config.depth).best_moves[0];
                 let leaf =
                     principal_leaf(&mut search, &sample.pos, best, config.depth, config.rules);
@@ -298,18 +317,19 @@ fn sample_game(
     config: &TexelConfig,
     start: Position,
     game: u64,
+    cancel: &Budget,
 ) -> Result<Vec<Sample>, LearnConfigError> {
     let build = || {
         config
             .source
-            .build(config.rules)
+            .build_within(config.rules, cancel)
             .map_err(|e| bad("source", e.to_string()))
     };
     let (mut south, mut north) = (build()?, build()?);
     let mut rng: GameRng = game_rng(config.seed, &[TEXEL_STREAM, game]);
     let (mut pos, _) = random_opening(start, config.opening_plies, config.rules, &mut rng);
     let mut seen = Vec::new();
-    while !pos.is_game_over() {
+    while !pos.is_game_over() && !cancel.is_stopped() {
         seen.push(pos);
         let agent = match pos.side_to_move() {
             Side::South => &mut south,
@@ -338,12 +358,13 @@ fn sample_game(
 
 /// The sample with the exact solver's label where it has few enough seeds, and whether it was
 /// solved.
-fn label_exactly(sample: Sample, config: &TexelConfig) -> (Sample, bool) {
+fn label_exactly(sample: Sample, config: &TexelConfig, cancel: &Budget) -> (Sample, bool) {
     if config.exact_seeds == 0 || sample.pos.seeds_in_pits() > config.exact_seeds {
         return (sample, false);
     }
     // A small table that grows on demand: endgames this size need little.
     let mut solver = Solver::new(config.rules, 12);
+    solver.set_budget(cancel);
     let (value, _) = solver.solve(&sample.pos);
     let label = match value.signum() {
         1 => 1.0,

@@ -327,12 +327,12 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
         Some(terminal_score(mine))
     }
 
-    /// Searches from now on stop once `budget` is spent. A fixed-depth search stopped so
-    /// returns a legal move but not a minimax result: the budget's owner must look at
-    /// [`Budget::stopped`] and discard it. A timed search stops deepening as at its own
-    /// deadline.
+    /// Searches from now on stop once `budget` is spent or cancelled (its stop flag is read at
+    /// every node). A fixed-depth search stopped so returns a legal move but not a minimax
+    /// result: the budget's owner must look at [`Budget::stopped`] and discard it. A timed
+    /// search stops deepening as at its own deadline.
     pub fn set_budget(&mut self, budget: &Budget) {
-        self.budget = budget.is_bounded().then(|| budget.clone());
+        self.budget = Some(budget.clone());
     }
 
     /// Resets everything one search may leave behind, so that each search gives the same
@@ -581,28 +581,37 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     }
 
     /// Counts a node and says whether the search must stop. The clock is read once every
-    /// 4096 nodes: reading it costs more than searching a leaf.
+    /// 4096 nodes: reading it costs more than searching a leaf. The owner's stop flag is one
+    /// load, read at every node: a cancelled game's search ends at once, however deep.
     #[inline(always)]
     fn enter(&mut self) -> bool {
         self.nodes += 1;
         if self.nodes & 0xfff == 0 {
-            // Tested at the same node counts in every run, so a node-bounded search stops
-            // at the same place on any machine.
-            if self.nodes >= self.max_nodes {
-                self.aborted = true;
-            }
-            if let Some(deadline) = self.deadline {
-                if Instant::now() >= deadline {
-                    self.aborted = true;
-                }
-            }
-            if let Some(budget) = &self.budget {
-                if budget.check(self.nodes) {
-                    self.aborted = true;
-                }
-            }
+            self.look_at_the_clock();
+        }
+        if self.budget.as_ref().is_some_and(Budget::is_stopped) {
+            self.aborted = true;
         }
         self.aborted
+    }
+
+    #[cold]
+    fn look_at_the_clock(&mut self) {
+        // Tested at the same node counts in every run, so a node-bounded search stops at the
+        // same place on any machine.
+        if self.nodes >= self.max_nodes {
+            self.aborted = true;
+        }
+        if let Some(deadline) = self.deadline {
+            if Instant::now() >= deadline {
+                self.aborted = true;
+            }
+        }
+        if let Some(budget) = &self.budget {
+            if budget.check(self.nodes) {
+                self.aborted = true;
+            }
+        }
     }
 
     /// [`AlphaBeta::search`] one turn from the horizon, where most children are leaves and a
@@ -800,4 +809,51 @@ pub fn minimax_plain<E: Evaluator>(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::StoreDiff;
+    use crate::search::Stopped;
+
+    /// Depth 16 from the start of Kalah(12,8) would take minutes; a cancel from another thread
+    /// ends it at once, with a legal move for the owner to discard.
+    #[test]
+    fn a_cancel_stops_a_deep_search_at_once() {
+        let pos = Position::start(12, 8).expect("a board");
+        let budget = Budget::unlimited();
+        let stop = budget.clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            stop.cancel();
+            Instant::now()
+        });
+        let eval = StoreDiff;
+        let mut search = AlphaBeta::new(&eval, Rules::Standard);
+        search.set_budget(&budget);
+        let result = search.search_depth(&pos, 16);
+        let returned = Instant::now();
+        let cancelled = canceller.join().expect("the canceller");
+        assert!(
+            returned.saturating_duration_since(cancelled) < Duration::from_secs(1),
+            "returned {:?} after the cancel",
+            returned.saturating_duration_since(cancelled)
+        );
+        assert_eq!(budget.stopped(), Some(Stopped::Cancelled));
+        assert!(pos.legal_moves().contains(result.best_moves[0]));
+    }
+
+    /// A budget nobody stops changes nothing of a search's result.
+    #[test]
+    fn an_unstopped_budget_changes_no_result() {
+        let pos = Position::start(6, 4).expect("a board");
+        let eval = StoreDiff;
+        for depth in [3, 6, 9] {
+            let plain = AlphaBeta::new(&eval, Rules::Standard).search_depth(&pos, depth);
+            let mut search = AlphaBeta::new(&eval, Rules::Standard);
+            search.set_budget(&Budget::unlimited());
+            assert_eq!(search.search_depth(&pos, depth), plain);
+        }
+    }
 }

@@ -3,14 +3,19 @@
 //!
 //! A [`Budget`] is shared (cloned) between the owner of a computation and the computation. It
 //! holds a stop flag the owner can set ([`Budget::cancel`]), an optional wall-clock deadline
-//! and an optional cap on the positions one move's search may visit. Searches (alpha-beta, the
-//! exact solver, MCTS) look at it every few thousand positions through [`Budget::check`]; game
-//! loops look at it between games through [`Budget::check_now`]. Once a budget is spent it
-//! stays spent: every search under it returns at once with whatever move it has, and the owner
-//! throws the partial result away, reporting [`Budget::stopped`] as the reason.
+//! and an optional cap on the positions one move's search may visit. Searches read the stop
+//! flag at every position (alpha-beta, Pekar's minimax) or playout (MCTS), and every thousand
+//! positions in the exact solver, so that a cancel reaches inside a game at once; the clock
+//! and the node cap they read every few thousand positions through [`Budget::check`], as
+//! reading the clock costs more than a leaf. Game loops look at it between games through
+//! [`Budget::check_now`]. Once a budget is spent it stays spent: every search under it
+//! returns at once with whatever move it has, and the owner throws the partial result away,
+//! reporting [`Budget::stopped`] as the reason.
 //!
-//! The default budget is unlimited and nobody holds its flag: the command line and the GA's
-//! fitness games (which must reproduce from their seed) run under it.
+//! The default budget is unlimited: only a cancel stops it. The command line runs under one
+//! nobody cancels; the server's runs and the batch workers' games under one their owner
+//! cancels when the run is cancelled or deleted or the process stops. A search that is not
+//! stopped never looks at anything but the flag, so its result is the same with any budget.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -126,6 +131,9 @@ impl Budget {
         }
     }
 
+    /// Whether the budget is spent or cancelled: one atomic load, cheap enough for every
+    /// position of a search.
+    #[inline]
     pub fn is_stopped(&self) -> bool {
         self.0.state.load(Ordering::Acquire) != RUNNING
     }
@@ -152,10 +160,15 @@ impl Budget {
         self.stopped().map_or(Ok(()), Err)
     }
 
-    /// Whether this budget can ever stop a search early (a node cap or a deadline); with
-    /// neither, searches need not look at it more than callers look between games.
+    /// Whether this budget can stop a search by itself (a node cap or a deadline), beside a
+    /// cancel.
     pub fn is_bounded(&self) -> bool {
         self.0.deadline.is_some() || self.0.max_move_nodes != u64::MAX
+    }
+
+    /// Whether `other` is a clone of this budget (shares its state).
+    pub fn is_same(&self, other: &Budget) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// A guard that cancels the budget when dropped. An HTTP handler holds one while its

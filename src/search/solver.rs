@@ -79,36 +79,78 @@ impl Meta {
     }
 }
 
-/// One table slot as three words, `[key high ^ meta, key low ^ meta, meta]`. Threads read and
-/// write slots without locks; a slot torn by two writers fails the key check (the key words
-/// only match under the meta word they were written with), so a reader never takes one
-/// position's bounds for another's. A meta word of 0 marks an empty slot (an entry always has
-/// seeds in the pits, so its meta is never 0).
-type Slot = [AtomicU64; 3];
-
+/// Slots in a bucket: a probe reads one bucket, a cache line with 16-byte slots.
 const BUCKET: usize = 4;
 
-/// The transposition table, shared by the threads of one solve.
+/// The transposition table, shared by the threads of one solve. A slot is two words,
+/// `[key ^ meta, meta]`, on boards of up to 6 pits (the key packs the pits exactly in 64
+/// bits), three, `[key high ^ meta, key low ^ meta, meta]`, on larger boards. Threads read
+/// and write slots without locks; a slot torn by two writers fails the key check (the key
+/// words only match under the meta word they were written with), so a reader never takes one
+/// position's bounds for another's. A meta word of 0 marks an empty slot (an entry always has
+/// seeds in the pits, so its meta is never 0).
 struct Table {
-    /// Zeroed by the allocator, so a big table costs nothing until it is used.
-    slots: Box<[Slot]>,
-    mask: usize,
+    /// Anonymous memory, zero until written, so a big table costs nothing until it is used.
+    map: memmap2::MmapMut,
+    slots: usize,
+    /// Words a slot.
+    stride: usize,
+    /// Bits a pit in the two-word key, 0 with three-word slots.
+    pit_bits: u32,
+    pits: usize,
     /// Slots that hold an entry (threads add their counts in batches).
     used: AtomicUsize,
 }
 
 impl Table {
-    fn new(log2: u32) -> Table {
-        let size = 1usize << log2;
+    fn new(log2: u32, pits: usize) -> Table {
+        let slots = 1usize << log2;
+        let narrow = pits <= 6;
+        let stride = if narrow { 2 } else { 3 };
+        let bytes = slots * stride * 8;
+        let map = memmap2::MmapOptions::new()
+            .len(bytes)
+            .map_anon()
+            .expect("memory for the transposition table");
+        #[cfg(target_os = "linux")]
+        if bytes >= 4 << 20 {
+            // Probes land anywhere in the table, so with 4 KiB pages nearly every one also
+            // misses the TLB: huge pages made Kalah(6,4) 1.46 times faster. Only advice:
+            // without transparent huge pages the table works the same.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
         Table {
-            slots: bytemuck::allocation::zeroed_slice_box(size),
-            mask: size - 1,
+            map,
+            slots,
+            stride,
+            pit_bits: if narrow {
+                62 / (2 * pits.max(1) as u32)
+            } else {
+                0
+            },
+            pits,
             used: AtomicUsize::new(0),
         }
     }
 
     fn len(&self) -> usize {
-        self.slots.len()
+        self.slots
+    }
+
+    fn bytes(&self) -> usize {
+        self.slots * self.stride * 8
+    }
+
+    #[inline]
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the map is `slots * stride` words long, page-aligned, zero-initialised and
+        // lives as long as `self`; AtomicU64 has the size of u64 and no invalid bit patterns.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.map.as_ptr() as *const AtomicU64,
+                self.slots * self.stride,
+            )
+        }
     }
 
     /// The first slot of `key`'s bucket. Every bit of the key must reach the index: the
@@ -127,29 +169,59 @@ impl Table {
         h ^= h >> 27;
         h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
         h ^= h >> 31;
-        (h as usize) & self.mask & !(BUCKET - 1)
+        (h as usize) & (self.slots - 1) & !(BUCKET - 1)
+    }
+
+    /// Asks the processor to fetch a bucket that will be probed soon.
+    #[inline]
+    fn prefetch(&self, base: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ptr = self.words()[base * self.stride..].as_ptr();
+            // SAFETY: a prefetch is only a hint; the address lies inside the table.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(ptr as *const i8, std::arch::x86_64::_MM_HINT_T0)
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = base;
     }
 
     /// The entry in slot `i` when it is whole: its key and meta.
     #[inline]
     fn read(&self, i: usize) -> Option<(u128, Meta)> {
-        let slot = &self.slots[i];
-        let meta = slot[2].load(Relaxed);
+        let w = &self.words()[i * self.stride..(i + 1) * self.stride];
+        let meta = w[self.stride - 1].load(Relaxed);
         if meta == 0 {
             return None;
         }
-        let high = slot[0].load(Relaxed) ^ meta;
-        let low = slot[1].load(Relaxed) ^ meta;
-        Some(((high as u128) << 64 | low as u128, Meta::unpack(meta)))
+        let key = if self.stride == 2 {
+            (w[0].load(Relaxed) ^ meta) as u128
+        } else {
+            let high = w[0].load(Relaxed) ^ meta;
+            let low = w[1].load(Relaxed) ^ meta;
+            (high as u128) << 64 | low as u128
+        };
+        Some((key, Meta::unpack(meta)))
     }
 
     #[inline]
     fn write(&self, i: usize, key: u128, meta: Meta) {
         let word = meta.pack();
-        let slot = &self.slots[i];
-        slot[0].store((key >> 64) as u64 ^ word, Relaxed);
-        slot[1].store(key as u64 ^ word, Relaxed);
-        slot[2].store(word, Relaxed);
+        let w = &self.words()[i * self.stride..(i + 1) * self.stride];
+        if self.stride == 2 {
+            w[0].store(key as u64 ^ word, Relaxed);
+            w[1].store(word, Relaxed);
+        } else {
+            w[0].store((key >> 64) as u64 ^ word, Relaxed);
+            w[1].store(key as u64 ^ word, Relaxed);
+            w[2].store(word, Relaxed);
+        }
+    }
+
+    #[inline]
+    fn meta_word(&self, i: usize) -> u64 {
+        self.words()[i * self.stride + self.stride - 1].load(Relaxed)
     }
 
     /// The slot and entry of `key` for `side`, if the table holds one.
@@ -169,7 +241,7 @@ impl Table {
         let mut victim = base;
         let mut victim_work = u16::MAX;
         for i in base..base + BUCKET {
-            let word = self.slots[i][2].load(Relaxed);
+            let word = self.meta_word(i);
             if word == 0 {
                 self.write(i, key, meta);
                 return true;
@@ -186,7 +258,7 @@ impl Table {
 
     /// A table of `2^log2` slots holding every whole entry of this one.
     fn resized(&self, log2: u32) -> Table {
-        let table = Table::new(log2);
+        let table = Table::new(log2, self.pits);
         let mut used = 0;
         for i in 0..self.len() {
             if let Some((key, meta)) = self.read(i) {
@@ -195,6 +267,58 @@ impl Table {
         }
         table.used.store(used, Relaxed);
         table
+    }
+
+    /// The table key of a position, `None` when this table cannot hold it. Two-word slots
+    /// pack every pit in `pit_bits` bits (a position with a fuller pit is not kept); three-word
+    /// slots take the pits exactly when every pit holds under 256 seeds and there are at most
+    /// 16 pits, otherwise a 128-bit mix of all pits (a false match then needs a 128-bit
+    /// collision).
+    #[inline]
+    fn key(&self, pos: &Position) -> Option<u128> {
+        let m = pos.pits();
+        let cells = pos.cells();
+        let (first, second) = if pos.side_to_move() == crate::game::Side::North {
+            (m + 1, 0)
+        } else {
+            (0, m + 1)
+        };
+        if self.pit_bits != 0 {
+            let b = self.pit_bits;
+            let mut key: u64 = 0;
+            let mut all: u64 = 0;
+            for &c in cells[first..first + m]
+                .iter()
+                .chain(&cells[second..second + m])
+            {
+                key = (key << b) | c as u64;
+                all |= c as u64;
+            }
+            return (all >> b == 0).then_some(key as u128);
+        }
+        let fits = m <= 8 && cells.iter().all(|&c| c < 256);
+        let mut key: u128 = 0;
+        if fits {
+            for &c in cells[first..first + m]
+                .iter()
+                .chain(&cells[second..second + m])
+            {
+                key = (key << 8) | c as u128;
+            }
+            Some(key)
+        } else {
+            let mut a: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut b: u64 = 0xc2b2_ae3d_27d4_eb4f;
+            for (i, &c) in cells[first..first + m]
+                .iter()
+                .chain(&cells[second..second + m])
+                .enumerate()
+            {
+                a = (a ^ c as u64).wrapping_mul(0x100_0000_01b3).rotate_left(17);
+                b = (b ^ (c as u64 + i as u64)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            }
+            Some(((a as u128) << 64 | b as u128) | 1)
+        }
     }
 }
 
@@ -221,6 +345,32 @@ const CHECK_EVERY: u64 = 0x3ff;
 const SPLIT_PLIES: u32 = 12;
 /// Seeds in the pits beyond the database's reach below which a subtree is too small to share.
 const SPLIT_SEEDS: u32 = 8;
+
+/// What [`Walker::enter`] learned of a position it could not settle.
+#[derive(Clone, Copy)]
+struct Entry {
+    key: Option<u128>,
+    side: u8,
+    found: Option<(usize, Meta)>,
+    /// Bounds on the gain from the seeds left and the table.
+    lower: i32,
+    upper: i32,
+    /// The table's best move, 0 for none.
+    hint: u8,
+}
+
+/// A move of the position being expanded and what it leads to.
+#[derive(Clone, Copy, Default)]
+struct Kid {
+    mv: u8,
+    over: bool,
+    extra: bool,
+    order: i32,
+    gain: i32,
+    pos: Option<Position>,
+    /// The child's table key when computed ahead (`Some(None)`: it has none).
+    key: Option<Option<u128>>,
+}
 
 /// One thread's walk of the tree within a probe.
 struct Walker<'a> {
@@ -323,87 +473,177 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Fail-soft alpha-beta on the gain from here. Kept in one piece: it is the solver's hot
-    /// loop (table probe, move ordering, recursion, table store share the position and
-    /// bounds), and helpers would have to pass all of that through every call.
-    fn search(&mut self, pos: &Position, mut alpha: i32, mut beta: i32, ply: u32) -> i32 {
+    /// The lowest gain the side to move can be held to: it loses at most every seed left,
+    /// and at least one seed reaches its store when the move of its pit nearest the store
+    /// does (it passes or ends in the store, or captures: with empty captures any landing
+    /// in that pit's empty successors does).
+    #[inline]
+    fn floor(&self, pos: &Position, seeds: i32) -> i32 {
+        if pos.swap_available() {
+            return -seeds;
+        }
+        let me = pos.side_to_move();
+        let m = pos.pits();
+        let pits = pos.side_pits(me);
+        let Some(j) = (0..m).rev().find(|&j| pits[j] != 0) else {
+            return -seeds;
+        };
+        let end = j + pits[j] as usize;
+        let scores = end >= m || self.rules == Rules::EmptyCapture || {
+            let last = pos.first_pit(me) + end;
+            pos.cells()[pos.opposite(last)] != 0
+        };
+        if scores {
+            -seeds + 2
+        } else {
+            -seeds
+        }
+    }
+
+    /// What is known of `pos` before expanding it: `Ok` with the value to return when the
+    /// database, the seeds left or the table settle it against the window, else what the
+    /// expansion needs. Counts the position as a node.
+    #[inline]
+    fn enter(
+        &mut self,
+        pos: &Position,
+        alpha: i32,
+        beta: i32,
+        key: Option<Option<u128>>,
+    ) -> Result<i32, Entry> {
         self.nodes += 1;
         if self.nodes & CHECK_EVERY == 0 {
             self.check();
         }
         if self.aborted {
-            return 0;
+            return Ok(0);
         }
         if let Some(gain) = self.egdb_gain(pos) {
-            return gain;
+            return Ok(gain);
         }
         let seeds = gain_bound(pos);
         // The side to move can gain at most every seed left and lose at most all of them.
         if seeds <= alpha {
-            return seeds;
+            return Ok(seeds);
         }
-        if -seeds >= beta {
-            return -seeds;
+        let floor = self.floor(pos, seeds);
+        if floor >= beta {
+            return Ok(floor);
         }
-        let key = key(pos);
+        let key = key.unwrap_or_else(|| self.table.key(pos));
         // The pie state is part of what the value depends on. A swap-offer position's value
         // also depends on its stores (the swap hands them over), but the offer only follows
         // South's first move from a start, where the pits alone tell the position.
-        let side = pos.side_to_move() as u8 | (pos.pie() as u8) << 1;
-        let mut best_hint = 0u8;
-        let found = self.table.probe(key, side);
+        let side = self.side_code(pos);
+        let found = key.and_then(|key| self.table.probe(key, side));
+        let mut entry = Entry {
+            key,
+            side,
+            found,
+            lower: floor,
+            upper: seeds,
+            hint: 0,
+        };
         if let Some((_, e)) = found {
             if e.lower >= beta as i16 {
-                return e.lower as i32;
+                return Ok(e.lower as i32);
             }
             if e.upper <= alpha as i16 {
-                return e.upper as i32;
+                return Ok(e.upper as i32);
             }
-            alpha = alpha.max(e.lower as i32);
-            beta = beta.min(e.upper as i32);
-            best_hint = e.best;
+            entry.lower = entry.lower.max(e.lower as i32);
+            entry.upper = entry.upper.min(e.upper as i32);
+            entry.hint = e.best;
+        }
+        Err(entry)
+    }
+
+    #[inline]
+    fn side_code(&self, pos: &Position) -> u8 {
+        (pos.pie() as u8) << 1
+    }
+
+    /// Fail-soft alpha-beta on the gain from here.
+    fn search(&mut self, pos: &Position, alpha: i32, beta: i32, ply: u32) -> i32 {
+        match self.enter(pos, alpha, beta, None) {
+            Ok(value) => value,
+            Err(entry) => self.expand(pos, alpha, beta, entry, ply),
+        }
+    }
+
+    /// Searches the moves of `pos`, whose [`Walker::enter`] left it open. Kept in one piece:
+    /// it is the solver's hot loop (move ordering, recursion, table store share the position
+    /// and bounds), and helpers would have to pass all of that through every call.
+    fn expand(&mut self, pos: &Position, alpha: i32, beta: i32, entry: Entry, ply: u32) -> i32 {
+        let mut alpha = alpha.max(entry.lower);
+        let beta = beta.min(entry.upper);
+        if alpha >= beta {
+            // The window closed on a bound found since the entry was read.
+            return if entry.lower >= beta {
+                entry.lower
+            } else {
+                entry.upper
+            };
         }
         let original_alpha = alpha;
         let original_beta = beta;
+        let best_hint = entry.hint;
+        let seeds = gain_bound(pos);
 
         let me = pos.side_to_move();
         let m = pos.pits();
         let my_store = pos.store_index(me);
-        let mut moves = [0u8; 16];
+        let mut kids = [Kid::default(); 14];
         let mut n = 0;
+        let legal = pos.legal_moves();
         if best_hint != 0 {
-            moves[0] = best_hint;
+            kids[0].mv = best_hint;
             n = 1;
         }
         // Extra turns first (nearest the store first), then the rest by what they gain.
-        let legal = pos.legal_moves();
         for mv in (1..=m).rev() {
             if legal.contains(mv) && mv as u8 != best_hint && pos.landing_cell(me, mv) == my_store {
-                moves[n] = mv as u8;
+                kids[n].mv = mv as u8;
                 n += 1;
             }
         }
         // Moves that pass the turn by what they put in the store, captures above all, largest
         // first; equal ones stay nearest the store first (the sort is stable). On Kalah(6,4)
         // this cut a solve's nodes 2 to 6 fold against nearest-the-store order alone.
-        let mut passing = [(0i32, 0u8); 16];
-        let mut k = 0;
+        let passing_from = n;
         for mv in (1..=m).rev() {
             if legal.contains(mv) && mv as u8 != best_hint && pos.landing_cell(me, mv) != my_store {
+                let kid = &mut kids[n];
+                kid.mv = mv as u8;
                 let mut child = *pos;
-                child.play_unchecked(mv, self.rules);
-                passing[k] = (pos.store(me) as i32 - child.store(me) as i32, mv as u8);
-                k += 1;
+                let outcome = child.play_unchecked(mv, self.rules);
+                kid.over = outcome.game_over;
+                kid.extra = outcome.extra_turn;
+                kid.order = pos.store(me) as i32 - child.store(me) as i32;
+                kid.pos = Some(child);
+                n += 1;
             }
         }
-        passing[..k].sort_by_key(|&(loss, _)| loss);
-        for &(_, mv) in &passing[..k] {
-            moves[n] = mv;
+        kids[passing_from..n].sort_by_key(|kid| kid.order);
+        if legal.contains(SWAP) && SWAP as u8 != best_hint {
+            kids[n].mv = SWAP as u8;
             n += 1;
         }
-        if legal.contains(SWAP) && SWAP as u8 != best_hint {
-            moves[n] = SWAP as u8;
-            n += 1;
+        // Each child is made once, here, and searched from its copy.
+        let before = pos.store_diff(me);
+        for kid in &mut kids[..n] {
+            let child = match kid.pos {
+                Some(child) => child,
+                None => {
+                    let mut child = *pos;
+                    let outcome = child.play_unchecked(kid.mv as usize, self.rules);
+                    kid.over = outcome.game_over;
+                    kid.extra = outcome.extra_turn;
+                    kid.pos = Some(child);
+                    child
+                }
+            };
+            kid.gain = child.store_diff(me) - before;
         }
 
         // Young brothers wait: the first move is searched alone, and only when it does not
@@ -414,42 +654,128 @@ impl<'a> Walker<'a> {
             && pos.seeds_in_pits() >= self.egdb_seeds + SPLIT_SEEDS;
         let mut best = i32::MIN;
         let mut best_move = 0u8;
-        for (i, &mv) in moves[..n].iter().enumerate() {
-            if split && i == 1 {
-                let (value, mv) = self.siblings(pos, &moves[1..n], alpha, beta, ply);
+        let mut looked = [None::<Entry>; 14];
+        if !split {
+            // Every child is looked at before any is searched (Irving's peek, enhanced
+            // transposition cutoffs): one whose game end, database entry, seeds left or
+            // table entry already refutes the window ends the node at once. Their buckets
+            // are fetched first, so that the children's cache misses overlap.
+            for kid in &mut kids[..n] {
+                let child = kid.pos.expect("played");
+                if !kid.over && child.seeds_in_pits() > self.egdb_seeds {
+                    let key = self.table.key(&child);
+                    kid.key = Some(key);
+                    if let Some(key) = key {
+                        let side = self.side_code(&child);
+                        self.table.prefetch(self.table.bucket(key, side));
+                    }
+                }
+            }
+            for (i, kid) in kids[..n].iter().enumerate() {
+                let child = kid.pos.expect("played");
+                let value = if kid.over {
+                    kid.gain
+                } else if kid.extra {
+                    match self.enter(&child, alpha - kid.gain, beta - kid.gain, kid.key) {
+                        Ok(v) => kid.gain + v,
+                        Err(e) => {
+                            looked[i] = Some(e);
+                            continue;
+                        }
+                    }
+                } else {
+                    match self.enter(&child, kid.gain - beta, kid.gain - alpha, kid.key) {
+                        Ok(v) => kid.gain - v,
+                        Err(e) => {
+                            looked[i] = Some(e);
+                            continue;
+                        }
+                    }
+                };
                 if self.aborted {
                     return 0;
                 }
                 if value > best {
                     best = value;
-                    best_move = mv;
+                    best_move = kid.mv;
+                    if best > alpha {
+                        alpha = best;
+                    }
+                    if alpha >= beta {
+                        break;
+                    }
                 }
-                break;
             }
-            let value = self.through(pos, mv, alpha, beta, ply);
-            if self.aborted {
-                return 0;
-            }
-            if value > best {
-                best = value;
-                best_move = mv;
-                if best > alpha {
-                    alpha = best;
-                }
-                if alpha >= beta {
+        }
+        if alpha < beta {
+            for (i, kid) in kids[..n].iter().enumerate() {
+                if split && i == 1 {
+                    let moves: Vec<u8> = kids[1..n].iter().map(|k| k.mv).collect();
+                    let (value, mv) = self.siblings(pos, &moves, alpha, beta, ply);
+                    if self.aborted {
+                        return 0;
+                    }
+                    if value > best {
+                        best = value;
+                        best_move = mv;
+                    }
                     break;
+                }
+                let value = if !split {
+                    let Some(e) = looked[i] else { continue };
+                    let child = kid.pos.expect("played");
+                    if kid.extra {
+                        kid.gain
+                            + self.expand(&child, alpha - kid.gain, beta - kid.gain, e, ply + 1)
+                    } else {
+                        kid.gain
+                            - self.expand(&child, kid.gain - beta, kid.gain - alpha, e, ply + 1)
+                    }
+                } else {
+                    // The first move of a node whose others are shared: not looked at ahead.
+                    let child = kid.pos.expect("played");
+                    if kid.over {
+                        kid.gain
+                    } else if kid.extra {
+                        kid.gain + self.search(&child, alpha - kid.gain, beta - kid.gain, ply + 1)
+                    } else {
+                        kid.gain - self.search(&child, kid.gain - beta, kid.gain - alpha, ply + 1)
+                    }
+                };
+                if self.aborted {
+                    return 0;
+                }
+                if value > best {
+                    best = value;
+                    best_move = kid.mv;
+                    if best > alpha {
+                        alpha = best;
+                    }
+                    if alpha >= beta {
+                        break;
+                    }
                 }
             }
         }
 
         let (lower, upper) = if best <= original_alpha {
-            (-seeds, best)
+            (entry.lower.min(best), best)
         } else if best >= original_beta {
             (best, seeds)
         } else {
             (best, best)
         };
-        self.store(found, key, side, lower, upper, seeds as u16, best_move);
+        if let Some(key) = entry.key {
+            self.store(
+                entry.found,
+                key,
+                entry.side,
+                lower,
+                upper,
+                seeds as u16,
+                best_move,
+            );
+        }
         best
     }
 
@@ -534,37 +860,6 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// The table key of a position: its pits, exactly when every pit holds under 256 seeds and
-/// there are at most 16 pits, which covers every position the solver can finish; otherwise a
-/// 128-bit mix of all pits (a false match then needs a 128-bit collision).
-#[inline]
-fn key(pos: &Position) -> u128 {
-    let m = pos.pits();
-    let cells = pos.cells();
-    let fits = m <= 8 && cells.iter().all(|&c| c < 256);
-    let mut key: u128 = 0;
-    if fits {
-        for &c in &cells[..m] {
-            key = (key << 8) | c as u128;
-        }
-        for &c in &cells[m + 1..2 * m + 1] {
-            key = (key << 8) | c as u128;
-        }
-        key
-    } else {
-        let mut a: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut b: u64 = 0xc2b2_ae3d_27d4_eb4f;
-        for (i, &c) in cells.iter().enumerate() {
-            if i == m || i == 2 * m + 1 {
-                continue;
-            }
-            a = (a ^ c as u64).wrapping_mul(0x100_0000_01b3).rotate_left(17);
-            b = (b ^ (c as u64 + i as u64)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        }
-        ((a as u128) << 64 | b as u128) | 1
-    }
-}
-
 /// An exact solver with its transposition table; reuse it across calls on the same rules to
 /// keep what it learned.
 pub struct Solver {
@@ -588,12 +883,13 @@ pub struct Solver {
 
 impl Solver {
     /// A solver whose table starts small and doubles as it fills, up to `2^max_log2` slots of
-    /// 24 bytes each (2^24 slots take 400 MB).
+    /// 16 bytes each on boards of up to 6 pits, 24 on larger ones (2^24 slots take 256 or 384
+    /// MiB).
     pub fn new(rules: Rules, max_log2: u32) -> Solver {
         let max_log2 = max_log2.clamp(8, 30);
         Solver {
             rules,
-            table: Table::new(max_log2.min(14)),
+            table: Table::new(max_log2.min(14), 6),
             max_log2,
             nodes: 0,
             total_nodes: 0,
@@ -606,14 +902,15 @@ impl Solver {
         }
     }
 
-    /// A solver whose table may grow to 400 MB.
+    /// A solver whose table may grow to 2^24 slots.
     pub fn with_default_table(rules: Rules) -> Solver {
         Solver::new(rules, 24)
     }
 
-    /// A solver whose table may grow to `mb` MiB (at least 256 slots, at most 2^30).
+    /// A solver whose table may grow to `mb` MiB (at least 256 slots, at most 2^30), counted
+    /// in the 24-byte slots of the largest boards.
     pub fn with_table_mb(rules: Rules, mb: u64) -> Solver {
-        let slots = (mb << 20) / std::mem::size_of::<Slot>() as u64;
+        let slots = (mb << 20) / 24;
         Solver::new(rules, slots.max(1).ilog2())
     }
 
@@ -653,12 +950,12 @@ impl Solver {
     /// mean nothing and nothing of it enters the table, so the owner discards the result
     /// ([`Budget::stopped`]).
     pub fn set_budget(&mut self, budget: &Budget) {
-        self.budget = budget.is_bounded().then(|| budget.clone());
+        self.budget = Some(budget.clone());
     }
 
     /// The table's memory now.
     pub fn table_bytes(&self) -> usize {
-        self.table.len() * std::mem::size_of::<Slot>()
+        self.table.bytes()
     }
 
     /// Positions searched since the solver was made.
@@ -677,6 +974,9 @@ impl Solver {
     fn probe(&mut self, pos: &Position, alpha: i32, beta: i32) -> Option<i32> {
         if self.aborted {
             return None;
+        }
+        if self.table.pits != pos.pits() {
+            self.table = Table::new(self.max_log2.min(14), pos.pits());
         }
         loop {
             let grow_at = if self.table.len() < 1 << self.max_log2 {

@@ -1,6 +1,7 @@
 //! The compute permits: moves and matches a person waits for run on the interactive pool,
-//! tournaments beside the runs on the game pool, each holding a permit so that no flood of
-//! requests can take the machine from the runs.
+//! tournaments on a pool of their own beside the runs' (their share of the cores), each
+//! holding a permit so that no flood of requests can take the machine from the runs, and
+//! none of them ever holds a thread of the runs' pool.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,30 +33,60 @@ pub(crate) async fn compute<T: Send + 'static>(
             ))
         }
     };
+    let _stop_on_shutdown = cancel_on_shutdown(state, budget);
     run_holding(permit, state.interactive.clone(), f).await
 }
 
-/// Runs `f` (a tournament) on the game pool beside the runs, holding a background permit.
-/// The wait for a permit counts against `budget`: a tournament whose deadline passes, or that
-/// is cancelled, while it waits runs `f` at once without a permit, and `f` stops under the
-/// spent budget with its reason.
-pub(crate) async fn compute_in_background<T: Send + 'static>(
+/// Cancels `budget` once the process starts to stop, until dropped: a stopping server
+/// waits for the requests under way, and a match may have minutes left before its deadline.
+fn cancel_on_shutdown(state: &SharedState, budget: &crate::search::Budget) -> StopWatch {
+    let (stopping, budget) = (state.stopping(), budget.clone());
+    StopWatch(
+        tokio::spawn(async move {
+            stopping.await;
+            budget.cancel();
+        })
+        .abort_handle(),
+    )
+}
+
+/// See [`cancel_on_shutdown`].
+struct StopWatch(tokio::task::AbortHandle);
+
+impl Drop for StopWatch {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Waits for a background permit (a tournament's turn on the tournaments' pool). The wait
+/// counts against `budget`: `None` once its deadline passes or it is cancelled meanwhile.
+pub(crate) async fn background_turn(
     state: &SharedState,
     budget: &crate::search::Budget,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> error::ApiResult<T> {
+) -> error::ApiResult<Option<tokio::sync::OwnedSemaphorePermit>> {
     // A budget has no waker: look at it a few times a second while waiting.
     const LOOK: Duration = Duration::from_millis(200);
-    let permit = loop {
+    loop {
         let wait = budget.remaining().map_or(LOOK, |left| left.min(LOOK));
         match tokio::time::timeout(wait, state.background.clone().acquire_owned()).await {
-            Ok(permit) => break Some(permit.map_err(ApiError::internal)?),
-            Err(_) if budget.check_now().is_err() => break None,
+            Ok(permit) => return Ok(Some(permit.map_err(ApiError::internal)?)),
+            Err(_) if budget.check_now().is_err() => return Ok(None),
             Err(_) => {}
         }
-    };
+    }
+}
+
+/// Runs `f` (a tournament) on the tournaments' pool holding `permit` from
+/// [`background_turn`]; without one (its budget was spent while it waited) `f` runs at once
+/// off the pools, and stops under the spent budget with its reason.
+pub(crate) async fn compute_in_background<T: Send + 'static>(
+    state: &SharedState,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> error::ApiResult<T> {
     match permit {
-        Some(permit) => run_holding(permit, state.pool.clone(), f).await,
+        Some(permit) => run_holding(permit, state.tournament_pool.clone(), f).await,
         None => tokio::task::spawn_blocking(f)
             .await
             .map_err(ApiError::internal),

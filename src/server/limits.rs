@@ -148,5 +148,18 @@ pub async fn serve(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Computations see the stop and end at once (`compute`); a client that reads slowly must
+    // not hold the process.
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "connections still open {} s after the stop: closed",
+            SHUTDOWN_GRACE.as_secs()
+        );
+    }
 }
+
+/// How long a stopping server lets the requests under way finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);

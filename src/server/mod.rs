@@ -13,6 +13,7 @@
 //! - [`events`]: the event streams of many runs in one connection (one per browser).
 //! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
 //!   moves and positions, matches and tournaments.
+//! - [`metrics`]: `GET /metrics`, for Prometheus.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
 //! - [`openapi`]: the OpenAPI 3.1 document, its request schemas generated from the types.
 //! - [`assets`]: the dashboard, embedded at compile time or read from `--static-dir`.
@@ -26,6 +27,7 @@ pub mod events;
 pub mod guard;
 pub mod limits;
 pub mod matches;
+pub mod metrics;
 pub mod moves;
 pub mod openapi;
 pub mod routes;
@@ -224,6 +226,16 @@ fn named_game_pool(threads: Option<usize>, name: &'static str) -> Result<rayon::
         .with_context(|| format!("starting the {name} threads"))
 }
 
+/// The tournaments' share of the cores: half the game threads, at least one.
+fn tournament_threads(game_threads: Option<usize>) -> usize {
+    let cores = game_threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    });
+    (cores / 2).max(1)
+}
+
 /// Up to two threads at normal priority for interactive requests ([`compute`]).
 fn interactive_pool() -> Result<rayon::ThreadPool> {
     let threads = std::thread::available_parallelism()
@@ -331,6 +343,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         store,
         pool: Arc::new(rayon_pool(config.threads)?),
         interactive: Arc::new(interactive_pool()?),
+        tournament_pool: Arc::new(named_game_pool(
+            Some(tournament_threads(config.threads)),
+            "kalah-tournaments",
+        )?),
         events,
         follows: Mutex::new(HashMap::new()),
         wake: Notify::new(),
@@ -347,6 +363,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         owner,
         queue,
         shutdown,
+        evolving: Mutex::new(HashMap::new()),
+        counters: Default::default(),
     });
     let app = router(state.clone(), config.limits);
     let signalled = state.clone();

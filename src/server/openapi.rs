@@ -325,7 +325,7 @@ pub fn spec() -> Value {
             "get": with_params(op("A tournament's state and cross-table", vec![("200", ok("the tournament", schema_ref("Tournament")))], &[404]), json!([path_id()]))
         },
         "/api/tournaments/{id}/cancel": {
-            "post": secured(with_params(op("Cancel a running tournament, through any server: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
+            "post": secured(with_params(op("Cancel a queued or running tournament, through any server: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/sprt-tests": {
             "get": op("The SPRT tests of every server on the database (the newest 100), newest first, without their LLR paths", vec![("200", ok("the tests", json!({"type": "object", "required": ["tests"], "properties": {"tests": {"type": "array", "items": sprt_test_schema()}}})))], &[]),
@@ -347,6 +347,8 @@ pub fn spec() -> Value {
         "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
         "/api/readyz": {"get": op("Readiness: the database answers within 1 s", vec![("200", ok("ready", schema_ref("Health")))], &[503])},
         "/readyz": {"get": op("Readiness: the database answers within 1 s", vec![("200", ok("ready", schema_ref("Health")))], &[503])},
+        "/metrics": {"get": {"summary": "Prometheus metrics (OpenMetrics text): runs and tournaments by status, run and batch queue depth, batch results, each worker's batches and games a second over the last 5 minutes, compute permits in use, and this process's runs, generations and games",
+            "responses": {"200": {"description": "the metrics", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}}}}},
         "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}
     });
     let nullable_number = json!({"type": ["number", "null"]});
@@ -397,7 +399,7 @@ pub fn spec() -> Value {
             "game_over": {"type": "boolean"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
             "to_move": {"type": "string"}, "stores": {"type": "array", "items": {"type": "integer"}}}},
         "Tournament": {"type": "object", "properties": {
-            "id": {"type": "string"}, "status": {"type": "string", "enum": ["running", "finished", "cancelled", "failed"]},
+            "id": {"type": "string"}, "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"], "description": "queued while it waits for the tournaments' share of the cores"},
             "agents": {"type": "array", "items": {"type": "string"}},
             "table": {"type": "array", "items": {"type": "array", "items": {"type": ["object", "null"]}}},
             "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number", "minimum": 0, "maximum": 1, "description": "games played over games planned, written by the server playing it as games finish; the same on every server"}, "error": nullable_string}},

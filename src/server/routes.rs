@@ -16,7 +16,7 @@ use tracing::Level;
 use super::error::{self, ApiError};
 use super::state::{SharedState, MAX_BODY_BYTES};
 use super::{
-    agents, assets, batch_workers, events, guard, limits, matches, moves, openapi, runs,
+    agents, assets, batch_workers, events, guard, limits, matches, metrics, moves, openapi, runs,
     sprt_tests, tournaments,
 };
 use crate::game::excerpt;
@@ -62,6 +62,7 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     let mut app = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics::metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
         .fallback(assets::serve)

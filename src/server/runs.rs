@@ -324,6 +324,7 @@ pub async fn cancel(
         )));
     }
     tracing::info!(run = %id, "run cancelled");
+    state.stop_run_here(&id);
     publish_status(&state, &id).await;
     Ok(Json(run_json(&find(&state, &id).await?)))
 }
@@ -459,6 +460,7 @@ pub async fn delete(
         return Err(ApiError::not_found(format!("no run {id}")));
     }
     tracing::info!(run = %id, "run deleted");
+    state.stop_run_here(&id);
     // Its event streams end now rather than at their next look at the database.
     emit(
         &state,

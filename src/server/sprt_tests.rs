@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
-use super::compute::compute_in_background;
+use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
 use super::state::SharedState;
@@ -258,7 +258,11 @@ pub async fn start(
     tasks.spawn(async move {
         let _seat = seat;
         let bounds = budget.clone();
-        let result = compute_in_background(&task_state, &budget, move || {
+        // Its turn on the tournaments' share of the cores, waited for under its budget.
+        let turn = background_turn(&task_state, &budget).await;
+        let result = match turn {
+            Err(e) => Err(e),
+            Ok(permit) => compute_in_background(&task_state, permit, move || {
             let a = a.locate(&files).map_err(|e| e.to_string())?;
             let b = b.locate(&files).map_err(|e| e.to_string())?;
             play_sprt_within(
@@ -278,8 +282,9 @@ pub async fn start(
                 &bounds,
             )
             .map_err(|e| e.to_string())
-        })
-        .await;
+            })
+            .await,
+        };
         beat.abort();
         let ended = {
             let mut t = lock(&test);

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
@@ -13,11 +14,12 @@ use tokio::sync::{broadcast, watch, Notify, Semaphore};
 
 use crate::agents::FileAccess;
 use crate::runner::BatchQueue;
+use crate::search::Budget;
 use crate::store::Store;
 
 /// Moves and matches computed at a time: one for each interactive thread.
 pub const COMPUTE_SLOTS: usize = 2;
-/// Tournaments played at a time, beside the runs on the game pool.
+/// Tournaments played at a time, on their own pool beside the runs'; more wait, `queued`.
 pub const BACKGROUND_SLOTS: usize = 2;
 
 /// Largest request body: an export document used as an agent fits with room to spare.
@@ -42,6 +44,10 @@ pub struct AppState {
     /// a second even while the game pool keeps every core busy with runs. (Jobs given to a
     /// busy pool from outside wait until its threads run out of their own work.)
     pub interactive: Arc<rayon::ThreadPool>,
+    /// Plays tournaments: half the cores (at least one thread), at the game pool's lower
+    /// priority. Their own share: a tournament of hours never holds a thread of the runs'
+    /// pool, and the runs none of its.
+    pub tournament_pool: Arc<rayon::ThreadPool>,
     pub events: broadcast::Sender<RunEvent>,
     /// The runs this process's event streams follow and what each was last sent: see
     /// `run_events::emit`, the only sender of run events.
@@ -51,7 +57,7 @@ pub struct AppState {
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
     /// can take the machine from the runs.
     pub compute: Arc<Semaphore>,
-    /// The same for tournaments, which play on the game pool: long ones cannot take the
+    /// The same for tournaments, which play on their own pool: long ones cannot take the
     /// permits of moves and matches.
     pub background: Arc<Semaphore>,
     /// The tournaments and SPRT tests this process plays: a stopping server waits for them (they see the
@@ -79,6 +85,12 @@ pub struct AppState {
     /// Set once when the process starts to stop: run workers hand their runs back, event
     /// streams end, the batch worker stops.
     pub shutdown: watch::Sender<bool>,
+    /// The stop of each run this process evolves, by id: a cancel or delete through this
+    /// process stops the run's games at once, without waiting for its owner's next look at
+    /// the database (which tells runs cancelled through other processes within a second).
+    pub evolving: Mutex<HashMap<String, Budget>>,
+    /// What `GET /metrics` counts of this process's own work.
+    pub counters: ProcessCounters,
 }
 
 impl AppState {
@@ -92,6 +104,13 @@ impl AppState {
 
     pub fn is_stopping(&self) -> bool {
         *self.shutdown.borrow()
+    }
+
+    /// Stops the games of run `id` if this process evolves it.
+    pub fn stop_run_here(&self, id: &str) {
+        if let Some(budget) = self.evolving.lock().ok().and_then(|e| e.get(id).cloned()) {
+            budget.cancel();
+        }
     }
 }
 
@@ -125,6 +144,22 @@ impl RequestCounts {
             self.client_errors.swap(0, Relaxed),
             self.server_errors.swap(0, Relaxed),
         ]
+    }
+}
+
+/// Counters this process keeps between scrapes.
+#[derive(Debug, Default)]
+pub struct ProcessCounters {
+    /// Fitness and panel games of the generations and checkpoints this process wrote.
+    pub games: AtomicU64,
+    /// Generations and checkpoints this process wrote.
+    pub generations: AtomicU64,
+}
+
+impl ProcessCounters {
+    pub fn generation_written(&self, games: u64) {
+        self.generations.fetch_add(1, Ordering::Relaxed);
+        self.games.fetch_add(games, Ordering::Relaxed);
     }
 }
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
-use super::compute::compute_in_background;
+use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
 use super::state::SharedState;
@@ -137,7 +137,7 @@ pub async fn start(
     drop(tasks);
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({"id": id, "status": "running"})),
+        Json(json!({"id": id, "status": "queued"})),
     )
         .into_response())
 }
@@ -157,16 +157,35 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
     ));
     let files = state.files.clone();
     let (counter, stop) = (played.clone(), cancel.clone());
-    let result = compute_in_background(&state, &cancel, move || {
-        // Located here, on the game pool: locating a model looks at the disk.
-        let agents = config
-            .agents
-            .iter()
-            .map(|s| s.locate(&files))
-            .collect::<Result<Vec<_>, _>>()?;
-        play_tournament_counted(&TournamentConfig { agents, ..config }, &stop, &counter)
-    })
-    .await;
+    // Queued until its share of the cores is free; the row says so meanwhile. A tournament
+    // cancelled while queued gets no turn, or stops at once under its cancelled budget.
+    let turn = match background_turn(&state, &cancel).await {
+        Ok(Some(permit)) => match state.store.start_tournament(&t.id, &state.owner).await {
+            Ok(true) => Ok(Some(permit)),
+            // Cancelled (or given up) while it waited: it plays no game.
+            Ok(false) => {
+                cancel.cancel();
+                Ok(None)
+            }
+            Err(e) => Err(ApiError::from(e)),
+        },
+        other => other,
+    };
+    let result = match turn {
+        Ok(permit) => {
+            compute_in_background(&state, permit, move || {
+                // Located here, on the tournaments' pool: locating a model looks at the disk.
+                let agents = config
+                    .agents
+                    .iter()
+                    .map(|s| s.locate(&files))
+                    .collect::<Result<Vec<_>, _>>()?;
+                play_tournament_counted(&TournamentConfig { agents, ..config }, &stop, &counter)
+            })
+            .await
+        }
+        Err(e) => Err(e),
+    };
     beat.abort();
     t.progress = fraction(played.load(Ordering::Relaxed), planned);
     match result {
@@ -296,7 +315,7 @@ async fn tournament_config(
 fn new_state(id: &str, config: &TournamentConfig, names: Vec<String>) -> TournamentState {
     TournamentState {
         id: id.to_string(),
-        status: "running",
+        status: "queued",
         agents: config.agents.iter().map(|s| s.to_string()).collect(),
         names,
         games: config.games,
@@ -449,7 +468,7 @@ pub async fn show(
     Ok(Json(stored_json(t)))
 }
 
-/// Stops a running tournament, whichever server plays it: it is stored as `cancelled` at
+/// Stops a queued or running tournament, whichever server plays it: it is stored as `cancelled` at
 /// once, and the server playing it stops its games within a beat (the games under way
 /// finish). 409 when it is not running, 404 when there is no such one.
 pub async fn cancel(
@@ -458,7 +477,7 @@ pub async fn cancel(
 ) -> ApiResult<Json<Value>> {
     let not_found = || {
         ApiError::not_found(format!(
-            "no running tournament {:?}",
+            "no queued or running tournament {:?}",
             crate::game::excerpt(&id)
         ))
     };
@@ -468,7 +487,7 @@ pub async fn cancel(
             StatusCode::CONFLICT,
             None,
             format!(
-                "tournament {id} is {}: only a running one can be cancelled",
+                "tournament {id} is {}: only a queued or running one can be cancelled",
                 t.status
             ),
         ));

@@ -100,6 +100,7 @@ pub async fn worker(state: SharedState, index: usize) {
 /// with a failed run.
 async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
     let budget = Budget::unlimited();
+    let _registered = Evolving::register(state, &run.id, &budget);
     let lease = tokio::spawn(keep_lease(
         state.clone(),
         run.id.clone(),
@@ -132,10 +133,10 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     }
     // Off the async runtime: locating and loading the agents' models reads the disk, and a
     // Texel run plays and labels its positions before its first checkpoint.
-    let (files, pool) = (state.files.clone(), state.pool.clone());
+    let (files, pool, cancel) = (state.files.clone(), state.pool.clone(), budget.clone());
     let driver = tokio::task::spawn_blocking(move || {
         let config = config.locate_agents(&files)?;
-        pool.install(|| Driver::open(config, last))
+        pool.install(|| Driver::open_within(config, last, &cancel))
     })
     .await
     .map_err(|e| format!("preparing the run stopped: {e}"))?
@@ -191,7 +192,10 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
                     "run no longer running: generation dropped");
                 return Ok(());
             }
-            WriteOutcome::Written => announce(state, &run.id, &record),
+            WriteOutcome::Written => {
+                state.counters.generation_written(record.games_played);
+                announce(state, &run.id, &record)
+            }
         }
         if let Games::Queue(queue) = runner.games() {
             tracing::debug!(run = %run.id, stats = ?queue.stats(), "batches so far");
@@ -202,6 +206,30 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
         }
         if state.is_stopping() {
             return Ok(());
+        }
+    }
+}
+
+/// A run's entry in [`AppState::evolving`](super::state::AppState::evolving) while its
+/// owner evolves it.
+struct Evolving<'a>(&'a SharedState, String, Budget);
+
+impl<'a> Evolving<'a> {
+    fn register(state: &'a SharedState, id: &str, budget: &Budget) -> Evolving<'a> {
+        if let Ok(mut evolving) = state.evolving.lock() {
+            evolving.insert(id.to_string(), budget.clone());
+        }
+        Evolving(state, id.to_string(), budget.clone())
+    }
+}
+
+impl Drop for Evolving<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut evolving) = self.0.evolving.lock() {
+            // A run resumed at once may be evolved again here already, under a new budget.
+            if evolving.get(&self.1).is_some_and(|b| b.is_same(&self.2)) {
+                evolving.remove(&self.1);
+            }
         }
     }
 }

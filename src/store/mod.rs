@@ -10,6 +10,7 @@
 //! callers racing on one run never both succeed, whatever the backend.
 
 mod batches;
+pub mod metrics;
 mod sprt_tests;
 
 pub use batches::StoredWorker;
@@ -993,11 +994,11 @@ pub struct StoredTournament {
 }
 
 impl StoredTournament {
-    /// Still `running`, but its server has not beaten for [`LEASE_TTL`]: it died, and the
-    /// tournament will never end by itself.
+    /// Still `queued` or `running`, but its server has not beaten for [`LEASE_TTL`]: it died,
+    /// and the tournament will never end by itself.
     pub fn abandoned(&self) -> bool {
         let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
-        self.status == "running"
+        matches!(self.status.as_str(), "queued" | "running")
             && self
                 .heartbeat_at
                 .as_deref()
@@ -1017,7 +1018,8 @@ pub enum TournamentLease {
 const TOURNAMENT_COLUMNS: &str = "id, created_at, status, error, progress, heartbeat_at, state";
 
 impl Store {
-    /// Stores a new running tournament, played by `owner`.
+    /// Stores a new tournament, queued until `owner` has cores for it
+    /// ([`Store::start_tournament`]).
     pub async fn create_tournament(
         &self,
         t: &StoredTournament,
@@ -1026,7 +1028,7 @@ impl Store {
         let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
         sqlx::query(
             "INSERT INTO tournaments (id, created_at, status, error, state, progress, owner, \
-             heartbeat_at) VALUES ($1, $2, 'running', NULL, $3, 0, $4, $5)",
+             heartbeat_at) VALUES ($1, $2, 'queued', NULL, $3, 0, $4, $5)",
         )
         .bind(&t.id)
         .bind(&t.created_at)
@@ -1048,7 +1050,8 @@ impl Store {
     ) -> Result<TournamentLease, StoreError> {
         let row = sqlx::query(
             "UPDATE tournaments SET progress = $3, heartbeat_at = $4 \
-             WHERE id = $1 AND owner = $2 AND status = 'running' RETURNING cancel_requested",
+             WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running') \
+             RETURNING cancel_requested",
         )
         .bind(id)
         .bind(owner)
@@ -1062,6 +1065,21 @@ impl Store {
         })
     }
 
+    /// A queued tournament of `owner`'s has its cores and plays: `running` from now on.
+    /// `Ok(false)` when it is no longer queued (cancelled meanwhile).
+    pub async fn start_tournament(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE tournaments SET status = 'running', heartbeat_at = $3 \
+             WHERE id = $1 AND owner = $2 AND status = 'queued'",
+        )
+        .bind(id)
+        .bind(owner)
+        .bind(now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// The owner's last write of a tournament: its final state, and `status` and `error`
     /// unless it was cancelled or given up meanwhile (then those stay, and the state still
     /// shows what was played).
@@ -1073,8 +1091,8 @@ impl Store {
         let state = serde_json::to_string(&t.state).map_err(|e| corrupt("tournament", e))?;
         sqlx::query(
             "UPDATE tournaments SET \
-             error = CASE WHEN status = 'running' THEN $3 ELSE error END, \
-             status = CASE WHEN status = 'running' THEN $2 ELSE status END, \
+             error = CASE WHEN status IN ('queued', 'running') THEN $3 ELSE error END, \
+             status = CASE WHEN status IN ('queued', 'running') THEN $2 ELSE status END, \
              state = $4, progress = $5, heartbeat_at = $7 \
              WHERE id = $1 AND owner = $6",
         )
@@ -1090,12 +1108,12 @@ impl Store {
         Ok(())
     }
 
-    /// Cancels a running tournament, whichever process plays it: it reads the flag at its
-    /// next heartbeat. `Ok(true)` when it was running.
+    /// Cancels a queued or running tournament, whichever process plays it: it reads the flag
+    /// at its next heartbeat. `Ok(true)` when it was queued or running.
     pub async fn cancel_tournament(&self, id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "UPDATE tournaments SET status = 'cancelled', cancel_requested = 1 \
-             WHERE id = $1 AND status = 'running'",
+             WHERE id = $1 AND status IN ('queued', 'running')",
         )
         .bind(id)
         .execute(&self.pool)
@@ -1133,7 +1151,8 @@ impl Store {
         let done = sqlx::query(
             "UPDATE tournaments SET status = 'failed', \
              error = 'the server playing this tournament stopped before it finished; start it again' \
-             WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $1)",
+             WHERE status IN ('queued', 'running') \
+             AND (heartbeat_at IS NULL OR heartbeat_at < $1)",
         )
         .bind(stale_before)
         .execute(&self.pool)

@@ -10,6 +10,7 @@ use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
 use crate::ga::{ConfigError, GaConfig, GenerationRecord};
+use crate::search::Budget;
 
 /// The config of the tuner that made a document or a stored run: a GA's, or a learning
 /// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
@@ -114,7 +115,8 @@ impl TunerConfig {
         self.spec().estimated_core_hours()
     }
 
-    /// An upper estimate of what the run's records take in storage, in bytes.
+    /// An upper estimate of what the run's records take in storage, in bytes: what run
+    /// creation checks against the storage budget.
     pub fn estimated_storage_bytes(&self) -> u64 {
         self.spec().estimated_storage_bytes()
     }
@@ -123,6 +125,16 @@ impl TunerConfig {
     /// exactly as the uninterrupted run would. Validates the config; a Texel run samples and
     /// labels its positions here, so call it on the rayon pool the run is to use.
     pub fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError> {
-        self.spec().open(last)
+        self.open_within(last, &Budget::unlimited())
+    }
+
+    /// [`TunerConfig::open`] whose preparation (a Texel run's games and solves) stops once
+    /// `cancel` is set; the tuner then means nothing and is to be dropped.
+    pub fn open_within(
+        &self,
+        last: Option<&GenerationRecord>,
+        cancel: &Budget,
+    ) -> Result<Box<dyn Tuner>, ConfigError> {
+        self.spec().open(last, cancel)
     }
 }

@@ -10,6 +10,7 @@ use super::config::TunerConfig;
 use super::export::{ExportDocument, ExportError};
 use super::tuner::{self, Ask, StepControl, Tuner};
 use crate::ga::{ConfigError, GenerationRecord, GenerationSummary, JobList, StopReason};
+use crate::search::Budget;
 
 /// Why a driven run could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +84,17 @@ impl Driver {
         config: TunerConfig,
         last: Option<GenerationRecord>,
     ) -> Result<Driver, ConfigError> {
-        let tuner = config.open(last.as_ref())?;
+        Driver::open_within(config, last, &Budget::unlimited())
+    }
+
+    /// [`Driver::open`] whose preparation stops once `cancel` is set (see
+    /// [`TunerConfig::open_within`]); the driver then means nothing and is to be dropped.
+    pub fn open_within(
+        config: TunerConfig,
+        last: Option<GenerationRecord>,
+        cancel: &Budget,
+    ) -> Result<Driver, ConfigError> {
+        let tuner = config.open_within(last.as_ref(), cancel)?;
         Ok(Driver {
             config,
             tuner,

@@ -11,6 +11,7 @@ use crate::ga::{
     JobList, StopReason,
 };
 use crate::game::Rules;
+use crate::search::Budget;
 
 impl Tuner for Evolution {
     fn ask(&mut self, control: &StepControl) -> Ask {
@@ -98,7 +99,12 @@ impl TunerSpec for GaConfig {
         })
     }
 
-    fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError> {
+    /// A GA has nothing to prepare: its games start with its first step.
+    fn open(
+        &self,
+        last: Option<&GenerationRecord>,
+        _cancel: &Budget,
+    ) -> Result<Box<dyn Tuner>, ConfigError> {
         Ok(match last {
             None => Box::new(Evolution::new(self.clone())?),
             Some(record) => Box::new(Evolution::resume(self.clone(), record)?),

@@ -26,14 +26,21 @@ use crate::agents::{Budget, FileAccess};
 use crate::eval::Feature;
 use crate::ga::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
 use crate::ga::config::{
-    agent_error, check_agent, check_benchmark, merge, BenchmarkConfig, ConfigError, MAX_CORE_HOURS,
-    MAX_DEPTH,
+    agent_error, check_agent, check_benchmark, describe_bytes, merge, record_bytes,
+    BenchmarkConfig, ConfigError, MAX_CORE_HOURS, MAX_DEPTH, MAX_RUN_STORAGE_BYTES,
 };
 use crate::ga::{FitnessStats, GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 use crate::game::{Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod};
 use crate::rl::texel::{TexelConfig, TexelFitter};
 use crate::rl::{LearnConfigError, LearnerProgress};
+
+/// Bytes of a learner's progress in a checkpoint's record (TD's counts, Texel's losses), with
+/// room to spare.
+const LEARNER_PROGRESS_BYTES: u64 = 512;
+/// Bytes of one pair's points in a panel result (`1.5,`), with room to spare; a weight takes
+/// four times that.
+const PAIR_POINT_BYTES: u64 = 6;
 
 /// The tuners a learning config names in its `method` field.
 pub const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
@@ -267,6 +274,25 @@ impl LearningConfig {
         }
     }
 
+    /// An upper estimate of the bytes one checkpoint's stored row takes: a generation row of
+    /// one individual with the panel's results, and besides the learner's progress and the
+    /// champion (its weights, and its panel results with a point a pair, as the measure's).
+    /// Checked against real records in `tests/learning.rs`.
+    pub fn estimated_record_bytes(&self) -> u64 {
+        let features = self.learner.features().len() as u64;
+        let panel = self.benchmark.panel.len() as u64;
+        let pair_points = 2 * panel * u64::from(self.benchmark.pairs) * PAIR_POINT_BYTES;
+        record_bytes(1, features as usize, panel as usize)
+            + features * PAIR_POINT_BYTES * 4
+            + pair_points
+            + LEARNER_PROGRESS_BYTES
+    }
+
+    /// An upper estimate of the bytes a whole run stores: every checkpoint's row.
+    pub fn estimated_storage_bytes(&self) -> u64 {
+        u64::from(self.checkpoints()) * self.estimated_record_bytes()
+    }
+
     /// A rough estimate of a run's cost in core-hours, from the same cost model as
     /// [`crate::ga::GaConfig::estimated_core_hours`] (a game of two depth-d searches costs two
     /// [`search_side_ms`]).
@@ -365,6 +391,23 @@ impl LearningConfig {
             ));
         }
         check_benchmark(b, 1)?;
+        let bytes = self.estimated_storage_bytes();
+        if bytes > MAX_RUN_STORAGE_BYTES {
+            let field = match self.learner {
+                LearnerConfig::Td(_) => "checkpoint_games",
+                LearnerConfig::Texel(_) => "rounds",
+            };
+            return Err(ConfigError::invalid(
+                field,
+                format!(
+                    "this run would store about {} of checkpoint records ({} each, {} checkpoints); at most {} are allowed: measure less often (checkpoint_games), or fewer games or rounds",
+                    describe_bytes(bytes),
+                    describe_bytes(self.estimated_record_bytes()),
+                    self.checkpoints(),
+                    describe_bytes(MAX_RUN_STORAGE_BYTES),
+                ),
+            ));
+        }
         let hours = self.estimated_core_hours();
         if hours > MAX_CORE_HOURS {
             let field = match self.learner {
@@ -503,14 +546,20 @@ impl LearningRun {
     /// Validates `config` and prepares the learner (Texel plays and labels its positions
     /// here, on the current rayon pool).
     pub fn new(config: LearningConfig) -> Result<LearningRun, ConfigError> {
+        LearningRun::new_within(config, &Budget::unlimited())
+    }
+
+    /// [`LearningRun::new`] whose preparation stops once `cancel` is set (then the run means
+    /// nothing and is to be dropped), and whose steps stop under it too.
+    pub fn new_within(config: LearningConfig, cancel: &Budget) -> Result<LearningRun, ConfigError> {
         let start = config.validate()?;
         let learner = match &config.learner {
             LearnerConfig::Td(c) => {
                 Learner::Td(Box::new(TdLearner::new(c.clone()).map_err(learn_error)?))
             }
-            LearnerConfig::Texel(c) => {
-                Learner::Texel(Box::new(TexelFitter::new(c.clone()).map_err(learn_error)?))
-            }
+            LearnerConfig::Texel(c) => Learner::Texel(Box::new(
+                TexelFitter::new_within(c.clone(), cancel).map_err(learn_error)?,
+            )),
         };
         let benchmark = Benchmark::new(
             &config.benchmark,
@@ -520,14 +569,16 @@ impl LearningRun {
             start,
             config.learner.seed(),
         )?;
-        Ok(LearningRun {
+        let mut run = LearningRun {
             config,
             learner,
             benchmark,
             generation: 0,
             champion: None,
             finished: false,
-        })
+        };
+        run.set_cancel(cancel.clone());
+        Ok(run)
     }
 
     /// Carries on after `last`, the record of the last checkpoint written: every later record
@@ -535,6 +586,15 @@ impl LearningRun {
     pub fn resume(
         config: LearningConfig,
         last: &GenerationRecord,
+    ) -> Result<LearningRun, ConfigError> {
+        LearningRun::resume_within(config, last, &Budget::unlimited())
+    }
+
+    /// [`LearningRun::resume`] under `cancel`, as [`LearningRun::new_within`].
+    pub fn resume_within(
+        config: LearningConfig,
+        last: &GenerationRecord,
+        cancel: &Budget,
     ) -> Result<LearningRun, ConfigError> {
         let bad = |why: &str| ConfigError::Resume(why.to_string());
         let weights = match last.individuals.as_slice() {
@@ -545,7 +605,7 @@ impl LearningRun {
                 ))
             }
         };
-        let mut run = LearningRun::new(config)?;
+        let mut run = LearningRun::new_within(config, cancel)?;
         run.learner = match (run.learner, &last.learner) {
             (Learner::Td(l), Some(LearnerProgress::Td(p))) => Learner::Td(Box::new(
                 TdLearner::resume(l.config().clone(), weights, p.clone()).map_err(learn_error)?,
@@ -556,6 +616,7 @@ impl LearningRun {
             }
             _ => return Err(bad("the record is not of this config's learner")),
         };
+        run.set_cancel(cancel.clone());
         run.champion = last.champion.clone();
         run.generation = last.generation + 1;
         run.finished = last.stop.is_some();
@@ -595,10 +656,14 @@ impl LearningRun {
         }
     }
 
-    /// Makes the panel games stop early once `cancel` is set; TD's batches stop when
-    /// [`LearningRun::step_while`] is told to. As with [`crate::ga::Evolution::set_cancel`], a
+    /// Makes the panel games and the learner's own games and searches stop once `cancel` is
+    /// set, inside the game under way. As with [`crate::ga::Evolution::set_cancel`], a
     /// cancelled step's record is meaningless and the run is to be dropped.
     pub fn set_cancel(&mut self, cancel: Budget) {
+        match &mut self.learner {
+            Learner::Td(l) => l.set_cancel(cancel.clone()),
+            Learner::Texel(f) => f.set_cancel(cancel.clone()),
+        }
         self.benchmark.set_cancel(cancel);
     }
 
@@ -778,16 +843,18 @@ impl super::TunerSpec for LearningConfig {
         LearningConfig::estimated_core_hours(self)
     }
 
-    /// A learning run's records hold one set of weights and the panel's measure, about 2 KB
-    /// each.
     fn estimated_storage_bytes(&self) -> u64 {
-        self.checkpoints() as u64 * 2048
+        LearningConfig::estimated_storage_bytes(self)
     }
 
-    fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn super::Tuner>, ConfigError> {
+    fn open(
+        &self,
+        last: Option<&GenerationRecord>,
+        cancel: &Budget,
+    ) -> Result<Box<dyn super::Tuner>, ConfigError> {
         Ok(match last {
-            None => Box::new(LearningRun::new(self.clone())?),
-            Some(record) => Box::new(LearningRun::resume(self.clone(), record)?),
+            None => Box::new(LearningRun::new_within(self.clone(), cancel)?),
+            Some(record) => Box::new(LearningRun::resume_within(self.clone(), record, cancel)?),
         })
     }
 

@@ -7,11 +7,17 @@
 //! - [`loader`]: the one way a config is assembled (a preset or a tuner's defaults, then
 //!   partial configs from a file, a request or flags, then validation), for `evolve`,
 //!   `learn` and the server alike; [`schema`] describes the GA config as the dashboard's form.
-//! - [`Tuner`] ([`tuner`]): one run of one tuner, stepped a record at a time and resumed from
-//!   its last record ([`TunerConfig::open`]); [`ga`] and [`learning`] make the GA and the learners
-//!   tuners. A new tuner is a file here and a [`TunerConfig`] variant.
-//! - [`Driver`] ([`driver`]): steps a tuner and hands each record to [`Observer`]s (the
-//!   export file, the records file; the console's lives in `cli`).
+//! - [`Tuner`] ([`tuner`]): one run of one tuner in ask/tell form: it hands out the game job
+//!   lists of its step ([`Ask::Games`]), is told their points, makes a record, and resumes
+//!   exactly from its last record ([`TunerConfig::open`]); [`ga`] and [`learning`] make the
+//!   GA and the learners tuners. [`TunerSpec`] ([`spec`]) is what the engine asks of a
+//!   tuner's config, so the export, the store and the server never ask which tuner a run
+//!   has. A new tuner is a file here (its `Tuner` and its `TunerSpec`) and a [`TunerConfig`]
+//!   variant.
+//! - [`Driver`] ([`driver`]): steps a tuner, playing its games here, and hands each record to
+//!   [`Observer`]s (the export file, the records file; the console's lives in `cli`); the
+//!   server's `runner::Runner` steps the same driver with its games on the job
+//!   queue.
 //! - [`ExportDocument`] ([`export`]): a run's best weights as a versioned JSON document whose
 //!   [`ExportDocument::agent_spec`] plays as the tuned player did.
 //!

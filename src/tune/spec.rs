@@ -7,6 +7,7 @@ use crate::agents::FileAccess;
 use crate::eval::Feature;
 use crate::ga::{BoardConfig, ConfigError, GenerationRecord, HallOfFame};
 use crate::game::Rules;
+use crate::search::Budget;
 
 /// What the tuning engine needs of a tuner's config. A new tuner implements it in its own
 /// file, beside its [`Tuner`], and adds one [`super::TunerConfig`] variant (its arm in
@@ -45,8 +46,13 @@ pub trait TunerSpec: Send + Sync + std::fmt::Debug {
     /// An upper estimate of what the run's records take in storage, in bytes.
     fn estimated_storage_bytes(&self) -> u64;
 
-    /// The running tuner, fresh or after `last` (see [`super::TunerConfig::open`]).
-    fn open(&self, last: Option<&GenerationRecord>) -> Result<Box<dyn Tuner>, ConfigError>;
+    /// The running tuner, fresh or after `last` (see [`super::TunerConfig::open`]); its
+    /// preparation stops once `cancel` is set (the tuner is then to be dropped).
+    fn open(
+        &self,
+        last: Option<&GenerationRecord>,
+        cancel: &Budget,
+    ) -> Result<Box<dyn Tuner>, ConfigError>;
 
     /// The player the run hands out as of its record `last`: every place that names a run's
     /// player (export, `run:ID`, the dashboard, `evolve`) asks here.

@@ -237,15 +237,19 @@ export async function mount(view, { query }) {
       return;
     }
     if (stopped) return;
-    // Returning to the page resumes only a tournament still under way.
-    if (onlyRunning && t.status !== "running") return;
-    if (t.status === "running") {
+    // Returning to the page resumes only a tournament still under way (queued for the
+    // tournaments' share of the cores, or playing).
+    const underWay = t.status === "running" || t.status === "queued";
+    if (onlyRunning && !underWay) return;
+    if (underWay) {
       progress.hidden = false;
       startBtn.disabled = true;
     }
     bar.style.width = `${((t.progress ?? 0) * 100).toFixed(1)}%`;
-    if (t.status === "running") {
-      statusLine.textContent = `Running… ${fmtPct(t.progress ?? 0, 0)}`;
+    if (underWay) {
+      statusLine.textContent = t.status === "queued"
+        ? "Queued: waiting for the tournaments' share of the cores…"
+        : `Running… ${fmtPct(t.progress ?? 0, 0)}`;
       current = id;
       cancelBtn.hidden = false;
       timer = setTimeout(() => poll(id), POLL_MS);
