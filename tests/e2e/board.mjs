@@ -56,9 +56,19 @@ await withBrowser("board-e2e", async (page) => {
 
   await step("on a phone a tap on a pit plays it", async () => {
     const before = await page.textContent("#board .store.south .count");
-    const pit = page.locator("#board button.pit.playable").last();
-    await pit.tap().catch(async () => pit.click());
-    await page.waitForFunction((b) => document.querySelector("#board .store.south .count")?.textContent !== b, before);
+    // A tap that lands while the board is being drawn again (the page settling at its new
+    // size) reaches a button that is gone: tap the playable pit again until the move shows.
+    const deadline = Date.now() + 120000;
+    for (;;) {
+      await page.waitForSelector("#board button.pit.playable");
+      const pit = page.locator("#board button.pit.playable").last();
+      await pit.tap().catch(async () => pit.click().catch(() => {}));
+      const moved = await page
+        .waitForFunction((b) => document.querySelector("#board .store.south .count")?.textContent !== b, before, { timeout: 5000 })
+        .then(() => true, () => false);
+      if (moved) break;
+      check(Date.now() < deadline, "a tap on a playable pit never played it");
+    }
   });
 
   await step("a standard board on a phone has tappable pits too, and back at 1280 px lies across", async () => {
