@@ -326,8 +326,9 @@ async fn two_servers_show_the_same(db: TestDb) {
 
     // SIGTERM of the server that runs a run and plays a tournament: the other finishes the
     // run as if nothing happened, and shows the tournament failed at once.
-    // Long enough (some 10 s) to still be running at the stop below on a quiet machine.
-    let run = a.create_run(run_body(40, 8)).await;
+    // Long enough (some 30 s) to still be running at the stop below on a quiet machine, after
+    // the tournament and the SPRT test have started.
+    let run = a.create_run(run_body(120, 8)).await;
     let id = run["id"].as_str().expect("id").to_string();
     a.wait_generations(&id, 2).await;
     let owner: String = sql_rows(&db, &format!("SELECT owner FROM runs WHERE id = '{id}'"))
@@ -388,7 +389,7 @@ async fn two_servers_show_the_same(db: TestDb) {
         .await
         .expect("the survivor's stream ends with the run")
         .expect("stream reader");
-    check_stream(&events, 40, "the survivor");
+    check_stream(&events, 120, "the survivor");
 
     drop(survivor_proc);
     db.drop_db().await;
