@@ -70,7 +70,7 @@ fn is_zero(n: &u64) -> bool {
 /// An agent's own value of the move it chose. Each kind of agent measures in its own unit, so
 /// the unit travels with the number (JSON: `{"unit": "search_score", "value": 2000000}`): a
 /// search score and a network's estimate must never be compared or averaged.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "unit", content = "value", rename_all = "snake_case")]
 pub enum MoveValue {
     /// An alpha-beta score from the mover's side, in fixed point: [`crate::eval::SCALE`] per

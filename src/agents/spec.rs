@@ -17,6 +17,7 @@
 //! | `a3c[:PATH]` | the actor-critic network of a model file, read under the caller's [`FileAccess`] (default: the embedded Kalah(6,4) model) |
 //! | `perfect[:S]` | exact play with at most S seeds in the pits (default 22, at most 32); a store-difference search to depth 8 above that |
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -31,7 +32,7 @@ use super::{
     Agent, EndgameTable, Greedy, Pekar, PekarMinimax, Perfect, RandomAgent, SearchAgent, Ties,
 };
 use crate::eval::{feature_set, parse_features, Feature, StoreDiff, WeightedEval, FEATURE_SETS};
-use crate::game::{excerpt, Rules};
+use crate::game::{excerpt, Rules, UserError};
 use crate::search::Depth;
 
 /// A spec that cannot be parsed or built, with the field at fault.
@@ -41,6 +42,20 @@ pub struct SpecError {
     pub spec: String,
     pub field: String,
     pub reason: String,
+}
+
+impl UserError for SpecError {
+    /// `json` names the document as a whole, not a field of it.
+    fn field(&self) -> Cow<'_, str> {
+        match self.field.as_str() {
+            "json" => Cow::Borrowed(""),
+            field => Cow::Borrowed(field),
+        }
+    }
+
+    fn reason(&self) -> Cow<'_, str> {
+        Cow::Owned(format!("{}: {}", self.spec, self.reason))
+    }
 }
 
 fn err(spec: &str, field: &str, reason: impl Into<String>) -> SpecError {

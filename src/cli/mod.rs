@@ -35,6 +35,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use crate::game::UserError;
 use args::UsageError;
 
 #[derive(Parser, Debug)]
@@ -111,25 +112,24 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let line = format!("{e:#}").replace('\n', " ");
             eprintln!("error: {line}");
-            if is_user_error(&e) {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            ExitCode::from(e.chain().find_map(user_error).map_or(1, |u| u.exit_code()))
         }
     }
 }
 
-fn is_user_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.is::<UsageError>()
-            || c.is::<crate::game::GameError>()
-            || c.is::<crate::agents::SpecError>()
-            || c.is::<crate::matches::MatchError>()
-            || c.is::<crate::ga::ConfigError>()
-            || c.is::<crate::rl::a3c::InvalidTraining>()
-            || c.is::<crate::server::InvalidServerConfig>()
-    })
+/// The error as a [`UserError`] when it is one: the one list of the types that are (an
+/// `anyhow` chain holds `dyn Error`, which names no trait of its own).
+fn user_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError> {
+    fn of<'a, E: UserError>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError> {
+        e.downcast_ref::<E>().map(|u| u as &dyn UserError)
+    }
+    of::<UsageError>(e)
+        .or_else(|| of::<crate::game::GameError>(e))
+        .or_else(|| of::<crate::agents::SpecError>(e))
+        .or_else(|| of::<crate::matches::MatchError>(e))
+        .or_else(|| of::<crate::ga::ConfigError>(e))
+        .or_else(|| of::<crate::rl::a3c::InvalidTraining>(e))
+        .or_else(|| of::<crate::server::InvalidServerConfig>(e))
 }
 
 pub fn run(cli: Cli) -> Result<()> {

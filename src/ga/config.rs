@@ -17,6 +17,7 @@
 //! mode = "mixed"
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -26,7 +27,7 @@ use crate::agents::cost::{game_side_ms, search_side_ms};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
-use crate::game::{Position, Rules};
+use crate::game::{Position, Rules, UserError};
 
 /// Largest population.
 pub const MAX_POPULATION: usize = 1000;
@@ -93,6 +94,21 @@ impl ConfigError {
         match self {
             ConfigError::Invalid { field, .. } | ConfigError::Parse { field, .. } => field,
             ConfigError::Resume(_) => "",
+        }
+    }
+}
+
+impl UserError for ConfigError {
+    fn field(&self) -> Cow<'_, str> {
+        Cow::Borrowed(ConfigError::field(self))
+    }
+
+    fn reason(&self) -> Cow<'_, str> {
+        match self {
+            ConfigError::Invalid { reason, .. } | ConfigError::Parse { reason, .. } => {
+                Cow::Borrowed(reason)
+            }
+            ConfigError::Resume(reason) => Cow::Borrowed(reason),
         }
     }
 }

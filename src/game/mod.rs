@@ -5,10 +5,12 @@
 //! - [`Rules`]: `standard` or `empty-capture`.
 //! - [`notation`]: KPN, the one-line position notation of DESIGN.md section 2.
 //! - [`perft`](mod@perft): move-path counts, for testing move generation against shared vectors.
+//! - [`UserError`]: how an error in the user's input names its field, HTTP status and exit code.
 
 pub mod notation;
 pub mod perft;
 mod position;
+mod user_error;
 
 pub use notation::{excerpt, excerpt_to, parse_kpn, to_kpn, ECHO_CHARS};
 pub use perft::perft;
@@ -16,6 +18,7 @@ pub use position::{
     MoveIter, MoveOutcome, MoveSet, Pie, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
     SWAP,
 };
+pub use user_error::{UserError, USER_ERROR_EXIT_CODE};
 
 /// Everything that can be wrong with a board, a position or a move given by a user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,12 +2,14 @@
 //! rules, openings, seed), the random numbers of a pairing drawn from it ([`MatchSeeds`]),
 //! the limits on games and openings, and [`MatchError`].
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use super::game::game_rng;
 use super::pairing::{PairSeeds, Pairing};
 use crate::agents::{GameRng, SpecError, Stopped};
-use crate::game::{GameError, Position, Rules};
+use crate::game::{GameError, Position, Rules, UserError};
 
 /// Largest number of games one match or pairing may ask for.
 pub const MAX_GAMES: u32 = 1_000_000;
@@ -96,4 +98,35 @@ pub enum MatchError {
     /// The computation's [`crate::agents::Budget`] was spent or cancelled: the games left were not played.
     #[error("stopped: {0}")]
     Stopped(#[from] Stopped),
+}
+
+/// Refused input, or a computation its budget stopped: the user asked for more than allowed.
+impl UserError for MatchError {
+    fn field(&self) -> Cow<'_, str> {
+        match self {
+            MatchError::Spec(e) => e.field(),
+            MatchError::Game(e) => e.field(),
+            MatchError::Invalid { field, .. } => Cow::Borrowed(field),
+            MatchError::Stopped(_) => Cow::Borrowed(""),
+        }
+    }
+
+    fn reason(&self) -> Cow<'_, str> {
+        match self {
+            MatchError::Spec(e) => e.reason(),
+            MatchError::Game(e) => e.reason(),
+            MatchError::Invalid { reason, .. } => Cow::Borrowed(reason),
+            MatchError::Stopped(_) => Cow::Owned(self.to_string()),
+        }
+    }
+
+    /// A move that needs too many positions always will (422); a deadline depends on the
+    /// load too, and a cancelled computation had nobody waiting (503).
+    fn http_status(&self) -> u16 {
+        match self {
+            MatchError::Stopped(Stopped::Nodes(_)) => 422,
+            MatchError::Stopped(_) => 503,
+            _ => 422,
+        }
+    }
 }

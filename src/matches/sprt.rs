@@ -281,6 +281,25 @@ pub struct SprtReport {
 }
 
 impl SprtReport {
+    /// The report of a test of `a` against `b` before its first pair.
+    pub fn start(a: &AgentSpec, b: &AgentSpec, setup: &Setup, sprt: Sprt) -> SprtReport {
+        let (lower, upper) = sprt.bounds();
+        SprtReport {
+            a: a.to_string(),
+            b: b.to_string(),
+            setup: setup.clone(),
+            sprt,
+            counts: Pentanomial::default(),
+            pairs: 0,
+            games: 0,
+            llr: 0.0,
+            lower_bound: lower,
+            upper_bound: upper,
+            verdict: Verdict::Inconclusive,
+            estimate: Pentanomial::default().estimate(),
+        }
+    }
+
     pub fn to_text(&self) -> String {
         let e = &self.estimate;
         let [ll, ld, even, dw, ww] = self.counts.counts;
@@ -352,21 +371,7 @@ pub fn play_sprt_within(
     a.validate()?;
     b.validate()?;
     let pairing = setup.pairing(setup.start()?, 0);
-    let (lower, upper) = sprt.bounds();
-    let mut report = SprtReport {
-        a: a.to_string(),
-        b: b.to_string(),
-        setup: setup.clone(),
-        sprt,
-        counts: Pentanomial::default(),
-        pairs: 0,
-        games: 0,
-        llr: 0.0,
-        lower_bound: lower,
-        upper_bound: upper,
-        verdict: Verdict::Inconclusive,
-        estimate: Pentanomial::default().estimate(),
-    };
+    let mut report = SprtReport::start(a, b, setup, sprt);
     while report.pairs < max_pairs && report.verdict == Verdict::Inconclusive {
         let first = report.pairs;
         let batch = BATCH_PAIRS.min(max_pairs - first);

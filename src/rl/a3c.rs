@@ -60,6 +60,8 @@ impl std::fmt::Display for Opponent {
 #[error("{0}")]
 pub struct InvalidTraining(pub String);
 
+impl crate::game::UserError for InvalidTraining {}
+
 /// Parses `self=2,random=1,greedy=4,minimax:1=2`: opponents with relative weights (a missing
 /// weight is 1).
 pub fn parse_opponents(text: &str) -> Result<Vec<(Opponent, f64)>> {

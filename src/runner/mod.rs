@@ -21,7 +21,7 @@ pub use results::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFutur
 pub use worker::{start_batch_worker, BatchEnv};
 
 use crate::ga::{GenerationRecord, StopReason};
-use crate::tune::{DriveError, Driver, Next, StepControl};
+use crate::tune::{DriveError, Driver, Next, Step, StepControl};
 
 /// Where a run's games are played.
 #[derive(Debug)]
@@ -87,8 +87,9 @@ impl Runner {
                 .on_pool(control, move |driver, control| match local {
                     // Played here, a step is the driver's own loop: one trip to the pool.
                     true => Ok(match driver.step(control, &mut [])? {
-                        Some(record) => Next::Record(Box::new(record.clone())),
-                        None => Next::Finished,
+                        Step::Record(record) => Next::Record(Box::new(record.clone())),
+                        Step::Cancelled => Next::Cancelled,
+                        Step::Finished => Next::Finished,
                     }),
                     false => driver.next(control, &mut []),
                 })
@@ -107,6 +108,8 @@ impl Runner {
                         driver.tell(points);
                     }
                 }
+                // A record made as the cancel came is dropped too.
+                Next::Cancelled => return Ok(Stepped::Cancelled),
                 Next::Record(_) if control.cancel().is_stopped() => return Ok(Stepped::Cancelled),
                 Next::Record(record) => return Ok(Stepped::Record(record)),
                 Next::Finished => {

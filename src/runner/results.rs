@@ -5,7 +5,7 @@
 use futures_util::future::BoxFuture;
 
 /// One slice of one job list of a run's generation: `jobs` consecutive jobs from `first_job`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct SliceKey {
     pub run_id: String,
     pub generation: u32,

@@ -6,12 +6,13 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::error::ApiResult;
 use super::state::SharedState;
+use crate::runner::SliceKey;
 use crate::store::{StoredWorker, LEASE_TTL};
 
 /// Workers the page lists: the ones that beat last.
@@ -19,44 +20,79 @@ const LISTED: u32 = 100;
 
 /// Whether a worker is `playing` a batch, `idle` (waiting for one), `stopped` (it said so)
 /// or `lost` (no heartbeat for [`LEASE_TTL`]: killed, or cut off from the database).
-fn status(w: &StoredWorker, now: OffsetDateTime) -> &'static str {
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerStatus {
+    Playing,
+    Idle,
+    Stopped,
+    Lost,
+}
+
+fn status(w: &StoredWorker, now: OffsetDateTime) -> WorkerStatus {
     if w.stopped_at.is_some() {
-        return "stopped";
+        return WorkerStatus::Stopped;
     }
     let beat = OffsetDateTime::parse(&w.heartbeat_at, &Rfc3339).ok();
     if beat.is_none_or(|at| now - at > LEASE_TTL) {
-        "lost"
+        WorkerStatus::Lost
     } else if w.batch.is_some() {
-        "playing"
+        WorkerStatus::Playing
     } else {
-        "idle"
+        WorkerStatus::Idle
     }
 }
 
-fn shown(w: StoredWorker, now: OffsetDateTime) -> Value {
+/// A batch worker as `GET /api/workers` lists it. Fields in alphabetical order, the order the
+/// API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct WorkerView {
+    /// The batch it plays now (when playing).
+    batch: Option<SliceKey>,
+    batches: u64,
+    games: u64,
+    /// Games over the milliseconds its batches took.
+    games_per_second: Option<f64>,
+    heartbeat_at: String,
+    host: String,
+    name: String,
+    play_ms: u64,
+    started_at: String,
+    status: WorkerStatus,
+    stopped_at: Option<String>,
+    threads: u32,
+}
+
+/// `GET /api/workers`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Workers {
+    workers: Vec<WorkerView>,
+}
+
+fn shown(w: StoredWorker, now: OffsetDateTime) -> WorkerView {
     let status = status(&w, now);
     // Games over the time spent playing them, as the worker measured each batch.
     let games_per_second = (w.play_ms > 0).then(|| w.games as f64 * 1000.0 / w.play_ms as f64);
-    json!({
-        "name": w.name,
-        "host": w.host,
-        "threads": w.threads,
-        "status": status,
-        "started_at": w.started_at,
-        "heartbeat_at": w.heartbeat_at,
-        "stopped_at": w.stopped_at,
-        "batch": if status == "playing" { json!(w.batch) } else { Value::Null },
-        "batches": w.batches,
-        "games": w.games,
-        "play_ms": w.play_ms,
-        "games_per_second": games_per_second,
-    })
+    WorkerView {
+        batch: w.batch.filter(|_| status == WorkerStatus::Playing),
+        batches: w.batches,
+        games: w.games,
+        games_per_second,
+        heartbeat_at: w.heartbeat_at,
+        host: w.host,
+        name: w.name,
+        play_ms: w.play_ms,
+        started_at: w.started_at,
+        status,
+        stopped_at: w.stopped_at,
+        threads: w.threads,
+    }
 }
 
 /// The workers that beat last, newest beat first.
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Workers>> {
     let workers = state.store.list_workers(LISTED).await?;
     let now = OffsetDateTime::now_utc();
-    let workers: Vec<Value> = workers.into_iter().map(|w| shown(w, now)).collect();
-    Ok(Json(json!({ "workers": workers })))
+    let workers = workers.into_iter().map(|w| shown(w, now)).collect();
+    Ok(Json(Workers { workers }))
 }

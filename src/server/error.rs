@@ -10,11 +10,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::agents::{SpecError, Stopped};
 use crate::ga::ConfigError;
-use crate::game::{excerpt, excerpt_to, GameError};
+use crate::game::{excerpt, excerpt_to, GameError, UserError};
 use crate::matches::MatchError;
 use crate::store::StoreError;
 
@@ -123,48 +123,46 @@ impl ApiError {
         }
     }
 
-    /// A GA config error under `prefix` (e.g. `config`), naming the dotted field.
-    pub fn from_config(prefix: &str, e: &ConfigError) -> ApiError {
+    /// An error in the user's input found under the request field `prefix` (e.g. `config`,
+    /// `south`, `agents[2]`; empty at the top): its status, and its own field's dotted path
+    /// below `prefix`.
+    pub fn from_user(prefix: &str, e: &dyn UserError) -> ApiError {
         let inner = e.field();
         let field = match (prefix.is_empty(), inner.is_empty()) {
-            (true, _) => inner.to_string(),
+            (true, _) => inner.into_owned(),
             (false, true) => prefix.to_string(),
             (false, false) => format!("{prefix}.{inner}"),
         };
-        let reason = match e {
-            ConfigError::Invalid { reason, .. } | ConfigError::Parse { reason, .. } => {
-                reason.clone()
-            }
-            ConfigError::Resume(r) => r.clone(),
-        };
+        let status =
+            StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
+        ApiError::new(status, Some(&field), format!("{field}: {}", e.reason()))
+    }
+
+    /// A GA config error under `prefix` (e.g. `config`), naming the dotted field.
+    pub fn from_config(prefix: &str, e: &ConfigError) -> ApiError {
         // A field named by the user's preset key sits at the top, not under `config`.
-        let field = if inner == "preset" {
-            "preset".to_string()
+        let prefix = if ConfigError::field(e) == "preset" {
+            ""
         } else {
-            field
+            prefix
         };
-        ApiError::invalid(&field, reason)
+        ApiError::from_user(prefix, e)
     }
 
     /// An agent spec error for the request field `field` (e.g. `south`, `agents[2]`).
     pub fn from_spec(field: &str, e: &SpecError) -> ApiError {
-        let field = if e.field.is_empty() || e.field == "json" {
-            field.to_string()
-        } else {
-            format!("{field}.{}", e.field)
-        };
-        ApiError::invalid(&field, format!("{}: {}", e.spec, e.reason))
+        ApiError::from_user(field, e)
     }
 
     pub fn from_game(field: &str, e: &GameError) -> ApiError {
-        ApiError::invalid(field, e)
+        ApiError::from_user(field, e)
     }
 
     pub fn from_match(e: &MatchError) -> ApiError {
         match e {
-            MatchError::Spec(s) => ApiError::from_spec("agent", s),
-            MatchError::Game(g) => ApiError::from_game("board", g),
-            MatchError::Invalid { field, reason } => ApiError::invalid(field, reason),
+            MatchError::Spec(s) => ApiError::from_user("agent", s),
+            MatchError::Game(g) => ApiError::from_user("board", g),
+            MatchError::Invalid { .. } => ApiError::from_user("", e),
             MatchError::Stopped(why) => ApiError::from_stopped("agent", why),
         }
     }
@@ -195,17 +193,35 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// The body of every error answer.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody {
+    error: ErrorDetail,
+}
+
+/// What went wrong. Fields in alphabetical order, the order the API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// The request field at fault, as a dotted path.
+    field: Option<String>,
+    message: String,
+    /// On a 500: the id under which the server log holds the detail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_id: Option<String>,
+    status: u16,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut error = json!({
-            "status": self.status.as_u16(),
-            "field": self.field,
-            "message": self.message,
-        });
-        if let Some(id) = self.request_id {
-            error["request_id"] = id.into();
-        }
-        let body = json!({ "error": error });
+        let body = ErrorBody {
+            error: ErrorDetail {
+                field: self.field,
+                message: self.message,
+                request_id: self.request_id,
+                status: self.status.as_u16(),
+            },
+        };
         let mut response = (self.status, Json(body)).into_response();
         if let Some(secs) = self.retry_after {
             response
@@ -647,6 +663,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     async fn body_of(response: Response) -> serde_json::Value {
         let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)

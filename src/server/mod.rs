@@ -64,6 +64,8 @@ use crate::store::{Backend, Store};
 #[error("{0}")]
 pub struct InvalidServerConfig(pub String);
 
+impl crate::game::UserError for InvalidServerConfig {}
+
 /// Everything [`start`] needs (`kalah-tuner serve` builds it from its flags).
 #[derive(Debug, Clone)]
 pub struct ServerConfig {

@@ -4,14 +4,14 @@ use std::time::Instant;
 
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::compute;
 use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use super::state::SharedState;
-use crate::agents::{rng_from_seed, Profile};
+use crate::agents::{rng_from_seed, MoveValue, Profile};
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
 
 pub fn parse_rules(field: &str, rules: Option<&str>) -> ApiResult<Rules> {
@@ -25,43 +25,107 @@ fn parse_position(field: &str, text: &str) -> ApiResult<Position> {
     parse_kpn(text).map_err(|e| ApiError::from_game(field, &e))
 }
 
-fn side_name(side: Side) -> &'static str {
-    match side {
-        Side::South => "south",
-        Side::North => "north",
+/// The side to move, as the API names it.
+#[derive(Clone, Copy, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mover {
+    South,
+    North,
+}
+
+impl From<Side> for Mover {
+    fn from(side: Side) -> Mover {
+        match side {
+            Side::South => Mover::South,
+            Side::North => Mover::North,
+        }
     }
 }
 
-/// What a client shows of a position.
-fn position_view(pos: &Position) -> Value {
-    json!({
-        "position": to_kpn(pos),
-        "legal_moves": pos.legal_moves().to_vec(),
-        "to_move": side_name(pos.side_to_move()),
-        "stores": [pos.store(Side::South), pos.store(Side::North)],
-        "game_over": pos.is_game_over(),
-        "pits": pos.pits(),
-    })
+/// What a client shows of a position (`GET /api/position/start`). Fields in alphabetical
+/// order, the order the API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PositionView {
+    game_over: bool,
+    legal_moves: Vec<usize>,
+    pits: usize,
+    /// The position in KPN.
+    position: String,
+    /// South's store, then North's.
+    stores: [u32; 2],
+    to_move: Mover,
+}
+
+fn position_view(pos: &Position) -> PositionView {
+    PositionView {
+        game_over: pos.is_game_over(),
+        legal_moves: pos.legal_moves().to_vec(),
+        pits: pos.pits(),
+        position: to_kpn(pos),
+        stores: [pos.store(Side::South), pos.store(Side::North)],
+        to_move: pos.side_to_move().into(),
+    }
+}
+
+/// A move played (`POST /api/position`): its outcome and the position after it. Fields in
+/// alphabetical order, as [`PositionView`]'s.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PlayedMove {
+    /// Seeds the move captured into the mover's store.
+    capture: u16,
+    extra_turn: bool,
+    game_over: bool,
+    legal_moves: Vec<usize>,
+    #[serde(rename = "move")]
+    mv: usize,
+    pits: usize,
+    /// The position after the move in KPN (as `position`).
+    position: String,
+    position_after: String,
+    stores: [u32; 2],
+    /// The pie rule's swap.
+    swap: bool,
+    to_move: Mover,
 }
 
 /// Plays `mv` and describes the outcome and the position after it.
-fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<Value> {
+fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<PlayedMove> {
     let mut after = *pos;
     let outcome = after
         .play(mv, rules)
         .map_err(|e| ApiError::invalid("move", e))?;
-    let mut view = position_view(&after);
-    let map = view.as_object_mut().expect("an object");
-    map.insert("position_after".into(), json!(to_kpn(&after)));
-    map.insert("extra_turn".into(), json!(outcome.extra_turn));
-    map.insert("capture".into(), json!(outcome.captured));
-    map.insert(
-        "game_over".into(),
-        json!(outcome.game_over || after.is_game_over()),
-    );
-    map.insert("move".into(), json!(mv));
-    map.insert("swap".into(), json!(mv == crate::game::SWAP));
-    Ok(view)
+    let view = position_view(&after);
+    Ok(PlayedMove {
+        capture: outcome.captured,
+        extra_turn: outcome.extra_turn,
+        game_over: outcome.game_over || after.is_game_over(),
+        legal_moves: view.legal_moves,
+        mv,
+        pits: view.pits,
+        position_after: view.position.clone(),
+        position: view.position,
+        stores: view.stores,
+        swap: mv == crate::game::SWAP,
+        to_move: view.to_move,
+    })
+}
+
+/// An agent's move (`POST /api/move`): the move played, what the agent searched and its own
+/// value of the move.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct MoveResult {
+    #[serde(flatten)]
+    played: PlayedMove,
+    /// The agent as a short spec.
+    agent: String,
+    /// Milliseconds the server took.
+    ms: f64,
+    nodes: u64,
+    playouts: u64,
+    /// The agent's own value of the move, in its unit.
+    value: Option<MoveValue>,
+    /// The value in words.
+    value_text: Option<String>,
 }
 
 /// `POST /api/move`.
@@ -89,7 +153,7 @@ pub struct MoveRequest {
 pub async fn best_move(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MoveRequest>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MoveResult>> {
     let rules = parse_rules("rules", req.rules.as_deref())?;
     let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     if pos.is_game_over() {
@@ -120,18 +184,15 @@ pub async fn best_move(
         }
     })
     .await??;
-    let mut view = play_view(&pos, decision.mv, rules)?;
-    let map = view.as_object_mut().expect("an object");
-    map.insert("nodes".into(), json!(decision.nodes));
-    map.insert("playouts".into(), json!(decision.playouts));
-    map.insert("value".into(), json!(decision.value));
-    map.insert(
-        "value_text".into(),
-        json!(decision.value.map(|v| v.describe())),
-    );
-    map.insert("agent".into(), json!(spec.to_string()));
-    map.insert("ms".into(), json!(started.elapsed().as_secs_f64() * 1e3));
-    Ok(Json(view))
+    Ok(Json(MoveResult {
+        played: play_view(&pos, decision.mv, rules)?,
+        agent: spec.to_string(),
+        ms: started.elapsed().as_secs_f64() * 1e3,
+        nodes: decision.nodes,
+        playouts: decision.playouts,
+        value: decision.value,
+        value_text: decision.value.map(|v| v.describe()),
+    }))
 }
 
 /// `POST /api/position`.
@@ -153,7 +214,7 @@ pub struct PositionMove {
     pie: bool,
 }
 
-pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<Value>> {
+pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<PlayedMove>> {
     let rules = parse_rules("rules", req.rules.as_deref())?;
     let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     Ok(Json(play_view(&pos, req.mv, rules)?))
@@ -174,7 +235,7 @@ fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32
     }
 }
 
-pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<Value>> {
+pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<PositionView>> {
     let pits = query_number("pits", q.pits.as_deref(), 6)?;
     let seeds = query_number("seeds", q.seeds.as_deref(), 4)?;
     let pos = Position::start(pits as usize, seeds).map_err(|e| ApiError::from_game("pits", &e))?;

@@ -12,17 +12,30 @@ use axum::Json;
 use serde_json::{json, Map, Value};
 use utoipa::OpenApi;
 
+use super::batch_workers::Workers;
+use super::error::ErrorBody;
 use super::matches::{BoardBody, MatchRequest};
-use super::moves::{MoveRequest, PositionMove};
-use super::runs::{CreateRun, DescribeRun};
+use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionView};
+use super::routes::Health;
+use super::run_view::RunView;
+use super::runs::{CreateRun, DescribeRun, RunsPage};
 use super::sprt_tests::SprtTestRequest;
 use super::state::MAX_BODY_BYTES;
-use super::tournaments::TournamentRequest;
+use super::tournaments::{TournamentRequest, TournamentStarted};
 use crate::agents::{AgentSpec, Profile};
 
-/// The request types whose schemas are generated, with every type they name.
+/// The request and response types whose schemas are generated, with every type they name.
 #[derive(OpenApi)]
 #[openapi(components(schemas(
+    ErrorBody,
+    Health,
+    Workers,
+    RunView,
+    RunsPage,
+    PositionView,
+    PlayedMove,
+    MoveResult,
+    TournamentStarted,
     CreateRun,
     DescribeRun,
     MoveRequest,
@@ -33,7 +46,7 @@ use crate::agents::{AgentSpec, Profile};
     SprtTestRequest,
     AgentSpec
 )))]
-struct RequestTypes;
+struct ApiTypes;
 
 /// Every form an agent takes in a request: a short spec, an [`AgentSpec`] object within the
 /// API's limits, a run of this server, or an export document given inline (the API reads no
@@ -57,8 +70,8 @@ fn api_agent_schema() -> Value {
 
 /// The generated schemas, with the API profile's limits written into the agent kinds'
 /// numeric fields (the derive knows the types, the limits table knows the bounds).
-fn request_schemas() -> Map<String, Value> {
-    let doc = serde_json::to_value(RequestTypes::openapi()).unwrap_or(Value::Null);
+fn generated_schemas() -> Map<String, Value> {
+    let doc = serde_json::to_value(ApiTypes::openapi()).unwrap_or(Value::Null);
     let mut schemas = doc["components"]["schemas"]
         .as_object()
         .cloned()
@@ -93,21 +106,6 @@ fn request_schemas() -> Map<String, Value> {
     schemas.insert("ApiAgent".into(), api_agent_schema());
     schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());
     schemas
-}
-
-/// A batch worker as `GET /api/workers` lists it.
-fn worker_schema() -> Value {
-    let batch = json!({"type": ["object", "null"], "description": "the batch it plays now (when playing)", "properties": {
-        "run_id": {"type": "string"}, "generation": {"type": "integer"}, "part": {"type": "integer"},
-        "first_job": {"type": "integer"}, "jobs": {"type": "integer"}}});
-    json!({"type": "object",
-        "required": ["name", "host", "threads", "status", "started_at", "heartbeat_at", "batches", "games", "play_ms"],
-        "properties": {"name": {"type": "string"}, "host": {"type": "string"}, "threads": {"type": "integer"},
-            "status": {"type": "string", "enum": ["playing", "idle", "stopped", "lost"]},
-            "started_at": {"type": "string"}, "heartbeat_at": {"type": "string"},
-            "stopped_at": {"type": ["string", "null"]}, "batch": batch,
-            "batches": {"type": "integer"}, "games": {"type": "integer"}, "play_ms": {"type": "integer"},
-            "games_per_second": {"type": ["number", "null"], "description": "games over the milliseconds its batches took"}}})
 }
 
 /// An SPRT test as `GET /api/sprt-tests/{id}` answers (`history` only there and at its start).
@@ -236,7 +234,7 @@ pub fn spec() -> Value {
     let run = schema_ref("Run");
     let paths = json!({
         "/api/runs": {
-            "get": with_params(op("List runs, newest first, a page at a time", vec![("200", ok("a page of runs, and the cursor of the next page (null after the last)", json!({"type": "object", "properties": {"runs": {"type": "array", "items": run}, "next_cursor": {"type": ["string", "null"]}}})))], &[400, 422]),
+            "get": with_params(op("List runs, newest first, a page at a time", vec![("200", ok("a page of runs, and the cursor of the next page (null after the last)", schema_ref("RunsPage")))], &[400, 422]),
                 json!([{"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}},
                        {"name": "cursor", "in": "query", "schema": {"type": "string"}, "description": "next_cursor of the previous page"}])),
             "post": secured(with_body(
@@ -301,7 +299,7 @@ pub fn spec() -> Value {
                 schema_ref("MoveRequest")))
         },
         "/api/position": {
-            "post": secured(with_body(op("Play a move (a human's) in a position", vec![("200", ok("the position after the move", schema_ref("MoveResult")))], &[400, 401, 422]),
+            "post": secured(with_body(op("Play a move (a human's) in a position", vec![("200", ok("the position after the move", schema_ref("PlayedMove")))], &[400, 401, 422]),
                 schema_ref("PositionMove")))
         },
         "/api/position/start": {
@@ -317,7 +315,7 @@ pub fn spec() -> Value {
         "/api/tournaments": {
             "get": op("The newest 100 tournaments (stored; without their tables), newest first", vec![("200", ok("the tournaments", json!({"type": "object", "properties": {"tournaments": {"type": "array", "items": {"type": "object"}}}})))], &[]),
             "post": secured(with_body(op("Start a round-robin tournament", vec![("202", with_links(
-                    ok("started", json!({"type": "object", "required": ["id", "status"], "properties": {"id": {"type": "string"}, "status": {"type": "string"}}})),
+                    ok("started", schema_ref("TournamentStarted")),
                     &[("GetTournament", "/api/tournaments/{id}", "get"), ("CancelTournament", "/api/tournaments/{id}/cancel", "post")]))], &[400, 401, 422, 429]),
                 schema_ref("TournamentRequest")))
         },
@@ -341,7 +339,7 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Stop a running SPRT test: the batch under way finishes, the rest is not played", vec![("200", ok("the test, cancelled", sprt_test_schema()))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/workers": {
-            "get": op("The batch workers on the database (the 100 that beat last), newest heartbeat first: host, threads, status (playing, idle, stopped, lost), the batch under way, batches and games played, games per second", vec![("200", ok("the workers", json!({"type": "object", "required": ["workers"], "properties": {"workers": {"type": "array", "items": worker_schema()}}})))], &[])
+            "get": op("The batch workers on the database (the 100 that beat last), newest heartbeat first: host, threads, status (playing, idle, stopped, lost), the batch under way, batches and games played, games per second", vec![("200", ok("the workers", schema_ref("Workers")))], &[])
         },
         "/api/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
         "/healthz": {"get": op("Liveness (answers at once, asks the database nothing) and database kind", vec![("200", ok("alive", schema_ref("Health")))], &[])},
@@ -351,24 +349,8 @@ pub fn spec() -> Value {
             "responses": {"200": {"description": "the metrics", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}}}}},
         "/api/openapi.json": {"get": op("This document", vec![("200", ok("OpenAPI 3.0", json!({"type": "object"})))], &[])}
     });
-    let nullable_number = json!({"type": ["number", "null"]});
     let nullable_string = json!({"type": ["string", "null"]});
     let mut schemas = json!({
-        "Error": {"type": "object", "properties": {"error": {"type": "object", "properties": {
-            "status": {"type": "integer"}, "field": nullable_string, "message": {"type": "string"}}}}},
-        "Run": {"type": "object", "properties": {
-            "id": {"type": "string"}, "name": nullable_string,
-            "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]},
-            "tuner": {"type": ["string", "null"], "enum": ["ga", "td", "td-leaf", "texel", null]},
-            "preset": nullable_string, "config": {"type": "object"}, "seed": {"type": "integer"},
-            "generations_total": {"type": "integer"}, "generations_done": {"type": "integer"},
-            "progress": {"type": "number"}, "best_fitness": nullable_number,
-            "best_weights": {"type": ["array", "null"], "items": {"type": "number"}},
-            "features": {"type": "array", "items": {"type": "string"}},
-            "created_at": {"type": "string", "format": "date-time"},
-            "started_at": nullable_string, "finished_at": nullable_string,
-            "notes": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
-            "error": nullable_string, "stop_reason": {"type": ["string", "null"], "enum": ["generations", "stagnation", "target-fitness", null]}}},
         "GenerationPoint": {"type": "object", "properties": {
             "generation": {"type": "integer"}, "best": {"type": "number"}, "mean": {"type": "number"},
             "min": {"type": "number"}, "std": {"type": "number"}, "diversity": {"type": "number"},
@@ -386,27 +368,14 @@ pub fn spec() -> Value {
             "weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"},
             "generation": {"type": "integer"}, "depth": {"type": "integer"}, "seed": {"type": "integer"},
             "config": {"type": "object"}, "history": {"type": "array", "items": {"type": "object"}}, "agent": {"type": "object"}}},
-        "PositionView": {"type": "object", "properties": {
-            "position": {"type": "string"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
-            "to_move": {"type": "string", "enum": ["south", "north"]}, "stores": {"type": "array", "items": {"type": "integer"}},
-            "game_over": {"type": "boolean"}, "pits": {"type": "integer"}}},
-        "MoveResult": {"type": "object", "properties": {
-            "move": {"type": "integer"}, "nodes": {"type": "integer"}, "playouts": {"type": "integer"},
-            "value": {"type": ["object", "null"], "description": "the agent's own value of the move, in its unit",
-                "properties": {"unit": {"type": "string", "enum": ["search_score", "pekar_cost", "exact_margin", "seeds_this_turn", "network_estimate", "playout_score"]}, "value": {"type": "number"}}},
-            "value_text": nullable_string,
-            "position_after": {"type": "string"}, "extra_turn": {"type": "boolean"}, "capture": {"type": "integer"},
-            "game_over": {"type": "boolean"}, "legal_moves": {"type": "array", "items": {"type": "integer"}},
-            "to_move": {"type": "string"}, "stores": {"type": "array", "items": {"type": "integer"}}}},
         "Tournament": {"type": "object", "properties": {
             "id": {"type": "string"}, "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"], "description": "queued while it waits for the tournaments' share of the cores"},
             "agents": {"type": "array", "items": {"type": "string"}},
             "table": {"type": "array", "items": {"type": "array", "items": {"type": ["object", "null"]}}},
-            "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number", "minimum": 0, "maximum": 1, "description": "games played over games planned, written by the server playing it as games finish; the same on every server"}, "error": nullable_string}},
-        "Health": {"type": "object", "properties": {"status": {"type": "string"}, "database": {"type": "string", "enum": ["sqlite", "postgres"]}}}
+            "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number", "minimum": 0, "maximum": 1, "description": "games played over games planned, written by the server playing it as games finish; the same on every server"}, "error": nullable_string}}
     });
     if let Some(map) = schemas.as_object_mut() {
-        map.extend(request_schemas());
+        map.extend(generated_schemas());
     }
     json!({
         "openapi": "3.1.0",
@@ -431,11 +400,37 @@ mod tests {
     use crate::server::matches::{MAX_MATCH_GAMES, MAX_SPRT_PAIRS};
     use crate::server::tournaments::MAX_TOURNAMENT_GAMES;
 
+    /// Every `$ref` of the document names a schema it holds: the generated ones come under
+    /// their types' names (or their `as`).
+    #[test]
+    fn every_reference_resolves() {
+        fn refs(value: &Value, out: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(Value::String(r)) = map.get("$ref") {
+                        out.push(r.clone());
+                    }
+                    map.values().for_each(|v| refs(v, out));
+                }
+                Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+                _ => {}
+            }
+        }
+        let doc = spec();
+        let mut found = Vec::new();
+        refs(&doc, &mut found);
+        assert!(found.iter().any(|r| r == "#/components/schemas/Run"));
+        for r in found {
+            let name = r.trim_start_matches("#/components/schemas/");
+            assert!(doc["components"]["schemas"][name].is_object(), "{r}");
+        }
+    }
+
     /// utoipa's attributes take literals only: the bounds written there must be the
     /// constants the handlers check.
     #[test]
     fn the_literal_bounds_of_the_request_types_are_the_handlers_constants() {
-        let schemas = request_schemas();
+        let schemas = generated_schemas();
         let field = |schema: &str, field: &str| schemas[schema]["properties"][field].clone();
         assert_eq!(
             field("MatchRequest", "games")["maximum"],

@@ -8,7 +8,7 @@ use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::json;
+use serde::Serialize;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::{DefaultMakeSpan, TraceLayer};
 use tracing::Level;
@@ -20,6 +20,7 @@ use super::{
     sprt_tests, tournaments,
 };
 use crate::game::excerpt;
+use crate::store::Backend;
 
 pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     let counts = state.requests.clone();
@@ -113,10 +114,22 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         .with_state(state)
 }
 
+/// What `/healthz` and `/readyz` answer. Fields in alphabetical order, the order the API's
+/// objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Health {
+    pub database: Backend,
+    /// `ok` (alive) or `ready`.
+    pub status: &'static str,
+}
+
 /// Liveness: the process answers. It asks the database nothing, so a slow or lost database
 /// never makes an orchestrator restart a server that would only wait for it again.
-async fn healthz(State(state): State<SharedState>) -> Json<serde_json::Value> {
-    Json(json!({"status": "ok", "database": state.store.backend().name()}))
+async fn healthz(State(state): State<SharedState>) -> Json<Health> {
+    Json(Health {
+        database: state.store.backend(),
+        status: "ok",
+    })
 }
 
 /// How long `/readyz` waits for the database before it answers 503.
@@ -124,7 +137,7 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
 /// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
-async fn readyz(State(state): State<SharedState>) -> Result<Json<serde_json::Value>, ApiError> {
+async fn readyz(State(state): State<SharedState>) -> Result<Json<Health>, ApiError> {
     let unready = |why: &str| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -133,9 +146,10 @@ async fn readyz(State(state): State<SharedState>) -> Result<Json<serde_json::Val
         )
     };
     match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
-        Ok(Ok(())) => Ok(Json(
-            json!({"status": "ready", "database": state.store.backend().name()}),
-        )),
+        Ok(Ok(())) => Ok(Json(Health {
+            database: state.store.backend(),
+            status: "ready",
+        })),
         Ok(Err(e)) => {
             // The detail (a host, a driver's message) goes to the log only.
             tracing::warn!("not ready: the database answered with an error: {e}");

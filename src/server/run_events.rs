@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use super::run_view::run_json;
 use super::state::{AppState, Followed, RunEvent, SharedState};
-use crate::store::StoreError;
+use crate::store::{RunRow, StoreError};
 
 /// How often, on SQLite, the watcher looks at the runs list's version while streams follow
 /// runs: a cheap one-row read.
@@ -155,15 +155,20 @@ async fn catch_up(state: &SharedState, id: &str) -> Result<(), StoreError> {
             }
         }
     }
+    emit_status(state, &run);
+    Ok(())
+}
+
+/// Broadcasts `run`'s state as a `status` event (unless it says nothing new, see [`emit`]).
+pub fn emit_status(state: &AppState, run: &RunRow) {
     emit(
         state,
         RunEvent {
-            run_id: id.to_string(),
+            run_id: run.id.clone(),
             kind: "status",
-            data: run_json(&run),
+            data: run_json(run),
         },
     );
-    Ok(())
 }
 
 /// The watcher: one task a server, until it stops.

@@ -1,23 +1,55 @@
 //! The run object of the API: how a stored run is shown in responses and in the `status`
 //! events every stream sends.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::store::{RunRow, RunStatus};
 
 /// The run object of the API. A run whose stored config no longer reads shows the stored JSON
-/// and says so in `error`.
-pub fn run_json(run: &RunRow) -> Value {
+/// and says so in `error`. Fields in alphabetical order, the order the API's objects have
+/// always had.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Run)]
+pub struct RunView {
+    pub best_fitness: Option<f64>,
+    pub best_weights: Option<Vec<f64>>,
+    /// The whole config the run got (the stored JSON when it no longer reads).
+    #[schema(value_type = Object)]
+    pub config: Value,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    pub error: Option<String>,
+    #[schema(value_type = Vec<String>)]
+    pub features: Value,
+    pub finished_at: Option<String>,
+    pub generations_done: u32,
+    pub generations_total: u32,
+    pub id: String,
+    pub name: Option<String>,
+    pub notes: String,
+    pub preset: Option<String>,
+    pub progress: f64,
+    #[schema(value_type = Option<u64>)]
+    pub seed: Value,
+    pub started_at: Option<String>,
+    pub status: RunStatus,
+    #[schema(value_type = Option<crate::ga::StopReason>)]
+    pub stop_reason: Option<String>,
+    pub tags: Vec<String>,
+    #[schema(schema_with = super::schemas::tuner_name)]
+    pub tuner: Option<&'static str>,
+}
+
+/// [`RunView`] of `run`.
+pub fn run_view(run: &RunRow) -> RunView {
     let config = match (&run.config, &run.config_raw) {
         (Some(config), _) => serde_json::to_value(config).unwrap_or(Value::Null),
         (None, raw) => raw.clone().unwrap_or(Value::Null),
     };
     let (seed, tuner) = match &run.config {
-        Some(c) => (json!(c.seed()), json!(c.tuner())),
-        None => (
-            config.get("seed").cloned().unwrap_or(Value::Null),
-            Value::Null,
-        ),
+        Some(c) => (Value::from(c.seed()), Some(c.tuner())),
+        None => (config.get("seed").cloned().unwrap_or(Value::Null), None),
     };
     let error = match (&run.error, &run.unreadable) {
         (Some(e), Some(u)) => Some(format!("{e}; {u}")),
@@ -30,26 +62,31 @@ pub fn run_json(run: &RunRow) -> Value {
     } else {
         run.generations_done as f64 / run.generations_total as f64
     };
-    json!({
-        "id": run.id,
-        "name": run.name,
-        "status": run.status,
-        "tuner": tuner,
-        "preset": run.preset,
-        "config": config,
-        "seed": seed,
-        "generations_total": run.generations_total,
-        "generations_done": run.generations_done,
-        "progress": progress,
-        "best_fitness": run.best_fitness,
-        "best_weights": run.best_weights,
-        "features": run.features,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "error": error,
-        "stop_reason": run.stop_reason,
-        "notes": run.notes,
-        "tags": run.tags,
-    })
+    RunView {
+        best_fitness: run.best_fitness,
+        best_weights: run.best_weights.clone(),
+        config,
+        created_at: run.created_at.clone(),
+        error,
+        features: run.features.clone(),
+        finished_at: run.finished_at.clone(),
+        generations_done: run.generations_done,
+        generations_total: run.generations_total,
+        id: run.id.clone(),
+        name: run.name.clone(),
+        notes: run.notes.clone(),
+        preset: run.preset.clone(),
+        progress,
+        seed,
+        started_at: run.started_at.clone(),
+        status: run.status,
+        stop_reason: run.stop_reason.clone(),
+        tags: run.tags.clone(),
+        tuner,
+    }
+}
+
+/// [`RunView`] of `run` as JSON, for the events, which carry JSON.
+pub fn run_json(run: &RunRow) -> Value {
+    serde_json::to_value(run_view(run)).unwrap_or(Value::Null)
 }

@@ -9,12 +9,12 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::stream::{self, Stream, StreamExt};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
-use super::run_events::{emit, Following};
-use super::run_view::run_json;
+use super::run_events::{emit, emit_status, Following};
+use super::run_view::{run_json, run_view, RunView};
 use super::state::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
@@ -33,15 +33,17 @@ pub const MAX_TAG_CHARS: usize = 40;
 /// Broadcasts a run's current state to its event streams.
 pub async fn publish_status(state: &SharedState, id: &str) {
     if let Ok(Some(run)) = state.store.get_run(id).await {
-        emit(
-            state,
-            RunEvent {
-                run_id: id.to_string(),
-                kind: "status",
-                data: run_json(&run),
-            },
-        );
+        emit_status(state, &run);
     }
+}
+
+/// A page of `GET /api/runs`. Fields in alphabetical order, the order the API's objects have
+/// always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RunsPage {
+    /// The cursor of the next page; null after the last.
+    next_cursor: Option<String>,
+    runs: Vec<RunView>,
 }
 
 /// `POST /api/runs`.
@@ -183,16 +185,9 @@ pub async fn create(
         })
         .await?;
     tracing::info!(run = %run.id, "run queued");
-    emit(
-        &state,
-        RunEvent {
-            run_id: run.id.clone(),
-            kind: "status",
-            data: run_json(&run),
-        },
-    );
+    emit_status(&state, &run);
     state.wake.notify_waiters();
-    Ok((StatusCode::CREATED, Json(run_json(&run))).into_response())
+    Ok((StatusCode::CREATED, Json(run_view(&run))).into_response())
 }
 
 /// Runs a page of `GET /api/runs` holds unless the client asks for fewer or more.
@@ -275,10 +270,12 @@ pub async fn list(
         None => {
             let key = after.as_ref().map(|(c, i)| (c.as_str(), i.as_str()));
             let (runs, next) = state.store.list_runs_page(key, limit).await?;
-            let runs: Vec<Value> = runs.iter().map(run_json).collect();
-            let next = next.map(|(c, i)| encode_cursor(&c, &i));
+            let page = RunsPage {
+                next_cursor: next.map(|(c, i)| encode_cursor(&c, &i)),
+                runs: runs.iter().map(run_view).collect(),
+            };
             let body =
-                axum::body::Bytes::from(json!({ "runs": runs, "next_cursor": next }).to_string());
+                axum::body::Bytes::from(serde_json::to_string(&page).map_err(ApiError::internal)?);
             if let Some(version) = version {
                 if let Ok(mut cache) = state.runs_cache.write() {
                     *cache = Some((version, body.clone()));
@@ -308,14 +305,14 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    Ok(Json(run_json(&find(&state, &id).await?)))
+) -> ApiResult<Json<RunView>> {
+    Ok(Json(run_view(&find(&state, &id).await?)))
 }
 
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunView>> {
     let run = find(&state, &id).await?;
     if !state.store.cancel(&id).await? {
         return Err(ApiError::conflict(format!(
@@ -326,7 +323,7 @@ pub async fn cancel(
     tracing::info!(run = %id, "run cancelled");
     state.stop_run_here(&id);
     publish_status(&state, &id).await;
-    Ok(Json(run_json(&find(&state, &id).await?)))
+    Ok(Json(run_view(&find(&state, &id).await?)))
 }
 
 /// What `PATCH /api/runs/{id}` may change: what the user says about a run, never what it
@@ -388,7 +385,7 @@ pub async fn describe(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<DescribeRun>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunView>> {
     find(&state, &id).await?;
     if let Some(name) = &body.name {
         if name.chars().count() > MAX_NAME_CHARS {
@@ -417,13 +414,13 @@ pub async fn describe(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
     publish_status(&state, &id).await;
-    Ok(Json(run_json(&run)))
+    Ok(Json(run_view(&run)))
 }
 
 pub async fn resume(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunView>> {
     let run = find(&state, &id).await?;
     let Some(queued) = state.store.requeue(&id).await? else {
         return Err(ApiError::conflict(format!(
@@ -432,16 +429,9 @@ pub async fn resume(
         )));
     };
     tracing::info!(run = %id, "run queued again");
-    emit(
-        &state,
-        RunEvent {
-            run_id: id.clone(),
-            kind: "status",
-            data: run_json(&queued),
-        },
-    );
+    emit_status(&state, &queued);
     state.wake.notify_waiters();
-    Ok(Json(run_json(&queued)))
+    Ok(Json(run_view(&queued)))
 }
 
 /// Deletes without reading the run: a run whose stored data no longer reads must still go.

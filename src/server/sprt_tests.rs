@@ -25,8 +25,9 @@ use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
 use super::state::SharedState;
+use super::tournaments::read_failing_abandoned;
 use crate::agents::{Profile, Stopped};
-use crate::matches::sprt::{play_sprt_within, Pentanomial, SprtReport, Verdict};
+use crate::matches::sprt::{play_sprt_within, SprtReport};
 use crate::search::Budget;
 use crate::store::{StoredSprtTest, TournamentLease};
 
@@ -213,7 +214,6 @@ pub async fn start(
         &setup,
         CostCap::Tournament,
     )?;
-    let (lower, upper) = sprt.bounds();
     let test = Test {
         id: uuid::Uuid::now_v7().to_string(),
         name: req.name.filter(|n| !n.trim().is_empty()),
@@ -223,20 +223,7 @@ pub async fn start(
         finished_at: None,
         status: "running",
         max_pairs,
-        report: SprtReport {
-            a: a.to_string(),
-            b: b.to_string(),
-            setup: setup.clone(),
-            sprt,
-            counts: Default::default(),
-            pairs: 0,
-            games: 0,
-            llr: 0.0,
-            lower_bound: lower,
-            upper_bound: upper,
-            verdict: Verdict::Inconclusive,
-            estimate: Pentanomial::default().estimate(),
-        },
+        report: SprtReport::start(&a, &b, &setup, sprt),
         history: vec![LlrPoint { pairs: 0, llr: 0.0 }],
         error: None,
     };
@@ -358,21 +345,15 @@ async fn keep_playing(state: SharedState, test: Arc<Mutex<Test>>, cancel: Budget
     }
 }
 
-/// Marks failed the running tests among `shown` whose server stopped beating (it died: a
-/// server that stops cleanly marks its own), and says whether there were any.
-async fn fail_abandoned(state: &SharedState, listed: &[StoredSprtTest]) -> ApiResult<bool> {
-    if !listed.iter().any(StoredSprtTest::abandoned) {
-        return Ok(false);
-    }
-    Ok(state.store.fail_abandoned_sprt_tests().await? > 0)
-}
-
 /// The newest tests of every server on the database, newest first, without their LLR paths.
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
-    let mut stored = state.store.list_sprt_tests(LISTED).await?;
-    if fail_abandoned(&state, &stored).await? {
-        stored = state.store.list_sprt_tests(LISTED).await?;
-    }
+    let stored = read_failing_abandoned(
+        || state.store.list_sprt_tests(LISTED),
+        Vec::as_slice,
+        StoredSprtTest::abandoned,
+        || state.store.fail_abandoned_sprt_tests(),
+    )
+    .await?;
     let all: Vec<Value> = stored.into_iter().map(|t| shown(t, false)).collect();
     Ok(Json(json!({ "tests": all })))
 }
@@ -386,18 +367,14 @@ pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
-    let mut t = state
-        .store
-        .sprt_test(&id)
-        .await?
-        .ok_or_else(|| not_found(&id))?;
-    if fail_abandoned(&state, std::slice::from_ref(&t)).await? {
-        t = state
-            .store
-            .sprt_test(&id)
-            .await?
-            .ok_or_else(|| not_found(&id))?;
-    }
+    let t = read_failing_abandoned(
+        || state.store.sprt_test(&id),
+        Option::as_slice,
+        StoredSprtTest::abandoned,
+        || state.store.fail_abandoned_sprt_tests(),
+    )
+    .await?
+    .ok_or_else(|| not_found(&id))?;
     Ok(Json(shown(t, true)))
 }
 

@@ -5,6 +5,7 @@
 //! them failed and waits for their tasks; a tournament whose server died is marked failed
 //! once its heartbeat is stale.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ use crate::matches::{
     TournamentReport,
 };
 use crate::search::Budget;
-use crate::store::{StoredTournament, TournamentLease};
+use crate::store::{StoreError, StoredTournament, TournamentLease};
 
 /// Most games per pairing in a tournament.
 pub const MAX_TOURNAMENT_GAMES: u32 = 100;
@@ -135,11 +136,20 @@ pub async fn start(
         .await?;
     tasks.spawn(play(state.clone(), entry, config, planned));
     drop(tasks);
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({"id": id, "status": "queued"})),
-    )
-        .into_response())
+    let started = TournamentStarted {
+        id,
+        status: "queued",
+    };
+    Ok((StatusCode::ACCEPTED, Json(started)).into_response())
+}
+
+/// `POST /api/tournaments`' answer: the new tournament's id, to follow and cancel it by.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct TournamentStarted {
+    id: String,
+    /// `queued`: it waits for the tournaments' share of the cores.
+    #[schema(value_type = String)]
+    status: &'static str,
 }
 
 /// Plays a stored tournament to its end, writing its progress as games finish, and stores
@@ -386,21 +396,35 @@ fn stored_json(t: StoredTournament) -> Value {
     value
 }
 
-/// Marks failed the running tournaments among `shown` whose server stopped beating (it
-/// died: a server that stops cleanly marks its own), and says whether there were any.
-async fn fail_abandoned(state: &SharedState, shown: &[StoredTournament]) -> ApiResult<bool> {
-    if !shown.iter().any(StoredTournament::abandoned) {
-        return Ok(false);
+/// Reads rows that a server plays (tournaments, SPRT tests) with `read`. When some of them
+/// were abandoned (their server stopped beating: it died, as one that stops cleanly marks its
+/// own), `fail_abandoned` marks those failed and, if it marked any, they are read again.
+pub(super) async fn read_failing_abandoned<R, T, Read, Fail>(
+    read: impl Fn() -> Read,
+    rows: impl Fn(&R) -> &[T],
+    abandoned: impl Fn(&T) -> bool,
+    fail_abandoned: impl FnOnce() -> Fail,
+) -> ApiResult<R>
+where
+    Read: Future<Output = Result<R, StoreError>>,
+    Fail: Future<Output = Result<u64, StoreError>>,
+{
+    let read_first = read().await?;
+    if !rows(&read_first).iter().any(abandoned) || fail_abandoned().await? == 0 {
+        return Ok(read_first);
     }
-    Ok(state.store.fail_abandoned_tournaments().await? > 0)
+    Ok(read().await?)
 }
 
 /// The newest tournaments, newest first, without their tables.
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
-    let mut stored = state.store.list_tournaments(LIST_TOURNAMENTS).await?;
-    if fail_abandoned(&state, &stored).await? {
-        stored = state.store.list_tournaments(LIST_TOURNAMENTS).await?;
-    }
+    let stored = read_failing_abandoned(
+        || state.store.list_tournaments(LIST_TOURNAMENTS),
+        Vec::as_slice,
+        StoredTournament::abandoned,
+        || state.store.fail_abandoned_tournaments(),
+    )
+    .await?;
     let items: Vec<Value> = stored
         .into_iter()
         .map(|t| {
@@ -461,10 +485,14 @@ pub async fn show(
 ) -> ApiResult<Json<Value>> {
     let not_found =
         || ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)));
-    let mut t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
-    if fail_abandoned(&state, std::slice::from_ref(&t)).await? {
-        t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
-    }
+    let t = read_failing_abandoned(
+        || state.store.tournament(&id),
+        Option::as_slice,
+        StoredTournament::abandoned,
+        || state.store.fail_abandoned_tournaments(),
+    )
+    .await?
+    .ok_or_else(not_found)?;
     Ok(Json(stored_json(t)))
 }
 

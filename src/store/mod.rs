@@ -33,7 +33,7 @@ use crate::tune::TunerConfig;
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Which database a [`Store`] talks to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     Sqlite,
@@ -51,7 +51,7 @@ impl Backend {
 
 /// A run's life: queued -> running -> finished | cancelled | failed; cancelled and failed runs
 /// can be queued again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Queued,
@@ -997,13 +997,15 @@ impl StoredTournament {
     /// Still `queued` or `running`, but its server has not beaten for [`LEASE_TTL`]: it died,
     /// and the tournament will never end by itself.
     pub fn abandoned(&self) -> bool {
-        let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
         matches!(self.status.as_str(), "queued" | "running")
-            && self
-                .heartbeat_at
-                .as_deref()
-                .is_none_or(|beat| beat < stale_before.as_str())
+            && beat_lapsed(self.heartbeat_at.as_deref())
     }
+}
+
+/// No heartbeat, or none for [`LEASE_TTL`]: the server that played the row died.
+fn beat_lapsed(heartbeat_at: Option<&str>) -> bool {
+    let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
+    heartbeat_at.is_none_or(|beat| beat < stale_before.as_str())
 }
 
 /// What the process playing a tournament learns when it writes its progress.
@@ -1013,6 +1015,17 @@ pub enum TournamentLease {
     Playing,
     /// Cancelled (through any server), failed as abandoned, or gone: stop playing.
     Stop,
+}
+
+impl TournamentLease {
+    /// What the owner's heartbeat (an UPDATE of its own live row `RETURNING
+    /// cancel_requested`) found: play on only when it matched a row no cancel has marked.
+    fn of_beat(row: Option<AnyRow>) -> Result<TournamentLease, StoreError> {
+        Ok(match row {
+            Some(r) if r.try_get::<i64, _>("cancel_requested")? == 0 => TournamentLease::Playing,
+            _ => TournamentLease::Stop,
+        })
+    }
 }
 
 const TOURNAMENT_COLUMNS: &str = "id, created_at, status, error, progress, heartbeat_at, state";
@@ -1059,10 +1072,7 @@ impl Store {
         .bind(now_rfc3339())
         .fetch_optional(&self.pool)
         .await?;
-        Ok(match row {
-            Some(r) if r.try_get::<i64, _>("cancel_requested")? == 0 => TournamentLease::Playing,
-            _ => TournamentLease::Stop,
-        })
+        TournamentLease::of_beat(row)
     }
 
     /// A queued tournament of `owner`'s has its cores and plays: `running` from now on.
@@ -1122,25 +1132,49 @@ impl Store {
     }
 
     pub async fn tournament(&self, id: &str) -> Result<Option<StoredTournament>, StoreError> {
-        let sql = format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
-            .fetch_optional(&self.pool)
+        let row = self
+            .row_by_id("tournaments", TOURNAMENT_COLUMNS, id)
             .await?;
         row.map(|r| tournament_from_row(&r)).transpose()
     }
 
     /// The newest `limit` tournaments, newest first.
     pub async fn list_tournaments(&self, limit: u32) -> Result<Vec<StoredTournament>, StoreError> {
-        let sql = format!(
-            "SELECT {TOURNAMENT_COLUMNS} FROM tournaments \
-             ORDER BY created_at DESC, id DESC LIMIT $1"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(limit as i64)
-            .fetch_all(&self.pool)
+        let rows = self
+            .newest_rows("tournaments", TOURNAMENT_COLUMNS, limit)
             .await?;
         rows.iter().map(tournament_from_row).collect()
+    }
+
+    /// The `columns` of the row of `table` whose id is `id`; both names are literals of this
+    /// module, never input.
+    async fn row_by_id(
+        &self,
+        table: &str,
+        columns: &str,
+        id: &str,
+    ) -> Result<Option<AnyRow>, StoreError> {
+        let sql = format!("SELECT {columns} FROM {table} WHERE id = $1");
+        Ok(sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// The `columns` of the newest `limit` rows of `table`, newest first (as
+    /// [`Store::row_by_id`]).
+    async fn newest_rows(
+        &self,
+        table: &str,
+        columns: &str,
+        limit: u32,
+    ) -> Result<Vec<AnyRow>, StoreError> {
+        let sql =
+            format!("SELECT {columns} FROM {table} ORDER BY created_at DESC, id DESC LIMIT $1");
+        Ok(sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     /// Tournaments whose owner stopped beating for [`LEASE_TTL`] cannot finish (they were

@@ -6,7 +6,9 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 use time::OffsetDateTime;
 
-use super::{corrupt, now_rfc3339, rfc3339, Store, StoreError, TournamentLease, LEASE_TTL};
+use super::{
+    beat_lapsed, corrupt, now_rfc3339, rfc3339, Store, StoreError, TournamentLease, LEASE_TTL,
+};
 
 /// An SPRT test as stored: its state document (what the API shows) with the columns that
 /// change while it plays or once it ends, whichever server ended it.
@@ -28,12 +30,7 @@ impl StoredSprtTest {
     /// Still `running`, but its server has not beaten for [`LEASE_TTL`]: it died, and the
     /// test will never end by itself.
     pub fn abandoned(&self) -> bool {
-        let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
-        self.status == "running"
-            && self
-                .heartbeat_at
-                .as_deref()
-                .is_none_or(|beat| beat < stale_before.as_str())
+        self.status == "running" && beat_lapsed(self.heartbeat_at.as_deref())
     }
 }
 
@@ -87,10 +84,7 @@ impl Store {
         .bind(now_rfc3339())
         .fetch_optional(&self.pool)
         .await?;
-        Ok(match row {
-            Some(r) if r.try_get::<i64, _>("cancel_requested")? == 0 => TournamentLease::Playing,
-            _ => TournamentLease::Stop,
-        })
+        TournamentLease::of_beat(row)
     }
 
     /// The owner's last write: the final state, status and error, unless the test was
@@ -130,22 +124,13 @@ impl Store {
     }
 
     pub async fn sprt_test(&self, id: &str) -> Result<Option<StoredSprtTest>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM sprt_tests WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = self.row_by_id("sprt_tests", COLUMNS, id).await?;
         row.map(|r| from_row(&r)).transpose()
     }
 
     /// The newest `limit` SPRT tests, newest first.
     pub async fn list_sprt_tests(&self, limit: u32) -> Result<Vec<StoredSprtTest>, StoreError> {
-        let sql =
-            format!("SELECT {COLUMNS} FROM sprt_tests ORDER BY created_at DESC, id DESC LIMIT $1");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(limit as i64)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = self.newest_rows("sprt_tests", COLUMNS, limit).await?;
         rows.iter().map(from_row).collect()
     }
 

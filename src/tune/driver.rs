@@ -59,6 +59,20 @@ pub enum Next {
     Games(JobList),
     /// The step's record, shown to the observers.
     Record(Box<GenerationRecord>),
+    /// The step was cancelled; its record was dropped.
+    Cancelled,
+    /// The run has finished.
+    Finished,
+}
+
+/// What a step played here made ([`Driver::step`]).
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// The step's record, shown to the observers and kept as [`Driver::last`].
+    Record(&'a GenerationRecord),
+    /// The step was cancelled: its record was dropped, and [`Driver::last`] is still the one
+    /// before.
+    Cancelled,
     /// The run has finished.
     Finished,
 }
@@ -67,6 +81,7 @@ pub enum Next {
 enum Advanced {
     Games(JobList),
     Recorded,
+    Cancelled,
     Finished,
 }
 
@@ -120,22 +135,23 @@ impl Driver {
         self.tuner.stop_reason()
     }
 
-    /// Makes the next record, playing its games here, and shows it to `observers`; `None`
-    /// once the run has finished. A step cancelled through `control` returns a record that is
-    /// to be dropped.
+    /// Makes the next record, playing its games here, and shows it to `observers`.
     pub fn step(
         &mut self,
         control: &StepControl,
         observers: &mut [&mut dyn Observer],
-    ) -> Result<Option<&GenerationRecord>, DriveError> {
+    ) -> Result<Step<'_>, DriveError> {
         loop {
             match self.advance(control, observers)? {
                 Advanced::Games(list) => {
                     let points = self.tuner.play_here(&list);
                     self.tuner.tell(points);
                 }
-                Advanced::Recorded => return Ok(self.last.as_ref()),
-                Advanced::Finished => return Ok(None),
+                Advanced::Recorded => {
+                    return Ok(self.last.as_ref().map_or(Step::Finished, Step::Record))
+                }
+                Advanced::Cancelled => return Ok(Step::Cancelled),
+                Advanced::Finished => return Ok(Step::Finished),
             }
         }
     }
@@ -154,6 +170,7 @@ impl Driver {
                 Some(record) => Next::Record(Box::new(record.clone())),
                 None => Next::Finished,
             },
+            Advanced::Cancelled => Next::Cancelled,
             Advanced::Finished => Next::Finished,
         })
     }
@@ -173,10 +190,13 @@ impl Driver {
             Ask::Finished => return Ok(Advanced::Finished),
             Ask::Record(record) => record,
         };
-        if !control.cancel().is_stopped() {
-            for observer in observers.iter_mut() {
-                observer.record(&self.config, &record)?;
-            }
+        // A cancelled step's record is partial: nobody sees it, and a resumed or summarised
+        // run goes on from the record before.
+        if control.cancel().is_stopped() {
+            return Ok(Advanced::Cancelled);
+        }
+        for observer in observers.iter_mut() {
+            observer.record(&self.config, &record)?;
         }
         self.last = Some(*record);
         Ok(Advanced::Recorded)
@@ -189,10 +209,14 @@ impl Driver {
         observers: &mut [&mut dyn Observer],
     ) -> Result<Ended, DriveError> {
         loop {
-            let Some(record) = self.step(control, observers)? else {
-                return Ok(Ended::Finished(
-                    self.stop_reason().unwrap_or(StopReason::Generations),
-                ));
+            let record = match self.step(control, observers)? {
+                Step::Record(record) => record,
+                Step::Cancelled => return Ok(Ended::Stopped),
+                Step::Finished => {
+                    return Ok(Ended::Finished(
+                        self.stop_reason().unwrap_or(StopReason::Generations),
+                    ))
+                }
             };
             if let Some(reason) = record.stop {
                 return Ok(Ended::Finished(reason));

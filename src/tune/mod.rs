@@ -47,7 +47,7 @@ pub mod tuner;
 
 pub use config::TunerConfig;
 pub use driver::{
-    write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile,
+    write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile, Step,
 };
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
 pub use learning::{LearnerConfig, LearningConfig, LearningRun};

@@ -1,0 +1,33 @@
+//! The one way every error in what a user gave (a request's field, a command's argument, a
+//! config) says which field is at fault and why. The server answers it with its HTTP status
+//! and the field in the error body; the command line exits with its exit code.
+
+use std::borrow::Cow;
+
+/// The exit code of a command whose input was at fault (1 is for everything else).
+pub const USER_ERROR_EXIT_CODE: u8 = 2;
+
+/// An error in the user's input, as opposed to a failure of the machine.
+pub trait UserError: std::error::Error + Send + Sync + 'static {
+    /// The dotted path of the field at fault, empty when it is the input as a whole.
+    fn field(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    /// Why the input is refused, without the field's name.
+    fn reason(&self) -> Cow<'_, str> {
+        Cow::Owned(self.to_string())
+    }
+
+    /// The HTTP status the API answers it with: 422, the input parses but is not acceptable.
+    fn http_status(&self) -> u16 {
+        422
+    }
+
+    /// The exit code of a command that stops on it.
+    fn exit_code(&self) -> u8 {
+        USER_ERROR_EXIT_CODE
+    }
+}
+
+impl UserError for super::GameError {}
