@@ -4,9 +4,12 @@
 //! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`] and the
 //! rest), with the API's limits from the limits table and the run config's fields from the
 //! GA's and the learners' own config types ([`crate::tune::schema::run_config_schema`]), so they
-//! cannot drift from what the server accepts. The table of routes is written here by hand (a
-//! test checks it against the router), and so are the response schemas, which the API
-//! fuzzing run (`tests/fuzz/schemathesis.sh`) checks against real answers.
+//! cannot drift from what the server accepts. The schemas of the typed answers (a run, a page
+//! of runs, a position, a move, the workers, health, an error) are generated from the types the
+//! handlers serialise in the same way. The table of routes is written here by hand (a test
+//! checks it against the router), and so are the schemas of the answers still built as JSON
+//! (tournaments, SPRT tests, matches, the catalogue); the API fuzzing run
+//! (`tests/fuzz/schemathesis.sh`) checks all of them against real answers.
 
 use axum::Json;
 use serde_json::{json, Map, Value};
