@@ -42,7 +42,16 @@ fn status_key(run: &Value) -> String {
 
 /// Broadcasts `event` to this process's streams unless it was broadcast already: a
 /// generation at or below the last one sent, or a status that says nothing new.
+///
+/// A generation that would leave a gap (a server that took over a run writes generation 25
+/// while this process's streams were last sent 22, and 23-24 came from the server before it)
+/// is not sent here: the watcher reads the database, where the earlier ones are, and sends
+/// them all in order.
 pub fn emit(state: &AppState, event: RunEvent) {
+    send_once(state, event, false);
+}
+
+fn send_once(state: &AppState, event: RunEvent, from_database: bool) {
     let Ok(mut follows) = state.follows.lock() else {
         let _ = state.events.send(event);
         return;
@@ -52,6 +61,9 @@ pub fn emit(state: &AppState, event: RunEvent) {
             "generation" => {
                 if let Some(g) = event.data.get("generation").and_then(Value::as_i64) {
                     if g <= followed.generation {
+                        return;
+                    }
+                    if g > followed.generation + 1 && !from_database {
                         return;
                     }
                     followed.generation = g;
@@ -144,13 +156,14 @@ async fn catch_up(state: &SharedState, id: &str) -> Result<(), StoreError> {
                 if let Some(map) = data.as_object_mut() {
                     map.insert("run_id".into(), json!(id));
                 }
-                emit(
+                send_once(
                     state,
                     RunEvent {
                         run_id: id.to_string(),
                         kind: "generation",
                         data,
                     },
+                    true,
                 );
             }
         }
