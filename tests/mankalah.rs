@@ -152,21 +152,47 @@ struct Played {
     stores: (u32, u32),
 }
 
+/// Our side of a scripted game: the library's state machine, or the command on a pipe.
+trait Us {
+    fn send(&mut self, line: &str) -> Result<Step, String>;
+}
+
+impl Us for ManKalah {
+    fn send(&mut self, line: &str) -> Result<Step, String> {
+        self.handle(line).map_err(|e| e.to_string())
+    }
+}
+
 /// Plays one whole game: the engine simulated by seat, our side by the state machine, the
 /// engine's other player by `opponent`.
-fn play(
+fn play(we_start: bool, spec: &str, seed: u64, opponent: impl FnMut(&Sim, &[Mv]) -> Mv) -> Played {
+    let mut us = session(spec, seed);
+    let played = play_with(&mut us, we_start, opponent);
+    // Our own board agrees, by player.
+    let (south, north) = us.position().final_stores();
+    let me = us.me().unwrap();
+    let ours = if me == Side::South {
+        (south, north)
+    } else {
+        (north, south)
+    };
+    assert_eq!(ours, played.stores);
+    assert_eq!(us.swapped(), played.we_swapped || played.they_swapped);
+    played
+}
+
+/// [`play`] with any [`Us`].
+fn play_with(
+    us: &mut impl Us,
     we_start: bool,
-    spec: &str,
-    seed: u64,
     mut opponent: impl FnMut(&Sim, &[Mv]) -> Mv,
 ) -> Played {
-    let mut us = session(spec, seed);
     let mut sim = Sim::new(7, 7);
     let mut seat = if we_start { 0 } else { 1 };
     let mut transcript = Vec::new();
-    let send = |us: &mut ManKalah, line: String, transcript: &mut Vec<String>| {
+    let send = |us: &mut dyn Us, line: String, transcript: &mut Vec<String>| {
         transcript.push(format!("> {line}"));
-        let step = us.handle(&line).unwrap_or_else(|e| {
+        let step = us.send(&line).unwrap_or_else(|e| {
             panic!("{e}\n{}", transcript.join("\n"));
         });
         if let Step::Reply(r) = &step {
@@ -175,7 +201,7 @@ fn play(
         step
     };
     let start = format!("START;{}", if we_start { "South" } else { "North" });
-    let mut step = send(&mut us, start, &mut transcript);
+    let mut step = send(us, start, &mut transcript);
     let (mut we_swapped, mut they_swapped) = (false, false);
     loop {
         let ours = sim.turn == seat;
@@ -185,7 +211,11 @@ fn play(
             assert_eq!(step, Step::Wait, "{}", transcript.join("\n"));
             opponent(&sim, &sim.moves())
         };
-        assert!(sim.moves().contains(&mv), "{mv:?} illegal");
+        assert!(
+            sim.moves().contains(&mv),
+            "{mv:?} illegal\n{}",
+            transcript.join("\n")
+        );
         sim.play(mv);
         if mv == Mv::Swap {
             seat = 1 - seat;
@@ -210,28 +240,18 @@ fn play(
             Mv::Pit(k) => k.to_string(),
         };
         step = send(
-            &mut us,
+            us,
             format!("CHANGE;{name};{};{turn}", sim.state()),
             &mut transcript,
         );
         if over {
             assert_eq!(step, Step::Wait);
-            assert_eq!(send(&mut us, "END".into(), &mut transcript), Step::End);
+            assert_eq!(send(us, "END".into(), &mut transcript), Step::End);
             break;
         }
     }
     let mine = sim.b[seat * 8 + 7];
     let theirs = sim.b[(1 - seat) * 8 + 7];
-    // Our own board agrees, by player.
-    let (south, north) = us.position().final_stores();
-    let me = us.me().unwrap();
-    let ours = if me == Side::South {
-        (south, north)
-    } else {
-        (north, south)
-    };
-    assert_eq!(ours, (mine, theirs));
-    assert_eq!(us.swapped(), we_swapped || they_swapped);
     Played {
         transcript,
         we_swapped,
@@ -413,4 +433,125 @@ fn the_command_speaks_the_protocol_on_a_pipe() {
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
     assert!(stderr.contains("differs from ours"), "{stderr}");
+}
+
+/// The command on a pipe, spoken to one message at a time: a reply is read whenever the
+/// protocol asks for one (`START;South`, a `CHANGE` ending in `YOU`), and after `END` the
+/// command must exit cleanly with nothing more on standard output.
+struct Piped {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    log: std::path::PathBuf,
+}
+
+impl Piped {
+    fn spawn(args: &[&str], name: &str) -> Piped {
+        let log =
+            std::env::temp_dir().join(format!("kalah-mankalah-{name}-{}.log", std::process::id()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // A file, not a pipe: the command logs every message, and a full pipe nobody
+            // reads would stop it mid-game.
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Piped {
+            stdin: child.stdin.take(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            log,
+        }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Us for Piped {
+    fn send(&mut self, line: &str) -> Result<Step, String> {
+        use std::io::{BufRead, Read};
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .map_err(|e| format!("writing {line:?}: {e}\n{}", self.stderr()))?;
+        if line == "END" {
+            self.stdin = None;
+            let status = self.child.wait().map_err(|e| e.to_string())?;
+            let mut rest = String::new();
+            self.stdout
+                .read_to_string(&mut rest)
+                .map_err(|e| e.to_string())?;
+            if !status.success() || !rest.is_empty() {
+                return Err(format!(
+                    "{status}, output after END {rest:?}\n{}",
+                    self.stderr()
+                ));
+            }
+            return Ok(Step::End);
+        }
+        if line == "START;South" || line.ends_with(";YOU") {
+            let mut reply = String::new();
+            self.stdout
+                .read_line(&mut reply)
+                .map_err(|e| e.to_string())?;
+            if reply.is_empty() {
+                return Err(format!("no reply to {line:?}\n{}", self.stderr()));
+            }
+            return Ok(Step::Reply(reply.trim_end().to_string()));
+        }
+        Ok(Step::Wait)
+    }
+}
+
+impl Drop for Piped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// `kalah-tuner mankalah` moves first, the engine's other player swaps and then plays at
+/// random: every reply is a legal move of the seat the command holds after the swap (North),
+/// sent only when it is its turn, the command's own board agrees with every state (it stops
+/// otherwise), and it wins, as it only can by playing for its new seat.
+#[test]
+fn the_command_plays_on_for_its_new_seat_after_the_opponent_swaps() {
+    use rand::RngExt;
+    for (spec, seed) in [
+        ("export:configs/mankalah-tuned.json", 1u64),
+        ("minimax:4", 2),
+    ] {
+        let mut us = Piped::spawn(
+            &["mankalah", "--agent", spec, "--seed", &seed.to_string()],
+            &seed.to_string(),
+        );
+        let mut rng = rng_from_seed(seed);
+        let played = play_with(&mut us, true, |sim, moves| {
+            if sim.offer {
+                Mv::Swap
+            } else {
+                moves[rng.random_range(0..moves.len())]
+            }
+        });
+        let log = played.transcript.join("\n");
+        assert!(played.they_swapped && !played.we_swapped, "{log}");
+        let swap = played
+            .transcript
+            .iter()
+            .position(|l| l.starts_with("> CHANGE;SWAP;"))
+            .expect("the swap is announced");
+        assert!(played.transcript[swap].ends_with(";YOU"), "{log}");
+        assert!(played.transcript[swap + 1].starts_with("< MOVE;"), "{log}");
+        assert!(
+            played.stores.0 > played.stores.1,
+            "{spec} lost from North: {:?}\n{log}",
+            played.stores
+        );
+        assert_eq!(played.stores.0 + played.stores.1, 98);
+    }
 }

@@ -188,3 +188,84 @@ fn with_the_pie_rule_the_first_mover_never_wins() {
         assert!(value <= 0, "Kalah({m},{n}): {value}");
     }
 }
+
+/// Searches whose root is one of the pie rule's two special plies score their leaves
+/// antisymmetrically (`search::zero_sum`), so that what the swap gives one player it takes
+/// from the other. With own-side features (side seeds, mobility) a plain weighted sum let
+/// both players value one position well for themselves: a tuned player valued its first
+/// move +15.73 and, offered the swap after it, swapping at +15.73 too (issue 37).
+#[test]
+fn the_pie_plies_are_searched_as_a_zero_sum_game() {
+    use kalah_tuner::agents::rng_from_seed;
+    use kalah_tuner::eval::{Evaluator, Feature, StoreDiff, WeightedEval};
+    use kalah_tuner::search::{minimax_plain, zero_sum, AlphaBeta, KeptTable};
+    use rand::RngExt;
+
+    let mut rng = rng_from_seed(3737);
+    let all = Feature::ALL.to_vec();
+    for (m, n, depth) in [(7, 7, 3), (6, 4, 4), (4, 3, 5)] {
+        let start = Position::start(m, n).unwrap().with_pie(true);
+        for _ in 0..3 {
+            let weights: Vec<f64> = (0..all.len())
+                .map(|_| rng.random_range(-1.0..1.0))
+                .collect();
+            let eval = WeightedEval::new(&all, &weights, Rules::Standard).unwrap();
+            let first = AlphaBeta::new(&eval, Rules::Standard).search_depth(&start, depth);
+            let plain = minimax_plain(&start, depth, &eval, Rules::Standard);
+            let best = plain.iter().map(|&(_, v)| v).max().unwrap();
+            assert_eq!(
+                first.value, best,
+                "{m}x{n}: alpha-beta agrees with plain minimax"
+            );
+            for &(mv, value) in &plain {
+                // The first move never earns an extra turn: the offer is one turn down.
+                let mut offer = start;
+                offer.play(mv, Rules::Standard).unwrap();
+                let reply = AlphaBeta::new(&eval, Rules::Standard).search_depth(&offer, depth - 1);
+                assert_eq!(
+                    value, -reply.value,
+                    "{m}x{n} move {mv}: the first mover's value is the swap-offered player's, negated"
+                );
+                let plain_reply = minimax_plain(&offer, depth - 1, &eval, Rules::Standard);
+                assert_eq!(
+                    reply.value,
+                    plain_reply.iter().map(|&(_, v)| v).max().unwrap()
+                );
+                // Swapping is valued for the swapper: the first mover's leaf scores, negated.
+                let mut swapped = offer;
+                swapped.play(SWAP, Rules::Standard).unwrap();
+                let leaf = zero_sum(&eval, &swapped, Side::North);
+                assert_eq!(leaf, -zero_sum(&eval, &swapped, Side::South));
+            }
+            // A table kept through the pie plies and into the game changes no result.
+            let mut kept = KeptTable::default();
+            let mut pos = start;
+            for ply in 0..4 {
+                let mut fresh = AlphaBeta::new(&eval, Rules::Standard);
+                let want = fresh.search_depth(&pos, depth);
+                let got = AlphaBeta::new(&eval, Rules::Standard)
+                    .search_depth_keeping(&pos, depth, &mut kept);
+                assert_eq!(
+                    (got.value, &got.best_moves),
+                    (want.value, &want.best_moves),
+                    "{m}x{n} ply {ply}"
+                );
+                pos.play(want.best_moves[0], Rules::Standard).unwrap();
+                if pos.is_game_over() {
+                    break;
+                }
+            }
+        }
+        // An evaluator that is already antisymmetric is left exactly as it was.
+        for mv in start.legal_moves() {
+            let mut offer = start;
+            offer.play(mv, Rules::Standard).unwrap();
+            for side in [Side::South, Side::North] {
+                assert_eq!(
+                    zero_sum(&StoreDiff, &offer, side),
+                    StoreDiff.evaluate(&offer, side)
+                );
+            }
+        }
+    }
+}

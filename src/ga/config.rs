@@ -683,6 +683,10 @@ impl GaConfig {
             }),
             // The Manchester ManKalah engine's game: Kalah(7,7), standard captures, the pie rule.
             // Hunter's GA otherwise, at depth 3: a 7x7 game is longer and its search wider.
+            // Fitness and panel games start from the real start position, as the engine's
+            // games do: random opening plies would play the first move and the swap decision
+            // at random, the part of the game the pie rule is about. The players' random
+            // tie-breaking (seeded) varies the games.
             "mankalah" => {
                 let hunter = GaConfig::preset("hunter")?;
                 Ok(GaConfig {
@@ -691,6 +695,14 @@ impl GaConfig {
                     pie: true,
                     depth: 3,
                     generations: 100,
+                    fitness: FitnessConfig {
+                        opening_plies: 0,
+                        ..hunter.fitness.clone()
+                    },
+                    benchmark: BenchmarkConfig {
+                        opening_plies: 0,
+                        ..hunter.benchmark.clone()
+                    },
                     ..hunter
                 })
             }

@@ -225,9 +225,10 @@ impl Agent for Searcher<'_> {
                 )
             }
         };
+        // Bit `mv - 1` for every best move, the pie rule's swap (bit 15) included.
         let mut moves = [0usize; 16];
         let mut n = 0;
-        for mv in 1..=pos.pits() {
+        for mv in 1..=16 {
             if best & 1 << (mv - 1) != 0 {
                 moves[n] = mv;
                 n += 1;

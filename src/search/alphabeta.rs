@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::{Budget, Egdb};
 use crate::eval::{terminal_score, Evaluator};
-use crate::game::{Position, Rules, Side, SWAP};
+use crate::game::{Pie, Position, Rules, Side, SWAP};
 
 /// What a root search found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +44,9 @@ pub struct AlphaBeta<'e, E: Evaluator> {
     history: [[u32; 16]; 2],
     /// Exact values of the positions it covers, scored as finished games.
     egdb: Option<&'e Egdb>,
+    /// The root is one of the pie rule's two special plies: leaves are scored
+    /// [`zero_sum`]. See [`AlphaBeta::leaf`].
+    zero_sum: bool,
 }
 
 /// Transposition table slots. Big enough for the GA's depth-7 searches, small enough to stay
@@ -75,6 +78,9 @@ struct Table {
     /// The root side of the searches whose entries are visible: values are from its point
     /// of view, so a search for the other side must not see them.
     me: Option<Side>,
+    /// Whether the visible entries were scored [`zero_sum`]: the same position has another
+    /// value then, so searches of the other kind must not see them either.
+    zero_sum: bool,
 }
 
 impl Table {
@@ -91,6 +97,7 @@ impl Table {
             entries: vec![empty; 1 << TABLE_BITS],
             search: 0,
             me: None,
+            zero_sum: false,
         })
     }
 
@@ -303,6 +310,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             table: None,
             history: [[0; 16]; 2],
             egdb: None,
+            zero_sum: false,
         }
     }
 
@@ -340,17 +348,19 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     /// root side stay visible: they are exact for their depth, so results do not change.
     fn begin(&mut self, pos: &Position, depth: u32, keep: bool) {
         self.me = pos.side_to_move();
+        self.zero_sum = pos.pie() != Pie::Off;
         self.nodes = 0;
         self.deadline = None;
         self.aborted = false;
         self.history = [[0; 16]; 2];
         // Boards whose positions do not fit the table's exact keys search without it.
         if pos.fits_key16() && depth <= u8::MAX as u32 {
-            let me = self.me;
+            let (me, zero_sum) = (self.me, self.zero_sum);
             let table = self.table.get_or_insert_with(take_table);
-            if !keep || table.me != Some(me) {
+            if !keep || table.me != Some(me) || table.zero_sum != zero_sum {
                 table.next_search();
                 table.me = Some(me);
+                table.zero_sum = zero_sum;
             }
         } else if let Some(table) = self.table.take() {
             give_back(table);
@@ -472,9 +482,19 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
             exact
         } else if depth == 0 {
             self.nodes += 1;
-            self.eval.evaluate(child, self.me)
+            self.leaf(child)
         } else {
             self.search(child, depth, alpha, beta)
+        }
+    }
+
+    /// The evaluation of a leaf for the root mover; [`zero_sum`] under a pie-rule root.
+    #[inline]
+    fn leaf(&self, pos: &Position) -> i64 {
+        if self.zero_sum {
+            zero_sum(self.eval, pos, self.me)
+        } else {
+            self.eval.evaluate(pos, self.me)
         }
     }
 
@@ -762,6 +782,22 @@ impl<E: Evaluator> Drop for AlphaBeta<'_, E> {
     }
 }
 
+/// `eval`'s score of `pos` for `me` minus its score for the opponent, halved: the evaluation
+/// made antisymmetric, so that what one player gains the other loses.
+///
+/// Searches whose root is the pie rule's first move or swap decision score their leaves so.
+/// Minimax assumes that the opponent minimises the root mover's score; with features that
+/// are not zero-sum (own seeds, own mobility) both players can score one position well for
+/// themselves, and then the first mover values a move that invites the swap as if the swap
+/// left it that position's good side, and the player offered the swap values both options
+/// alike. Scored antisymmetrically, swapping is worth to the swapper exactly what it costs
+/// the first mover. Halving keeps an evaluator that is already antisymmetric (store
+/// difference, `minimax`) exactly as it was.
+#[inline]
+pub fn zero_sum<E: Evaluator + ?Sized>(eval: &E, pos: &Position, me: Side) -> i64 {
+    (eval.evaluate(pos, me) - eval.evaluate(pos, me.opponent())) / 2
+}
+
 /// Plain minimax without pruning: the reference that alpha-beta must agree with. Returns the
 /// value of every legal root move.
 pub fn minimax_plain<E: Evaluator>(
@@ -796,19 +832,33 @@ pub fn minimax_plain<E: Evaluator>(
             values.min().unwrap_or(0)
         }
     }
-    let me = pos.side_to_move();
-    pos.legal_moves()
-        .into_iter()
-        .map(|mv| {
-            let mut child = *pos;
-            let extra = child.play_unchecked(mv, rules).extra_turn;
-            let d = depth.max(1);
-            (
-                mv,
-                go(&child, if extra { d } else { d - 1 }, me, eval, rules),
-            )
-        })
-        .collect()
+    /// [`zero_sum`] as an evaluator.
+    struct ZeroSum<'a, E>(&'a E);
+    impl<E: Evaluator> Evaluator for ZeroSum<'_, E> {
+        fn evaluate(&self, pos: &Position, me: Side) -> i64 {
+            zero_sum(self.0, pos, me)
+        }
+    }
+    fn root<E: Evaluator>(pos: &Position, depth: u32, eval: &E, rules: Rules) -> Vec<(usize, i64)> {
+        let me = pos.side_to_move();
+        pos.legal_moves()
+            .into_iter()
+            .map(|mv| {
+                let mut child = *pos;
+                let extra = child.play_unchecked(mv, rules).extra_turn;
+                let d = depth.max(1);
+                (
+                    mv,
+                    go(&child, if extra { d } else { d - 1 }, me, eval, rules),
+                )
+            })
+            .collect()
+    }
+    if pos.pie() != Pie::Off {
+        root(pos, depth, &ZeroSum(eval), rules)
+    } else {
+        root(pos, depth, eval, rules)
+    }
 }
 
 #[cfg(test)]

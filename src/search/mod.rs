@@ -10,7 +10,7 @@ pub mod depth;
 pub mod egdb;
 pub mod solver;
 
-pub use alphabeta::{minimax_plain, AlphaBeta, KeptTable, SearchResult};
+pub use alphabeta::{minimax_plain, zero_sum, AlphaBeta, KeptTable, SearchResult};
 pub use budget::{Budget, CancelOnDrop, Stopped};
 pub use depth::Depth;
 pub use egdb::{Egdb, EgdbError};
