@@ -4,7 +4,9 @@
 //! weeks, and it is checked against measured runs within a factor of 2
 //! (docs/performance.md#cost-estimates).
 
+use super::spec::FeatureChoice;
 use super::AgentSpec;
+use crate::eval::{parse_features, Feature};
 
 /// Moves one side makes in a Kalah(6,4) game, about.
 const MOVES_A_SIDE: f64 = 18.0;
@@ -15,17 +17,50 @@ pub fn board_scale(pits: usize, seeds: u32) -> f64 {
     (pits as f64 * seeds as f64 / 24.0).max(1.0)
 }
 
-/// One side of a game of an alpha-beta search with a weighted evaluation at `depth` on
-/// `pits` x `seeds`, in milliseconds: moves grow with the seeds, and every ply multiplies a
-/// search's positions by about 0.45 x pits (the effective branching of alpha-beta with
-/// Kalah's extra turns). Fitted to games on one core of the 2-core machine (2026-11-26,
-/// `kalah-tuner play --threads 1`, 40 to 200 games): a side on Kalah(6,4) 0.4 ms at depth 4,
-/// 2.2 ms at 6, 5.9 ms at 7, 12 ms at 8; Kalah(7,7) at depth 6 20 ms; Kalah(12,8) at depth 4
-/// 24 ms and at depth 6 650 ms. The model gives 0.32, 2.3, 6.3, 17, 12, 17 and 580 ms, and
-/// whole runs within 2x (docs/performance.md#cost-estimates).
-pub fn search_side_ms(depth: u32, pits: usize, seeds: u32) -> f64 {
-    let branching = 0.45 * pits as f64;
-    2.5e-4 * pits as f64 * seeds as f64 * branching.powi(depth as i32)
+/// One side of a game of an alpha-beta search at `depth` on `pits` x `seeds`, in
+/// milliseconds, whose evaluation costs `leaf` times the store difference's a position
+/// ([`leaf_cost`]): `K x pits^1.92 x seeds^0.43 x (0.614 x pits^0.515 x seeds^0.324)^depth`
+/// (a game's moves grow with the board, and every ply multiplies a search's positions by the
+/// effective branching of alpha-beta with Kalah's extra turns, wider with more pits and more
+/// seeds). Fitted by least squares on the logarithms of `kalah-tuner bench --cost`
+/// (self-play on one thread, processor time; 2026-11-26, boards 4x3 to 12x8, depths 2 to 8,
+/// store difference and 1 to 24 features): every fitted cell is within 1.93x
+/// (docs/performance.md#cost-estimates).
+pub fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
+    let (p, s) = (pits as f64, seeds as f64);
+    let branching = 0.6138 * p.powf(0.515) * s.powf(0.324);
+    1.334e-4 * p.powf(1.917) * s.powf(0.426) * branching.powi(depth as i32) * leaf
+}
+
+/// What a search position costs with an evaluation of `features` (none: the store difference)
+/// against the store difference alone: 0.09 more for each feature read off a side's pits,
+/// 1.95 x (pits / 6)^2 more for each capture feature (`capturable_diff`, `neg_opp_capture`,
+/// `neg_exposed`: each walks every pit's sowing), and nothing measurable for Ahmed's pit
+/// counts. Fitted with [`search_side_ms`] on the same table.
+pub fn leaf_cost(features: &[Feature], pits: usize) -> f64 {
+    let capture = [
+        Feature::CapturableDiff,
+        Feature::NegOppCapture,
+        Feature::NegExposed,
+    ];
+    let ahmed = &Feature::ALL[Feature::OppSideSeeds as usize..];
+    let captures = features.iter().filter(|f| capture.contains(f)).count() as f64;
+    let cheap = features
+        .iter()
+        .filter(|f| !capture.contains(f) && !ahmed.contains(f))
+        .count() as f64;
+    1.0 + 0.09 * cheap + 1.95 * (pits as f64 / 6.0).powi(2) * captures
+}
+
+/// The features of a heuristic's choice (a set's, or a list); the default set's for a name
+/// that is no set (such a spec does not build).
+pub fn features_of(features: &FeatureChoice) -> Vec<Feature> {
+    match features {
+        FeatureChoice::Set(name) => {
+            parse_features(name).unwrap_or_else(|_| Feature::ALL[..10].to_vec())
+        }
+        FeatureChoice::List(list) => list.clone(),
+    }
 }
 
 /// What a TD learner spends on a self-play game besides its searches (features, gradients and
@@ -34,16 +69,19 @@ pub fn search_side_ms(depth: u32, pits: usize, seeds: u32) -> f64 {
 pub const TD_GAME_OVERHEAD_MS: f64 = 0.35;
 
 /// Rough processor time, in milliseconds, that one side of a game on `pits` x `seeds` costs
-/// when played by `spec`: what estimates count for opponents and panel agents. Measured with
-/// `kalah-tuner play --threads 1` on Kalah(6,4) (2026-11-25): `mcts:4000` 155 ms a game
-/// against random (0.04 ms an iteration), `perfect` 21 ms (its solves grow about fourfold with
-/// every two more `max_seeds`), `a3c` 0.2 ms, greedy, random and `pekar` well under 0.1 ms,
-/// scaled to larger boards by their seeds ([`board_scale`]); searches as [`search_side_ms`].
-/// A time budget is counted as spent in full on every move.
+/// when played by `spec`: what estimates count for opponents and panel agents. Searches as
+/// [`search_side_ms`]; from the same table (`kalah-tuner bench --cost`, 2026-11-26): `mcts`
+/// 0.033 ms an iteration on Kalah(6,4), growing as (pits x seeds / 24)^2.3 (longer playouts
+/// and more moves: 4.3, 33, 95 and 317 ms a side for `mcts:1000` on 4x3, 6x4, 6x6 and 8x8);
+/// `perfect` its fallback searches (above `max_seeds`) and a solve of about 8 ms x
+/// (pits / 6)^3 on Kalah(6,4)'s 22 seeds, fourfold with every two more seeds it solves from
+/// (2.3, 16, 43 and 500 ms a side on those boards). Greedy, random and `pekar` are under the
+/// table's resolution and counted at 0.05 ms, `a3c` 0.2 ms (2026-11-25), scaled by the seeds
+/// ([`board_scale`]). A time budget is counted as spent in full on every move.
 pub fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
     use AgentSpec as A;
     let scale = board_scale(pits, seeds);
-    let search = |depth| search_side_ms(depth, pits, seeds);
+    let search = |depth, leaf| search_side_ms(depth, pits, seeds, leaf);
     match spec {
         A::Random | A::Greedy { .. } | A::Pekar { .. } => 0.05 * scale,
         A::A3c { .. } => 0.2 * scale,
@@ -52,21 +90,21 @@ pub fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
             time_ms,
             nodes,
             ..
-        }
-        | A::Heuristic {
+        } => bounded_search(search(depth_of(*depth), 1.0), *time_ms, *nodes, scale),
+        A::Heuristic {
+            features,
             depth,
             time_ms,
             nodes,
             ..
-        } => match (time_ms, nodes) {
-            (Some(ms), _) => *ms as f64 * MOVES_A_SIDE * scale,
-            // About 30 million positions a second on one core, every move spending its all.
-            (None, Some(n)) => {
-                (*n as f64 / 30_000.0 * MOVES_A_SIDE * scale).min(search(depth_of(*depth)))
-            }
-            (None, None) => search(depth_of(*depth)),
-        },
-        A::PekarMinimax { depth, .. } => search(depth_of(*depth)),
+        } => bounded_search(
+            search(depth_of(*depth), leaf_cost(&features_of(features), pits)),
+            *time_ms,
+            *nodes,
+            scale,
+        ),
+        // Not measured: counted as a store-difference search.
+        A::PekarMinimax { depth, .. } => search(depth_of(*depth), 1.0),
         // A capped solve is counted as spent in full on every move, at about 5 million
         // positions a second.
         A::Perfect {
@@ -75,10 +113,10 @@ pub fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
             solve_nodes,
             ..
         } => {
-            (21.0 * 4f64.powf((*max_seeds as f64 - 22.0) / 2.0)
-                + *solve_nodes as f64 / 5_000.0 * MOVES_A_SIDE)
-                * scale
-                + search(*fallback_depth)
+            let solved_from = (*max_seeds).min(2 * pits as u32 * seeds) as f64;
+            8.0 * (pits as f64 / 6.0).powi(3) * 4f64.powf((solved_from - 22.0) / 2.0)
+                + *solve_nodes as f64 / 5_000.0 * MOVES_A_SIDE * scale
+                + search(*fallback_depth, 1.0)
         }
         A::Mcts {
             iterations,
@@ -86,8 +124,19 @@ pub fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
             ..
         } => match time_ms {
             Some(ms) => *ms as f64 * MOVES_A_SIDE * scale,
-            None => *iterations as f64 * 0.04 * scale,
+            None => *iterations as f64 * 0.033 * (pits as f64 * seeds as f64 / 24.0).powf(2.3),
         },
+    }
+}
+
+/// A search side of cost `full` when it searches to its depth, under an agent's time or
+/// node budget: a time budget is counted as spent in full on every move, a node budget at
+/// about 30 million positions a second on one core.
+fn bounded_search(full: f64, time_ms: Option<u64>, nodes: Option<u64>, scale: f64) -> f64 {
+    match (time_ms, nodes) {
+        (Some(ms), _) => ms as f64 * MOVES_A_SIDE * scale,
+        (None, Some(n)) => (n as f64 / 30_000.0 * MOVES_A_SIDE * scale).min(full),
+        (None, None) => full,
     }
 }
 
@@ -124,5 +173,25 @@ mod tests {
             game_side_ms(&random, 12, 4),
             2.0 * game_side_ms(&random, 6, 4)
         );
+    }
+
+    #[test]
+    fn capture_features_make_a_leaf_dearer_on_wider_boards() {
+        let h = |terms: &str| {
+            let spec = AgentSpec::parse(&format!("heuristic:{terms}:4")).expect("a spec");
+            game_side_ms(&spec, 7, 7)
+        };
+        let minimax = game_side_ms(&AgentSpec::parse("minimax:4").expect("a spec"), 7, 7);
+        assert!(minimax < h("store_diff:1"));
+        assert!(h("store_diff:1") < h("hunter10:published"));
+        assert_eq!(
+            features_of(&FeatureChoice::Set("hunter10".into())).len(),
+            10
+        );
+        // A capture feature costs more than all ten of hunter10's, and more on 12 pits.
+        assert!(h("store_diff+capturable_diff:1/1") > h("hunter10:published"));
+        let captures = [Feature::CapturableDiff];
+        assert!(leaf_cost(&captures, 12) > 2.5 * leaf_cost(&captures, 6));
+        assert_eq!(leaf_cost(&[], 6), 1.0);
     }
 }

@@ -17,6 +17,8 @@ pub struct BenchArgs {
     /// Smaller workloads (perft depth 9, minimax to depth 6, fewer games): a smoke test
     #[arg(long)]
     pub quick: bool,
+    #[command(flatten)]
+    pub cost: super::cost_bench::CostArgs,
 }
 
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
@@ -32,6 +34,9 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.cost.cost || args.cost.cost_from.is_some() {
+        return super::cost_bench::run(&args.cost);
+    }
     let start = Position::start(6, 4)?;
     let rules = Rules::Standard;
     println!("kalah-tuner bench: one thread, Kalah(6,4), standard rules");
@@ -124,7 +129,7 @@ fn self_play(args: &BenchArgs, start: Position, rules: Rules) -> Result<()> {
 
 /// The self-play games' random numbers: game g's opening from seed g, its players' from
 /// (g, 1) and (g, 2). Every game is A (South) against an identical B, so colours never swap.
-struct BenchSeeds;
+pub(super) struct BenchSeeds;
 
 impl PairSeeds for BenchSeeds {
     fn opening(&self, game: u64) -> GameRng {

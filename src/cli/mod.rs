@@ -7,7 +7,8 @@
 //! - [`matches`](mod@matches): `play`, `tournament`.
 //! - [`evolve`]: a GA run without the server.
 //! - [`learn`]: the learning tuners, TD(lambda), TD-Leaf(lambda) and Texel-style fitting.
-//! - [`bench`](mod@bench): single-threaded speed figures.
+//! - [`bench`](mod@bench): single-threaded speed figures, and with [`cost_bench`] the cost
+//!   model's table.
 //! - [`serve`]: the HTTP API and dashboard.
 //! - [`train_a3c`]: training of the a3c network.
 //! - [`mankalah`]: a ManKalah agent on standard input and output.
@@ -19,6 +20,7 @@ pub mod agreement;
 pub mod args;
 pub mod bench;
 pub mod console;
+pub mod cost_bench;
 pub mod egdb;
 pub mod evolve;
 pub mod learn;

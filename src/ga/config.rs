@@ -23,7 +23,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::agents::cost::{game_side_ms, search_side_ms};
+use crate::agents::cost::{features_of, game_side_ms, leaf_cost, search_side_ms};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
@@ -796,7 +796,8 @@ impl GaConfig {
     /// runs that would take days; checked within 2x of measured runs.
     pub fn estimated_core_hours(&self) -> f64 {
         let (pits, seeds) = (self.board.pits, self.board.seeds);
-        let me = search_side_ms(self.depth, pits, seeds);
+        let leaf = leaf_cost(&features_of(&self.features), pits);
+        let me = search_side_ms(self.depth, pits, seeds, leaf);
         let n = self.population as f64;
         let per_pair = self.fitness.games_per_pair as f64;
         let round_robin = n * (n - 1.0).max(0.0) / 2.0 * per_pair * 2.0 * me;

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::cost::{game_side_ms, search_side_ms};
+use crate::agents::cost::{game_side_ms, leaf_cost, search_side_ms};
 use crate::agents::{Agent, AgentSpec, Budget, Decision, GameRng, MoveValue, Ties};
 use crate::eval::{Evaluator, Feature, WeightedEval};
 use crate::game::{Position, Rules, Side};
@@ -280,7 +280,7 @@ impl FitnessSetup {
     /// the run cost estimate ([`GaConfig::estimated_core_hours`]): what batches are sized by.
     pub fn job_cost_ms(&self, job: &Job) -> f64 {
         let (pits, seeds) = self.board;
-        let me = search_side_ms(self.depth, pits, seeds);
+        let me = search_side_ms(self.depth, pits, seeds, leaf_cost(&self.features, pits));
         let rival = match job.rival {
             Rival::Member(_) => me,
             Rival::Opponent(o) => self

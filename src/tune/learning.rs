@@ -21,7 +21,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::agents::cost::{board_scale, game_side_ms, search_side_ms, TD_GAME_OVERHEAD_MS};
+use crate::agents::cost::{
+    board_scale, game_side_ms, leaf_cost, search_side_ms, TD_GAME_OVERHEAD_MS,
+};
 use crate::agents::{Budget, FileAccess};
 use crate::eval::Feature;
 use crate::ga::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
@@ -298,7 +300,8 @@ impl LearningConfig {
     /// [`search_side_ms`]).
     pub fn estimated_core_hours(&self) -> f64 {
         let (pits, seeds) = self.learner.board();
-        let ms_per_game = |depth: u32| 2.0 * search_side_ms(depth, pits, seeds);
+        let leaf = leaf_cost(self.learner.features(), pits);
+        let ms_per_game = |depth: u32| 2.0 * search_side_ms(depth, pits, seeds, leaf);
         let learning_ms = match &self.learner {
             // TD-Leaf walks each principal variation again; count it as a second search.
             LearnerConfig::Td(c) => {
@@ -337,7 +340,8 @@ impl LearningConfig {
             .iter()
             .map(|a| {
                 per_agent
-                    * (search_side_ms(self.play_depth, pits, seeds) + game_side_ms(a, pits, seeds))
+                    * (search_side_ms(self.play_depth, pits, seeds, leaf)
+                        + game_side_ms(a, pits, seeds))
             })
             .sum();
         let panel_ms = self.checkpoints() as f64 * measure_ms;

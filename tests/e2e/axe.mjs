@@ -3,10 +3,7 @@
 //
 //   node tests/e2e/axe.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
 
-import { createRequire } from "node:module";
-import { api, base, check, step, withBrowser } from "./lib.mjs";
-
-const axePath = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+import { api, axeViolations, base, check, setTheme, step, withBrowser } from "./lib.mjs";
 
 await withBrowser("axe-e2e", async (page) => {
   const ids = [];
@@ -45,6 +42,9 @@ await withBrowser("axe-e2e", async (page) => {
     ["tournament", `#/tournament?id=${tournament}`, "#cross-table td.score"],
     ["SPRT tests", "#/sprt", "#sprt-list table, #sprt-list p.empty"],
     ["SPRT test", `#/sprt?id=${sprtTest}`, "#chart-llr .uplot"],
+    // On SQLite no batch worker exists: the page's empty state (workers.mjs judges its
+    // table of two PostgreSQL workers).
+    ["workers", "#/workers", "#workers-list table, #workers-list p.empty"],
     ["settings", "#/settings", "#token-need"],
     ["unknown page", "#/nowhere", "main h1"],
   ];
@@ -54,23 +54,15 @@ await withBrowser("axe-e2e", async (page) => {
     for (const theme of ["light", "dark"]) {
       await step(`no serious or critical axe violation on any page, ${theme} theme, ${width} px`, async () => {
         await page.setViewportSize({ width, height: width > 400 ? 860 : 844 });
-        await page.evaluate((t) => localStorage.setItem("kalah-tuner-theme", t), theme);
         // The theme is read when the page loads; hash changes alone do not load it again.
-        await page.reload();
+        await setTheme(page, theme);
         for (const [name, hash, ready] of pages()) {
           await page.goto(`${base}/${hash}`);
           await page.locator(ready).first().waitFor();
           check((await page.evaluate(() => document.documentElement.dataset.theme)) === theme, `${name} is not in the ${theme} theme`);
           // Transitions and the first fetches settle before the page is judged.
           await page.waitForTimeout(400);
-          if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: axePath });
-          const violations = await page.evaluate(async () => {
-            const result = await window.axe.run(document, { resultTypes: ["violations"] });
-            return result.violations
-              .filter((v) => v.impact === "serious" || v.impact === "critical")
-              .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 4).map((n) => `${n.target.join(" ")}: ${(n.failureSummary || "").replace(/\s+/g, " ").slice(0, 220)}`) }));
-          });
-          for (const v of violations) found.push(`${name} (${theme}, ${width} px): ${v.impact} ${v.id}: ${v.help}\n       ${v.nodes.join("\n       ")}`);
+          for (const v of await axeViolations(page)) found.push(`${name} (${theme}, ${width} px): ${v}`);
         }
         check(found.length === 0, `axe-core:\n  ${found.join("\n  ")}`);
       });

@@ -6,7 +6,10 @@
 // Env: CHROMIUM (browser binary, default /usr/bin/chromium), E2E_TIMEOUT_MS (per wait,
 // default 120000).
 
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
+
+const axePath = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
 export const base = (process.argv[2] || "").replace(/\/+$/, "");
 if (!base) {
@@ -83,4 +86,21 @@ export async function api(page, method, path, body) {
     },
     { method, path, body },
   );
+}
+
+/** axe-core's serious and critical violations on the page as it is now, one text each. */
+export async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: axePath });
+  return page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ["violations"] });
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.impact} ${v.id}: ${v.help}\n       ${v.nodes.slice(0, 4).map((n) => `${n.target.join(" ")}: ${(n.failureSummary || "").replace(/\s+/g, " ").slice(0, 220)}`).join("\n       ")}`);
+  });
+}
+
+/** Sets the dashboard's theme and loads the page again (the theme is read at load). */
+export async function setTheme(page, theme) {
+  await page.evaluate((t) => localStorage.setItem("kalah-tuner-theme", t), theme);
+  await page.reload();
 }

@@ -6,7 +6,7 @@
 //
 //   node tests/e2e/workers.mjs <base-url>
 
-import { api, base, check, step, withBrowser } from "./lib.mjs";
+import { api, axeViolations, base, check, setTheme, step, withBrowser } from "./lib.mjs";
 
 await withBrowser("workers-e2e", async (page) => {
   let runId = null;
@@ -46,6 +46,17 @@ await withBrowser("workers-e2e", async (page) => {
     }
     const text = (await page.textContent("#workers-list")) || "";
     check(/Games\/s/.test(text) && /Last heartbeat/.test(text), `the table's columns: ${text}`);
+  });
+
+  // axe.mjs runs on SQLite, where the page has no table; here it has two rows.
+  await step("axe-core finds no serious or critical violation on the workers table, in both themes", async () => {
+    const found = [];
+    for (const theme of ["light", "dark"]) {
+      await setTheme(page, theme);
+      await page.locator('#workers-list tr[data-worker^="worker@"]').nth(1).waitFor();
+      for (const v of await axeViolations(page)) found.push(`${theme}: ${v}`);
+    }
+    check(found.length === 0, `axe-core:\n  ${found.join("\n  ")}`);
   });
 
   await step("the run finishes from the workers' batches", async () => {
