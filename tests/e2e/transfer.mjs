@@ -55,9 +55,11 @@ await withBrowser("transfer-e2e", async (page) => {
     const sizes = await page.evaluate(() =>
       performance.getEntriesByType("resource").filter((e) => e.name.includes("/generations")).map((e) => [e.encodedBodySize, e.decodedBodySize]),
     );
-    // (A body of a few dozen bytes gains nothing from gzip: only the larger ones are judged.)
+    // (A body of a few dozen bytes gains nothing from gzip: only the larger ones are judged.
+    // A curve of a few hundred bytes of distinct numbers compresses to about half, so the bar
+    // is a quarter saved: an uncompressed answer, or one compressed twice, saves nothing.)
     const large = sizes.filter(([, dec]) => dec > 500);
-    check(large.length > 0 && large.every(([enc, dec]) => enc < dec / 2), `the page's curve requests: ${JSON.stringify(sizes)}`);
+    check(large.length > 0 && large.every(([enc, dec]) => enc < dec * 0.75), `the page's curve requests: ${JSON.stringify(sizes)}`);
   });
 
   await step("the curve comes in pages that add up to the whole, and a bad limit is refused", async () => {
