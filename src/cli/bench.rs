@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use clap::Args;
 
-use crate::agents::{rng_from_seed, AgentSpec, GameRng};
+use super::bench_seeds::BenchSeeds;
+use crate::agents::{rng_from_seed, AgentSpec};
 use crate::eval::StoreDiff;
 use crate::game::{perft, Position, Rules};
-use crate::matches::{game_rng, PairSeeds, Pairing};
+use crate::matches::Pairing;
 use crate::search::{AlphaBeta, Solver};
 
 #[derive(Args, Debug, Clone)]
@@ -125,18 +126,4 @@ fn self_play(args: &BenchArgs, start: Position, rules: Rules) -> Result<()> {
         plies as f64 / games as f64
     );
     Ok(())
-}
-
-/// The self-play games' random numbers: game g's opening from seed g, its players' from
-/// (g, 1) and (g, 2). Every game is A (South) against an identical B, so colours never swap.
-pub(super) struct BenchSeeds;
-
-impl PairSeeds for BenchSeeds {
-    fn opening(&self, game: u64) -> GameRng {
-        rng_from_seed(game)
-    }
-
-    fn players(&self, game: u64, _a_first: bool) -> (GameRng, GameRng) {
-        (game_rng(game, &[1]), game_rng(game, &[2]))
-    }
 }

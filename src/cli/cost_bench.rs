@@ -273,7 +273,7 @@ fn measure(
         start,
         rules,
         opening_plies: 2,
-        seeds: super::bench::BenchSeeds,
+        seeds: super::bench_seeds::BenchSeeds,
     };
     let (mut games, mut plies, mut cpu, mut capped) = (0u64, 0usize, 0.0, false);
     while games < args.cost_games.max(1) && (games == 0 || cpu < args.cost_seconds) {

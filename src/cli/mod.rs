@@ -19,6 +19,7 @@
 pub mod agreement;
 pub mod args;
 pub mod bench;
+pub mod bench_seeds;
 pub mod console;
 pub mod cost_bench;
 pub mod egdb;

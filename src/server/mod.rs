@@ -25,6 +25,7 @@ pub mod compute;
 pub mod error;
 pub mod events;
 pub mod guard;
+pub mod health;
 pub mod limits;
 pub mod matches;
 pub mod metrics;
@@ -40,7 +41,8 @@ pub mod state;
 pub mod tournaments;
 pub mod workers;
 
-pub use routes::{router, READY_TIMEOUT};
+pub use health::READY_TIMEOUT;
+pub use routes::router;
 pub use state::{
     AppState, RequestCounts, RunEvent, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS, MAX_BODY_BYTES,
 };

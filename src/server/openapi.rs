@@ -17,9 +17,9 @@ use utoipa::OpenApi;
 
 use super::batch_workers::Workers;
 use super::error::ErrorBody;
+use super::health::Health;
 use super::matches::{BoardBody, MatchRequest};
 use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionView};
-use super::routes::Health;
 use super::run_view::RunView;
 use super::runs::{CreateRun, DescribeRun, RunsPage};
 use super::sprt_tests::SprtTestRequest;

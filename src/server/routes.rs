@@ -1,14 +1,13 @@
 //! The routes: every path under `/api` to its handler, the dashboard's files, the checks
-//! every request passes, and the liveness and readiness probes.
+//! every request passes.
 
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, OriginalUri, State};
+use axum::extract::{DefaultBodyLimit, OriginalUri};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Serialize;
+use axum::Router;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::{DefaultMakeSpan, TraceLayer};
 use tracing::Level;
@@ -16,11 +15,10 @@ use tracing::Level;
 use super::error::{self, ApiError};
 use super::state::{SharedState, MAX_BODY_BYTES};
 use super::{
-    agents, assets, batch_workers, events, guard, limits, matches, metrics, moves, openapi, runs,
-    sprt_tests, tournaments,
+    agents, assets, batch_workers, events, guard, health, limits, matches, metrics, moves, openapi,
+    runs, sprt_tests, tournaments,
 };
 use crate::game::excerpt;
-use crate::store::Backend;
 
 pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     let counts = state.requests.clone();
@@ -55,14 +53,14 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         .route("/sprt-tests/{id}", get(sprt_tests::show))
         .route("/sprt-tests/{id}/cancel", post(sprt_tests::cancel))
         .route("/workers", get(batch_workers::list))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::document))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(api_not_found);
     let mut app = Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::metrics))
         .method_not_allowed_fallback(method_not_allowed)
         .nest("/api", api)
@@ -112,54 +110,6 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
                 ),
         )
         .with_state(state)
-}
-
-/// What `/healthz` and `/readyz` answer. Fields in alphabetical order, the order the API's
-/// objects have always had.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct Health {
-    pub database: Backend,
-    /// `ok` (alive) or `ready`.
-    pub status: &'static str,
-}
-
-/// Liveness: the process answers. It asks the database nothing, so a slow or lost database
-/// never makes an orchestrator restart a server that would only wait for it again.
-async fn healthz(State(state): State<SharedState>) -> Json<Health> {
-    Json(Health {
-        database: state.store.backend(),
-        status: "ok",
-    })
-}
-
-/// How long `/readyz` waits for the database before it answers 503.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
-/// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
-async fn readyz(State(state): State<SharedState>) -> Result<Json<Health>, ApiError> {
-    let unready = |why: &str| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            None,
-            format!("not ready: {why}"),
-        )
-    };
-    match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
-        Ok(Ok(())) => Ok(Json(Health {
-            database: state.store.backend(),
-            status: "ready",
-        })),
-        Ok(Err(e)) => {
-            // The detail (a host, a driver's message) goes to the log only.
-            tracing::warn!("not ready: the database answered with an error: {e}");
-            Err(unready("the database answered with an error"))
-        }
-        Err(_) => {
-            tracing::warn!("not ready: the database did not answer within {READY_TIMEOUT:?}");
-            Err(unready("the database did not answer within 1 s"))
-        }
-    }
 }
 
 // `OriginalUri`, not `Uri`: inside the nested `/api` router `Uri` has lost its prefix, and
