@@ -89,6 +89,9 @@ fn missing_prerequisites(e2e: &Path) -> Vec<String> {
 enum Backend {
     /// A fresh SQLite file in the test's folder.
     Sqlite,
+    /// The same, the server started with `KALAH_TUNER_TOKEN`; the script gets the token in
+    /// `E2E_TOKEN`, as its operator would.
+    SqliteWithToken,
     /// A fresh PostgreSQL database (`KALAH_TUNER_TEST_PG_URL`), a `serve --no-batches` and
     /// two `kalah-tuner worker` processes of one game thread each, which play the batches.
     PostgresWithTwoWorkers,
@@ -122,7 +125,7 @@ fn start_worker(dir: &Path, db_url: &str) -> Server {
     }
 }
 
-fn start_server(dir: &Path, db_url: Option<&str>) -> (Server, String) {
+fn start_server(dir: &Path, db_url: Option<&str>, token: Option<&str>) -> (Server, String) {
     std::fs::create_dir_all(dir).expect("creating the test's temporary folder");
     let db = match db_url {
         Some(url) => url.to_string(),
@@ -133,8 +136,8 @@ fn start_server(dir: &Path, db_url: Option<&str>) -> (Server, String) {
         .append(true)
         .open(dir.join("server.log"))
         .expect("creating the server log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"));
+    cmd.args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
         .args(if db_url.is_some() {
             &["--no-batches"][..]
         } else {
@@ -142,7 +145,11 @@ fn start_server(dir: &Path, db_url: Option<&str>) -> (Server, String) {
         })
         .env_remove("KALAH_TUNER_TOKEN")
         .env_remove("DATABASE_URL")
-        .env_remove("KALAH_TUNER_STATIC_DIR")
+        .env_remove("KALAH_TUNER_STATIC_DIR");
+    if let Some(token) = token {
+        cmd.env("KALAH_TUNER_TOKEN", token);
+    }
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log))
         .spawn()
@@ -219,6 +226,13 @@ fn every_page_passes_axe_in_both_themes() {
     run_script("axe.mjs");
 }
 
+/// On a server with a token: a read-only visitor is told before filling the New run form that a
+/// token is needed; Settings checks a token with the server before keeping it (issue 34).
+#[test]
+fn token_is_checked_before_it_is_kept() {
+    run_script_on("token.mjs", Backend::SqliteWithToken);
+}
+
 /// The workers page shows two `worker` processes on PostgreSQL playing a run's batches
 /// (issue 34).
 #[test]
@@ -258,7 +272,7 @@ fn run_script_on(script: &str, backend: Backend) {
     let folder = Folder(dir.clone());
     let runtime = tokio::runtime::Runtime::new().expect("a runtime for the database set-up");
     let pg = match backend {
-        Backend::Sqlite => None,
+        Backend::Sqlite | Backend::SqliteWithToken => None,
         Backend::PostgresWithTwoWorkers => match runtime.block_on(server_support::pg_db()) {
             Some(db) => Some(db),
             // Not configured outside CI: pg_db said so.
@@ -266,7 +280,9 @@ fn run_script_on(script: &str, backend: Backend) {
         },
     };
     let db_url = pg.as_ref().map(|db| db.url.clone());
-    let (mut server, url) = start_server(&dir, db_url.as_deref());
+    // Not a secret: it guards a throwaway server for the length of one test.
+    let token = (backend == Backend::SqliteWithToken).then(|| format!("e2e-token-{stamp}"));
+    let (mut server, url) = start_server(&dir, db_url.as_deref(), token.as_deref());
     let workers: Vec<Server> = match &db_url {
         Some(db) => (0..2).map(|_| start_worker(&dir, db)).collect(),
         None => Vec::new(),
@@ -285,6 +301,10 @@ fn run_script_on(script: &str, backend: Backend) {
     if let Some(c) = chromium() {
         cmd.env("CHROMIUM", c);
     }
+    match &token {
+        Some(t) => cmd.env("E2E_TOKEN", t),
+        None => cmd.env_remove("E2E_TOKEN"),
+    };
     let mut node = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -306,7 +326,7 @@ fn run_script_on(script: &str, backend: Backend) {
         if line.trim() == "RESTART-SERVER" {
             // Killed, not stopped: what a crash or a power cut leaves is what must read back.
             drop(server);
-            let (again, url) = start_server(&dir, db_url.as_deref());
+            let (again, url) = start_server(&dir, db_url.as_deref(), token.as_deref());
             server = again;
             writeln!(to_node, "{url}").expect("telling the script the new address");
         }

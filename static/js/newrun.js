@@ -377,9 +377,13 @@ export async function mount(view, { query }) {
         c.input?.removeAttribute("aria-describedby");
       }
     }
-    // An estimate of a config that does not check out would be nonsense ("-0 games").
-    if (checkFields(v).length) {
-      estimateBox.textContent = "";
+    // An estimate of a config that does not check out would be nonsense ("-0 games"): the
+    // box says why there is none instead.
+    const problems = checkFields(v);
+    if (problems.length) {
+      clearTimeout(estimateTimer);
+      estimateAsked++;
+      estimateBox.textContent = `No estimate: ${problems[0].message}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""}.`;
       return;
     }
     askEstimate(requestBody(v));
@@ -397,7 +401,13 @@ export async function mount(view, { query }) {
         estimateBox.textContent = describeEstimate(e);
       } catch (err) {
         if (asked !== estimateAsked) return;
-        estimateBox.textContent = err.field ? `Not a valid run yet: ${err.message}` : "";
+        // A read-only visitor is not shown the server's refusal as a fault of the config.
+        estimateBox.textContent =
+          err.status === 401
+            ? "No estimate: the server gives one only with its API token (see Settings)."
+            : err.field
+              ? `No estimate, not a valid run: ${err.message}`
+              : "";
       }
     }, 250);
   }
@@ -407,7 +417,8 @@ export async function mount(view, { query }) {
     const minutes = hours * 60;
     const cost =
       minutes < 1 ? "under a minute" : minutes < 90 ? `about ${Math.round(minutes).toLocaleString()} minutes` : `about ${hours.toLocaleString(undefined, { maximumFractionDigits: 1 })} hours`;
-    const unit = TUNERS[e.tuner]?.unit || (e.tuner === "ga" ? "generations" : "checkpoints");
+    const units = TUNERS[e.tuner]?.unit || (e.tuner === "ga" ? "generations" : "checkpoints");
+    const unit = e.records === 1 ? units.replace(/s$/, "") : units;
     const mb = e.estimated_storage_bytes / 1e6;
     const storage = mb < 1 ? "under 1 MB" : `about ${mb.toLocaleString(undefined, { maximumFractionDigits: 0 })} MB`;
     return `${e.records.toLocaleString()} ${unit}; ${cost} of processor time on one core (a rough estimate; the server refuses more than ${e.max_core_hours.toLocaleString()} hours); records ${storage}.`;

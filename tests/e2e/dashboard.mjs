@@ -140,6 +140,15 @@ try {
     await page.locator("#err-stagnation", { hasText: "must be a number" }).waitFor();
     await page.fill("#f-elite", "1");
     await page.fill("#f-stagnation", "");
+    // The other rule between two fields: the bounds' minimum below their maximum.
+    const [boundsMin, boundsMax] = [await page.inputValue("#f-bounds-min"), await page.inputValue("#f-bounds-max")];
+    await page.fill("#f-bounds-min", "0.8");
+    await page.fill("#f-bounds-max", "0.2");
+    await page.click("#start-run");
+    await page.locator('[id="err-bounds.max"]', { hasText: "must be above bounds.min (0.8)" }).waitFor();
+    check(/^#\/new/.test(new URL(page.url()).hash), "a run was started with min above max");
+    await page.fill("#f-bounds-min", boundsMin);
+    await page.fill("#f-bounds-max", boundsMax);
     // A bad value says so as soon as the field is left, before any submit; a good one clears it.
     await page.fill("#f-population", "-3");
     await page.locator("#f-population").dispatchEvent("change");
@@ -155,6 +164,45 @@ try {
     await page.locator(".estimate", { hasText: "30 generations" }).waitFor();
     const text = (await page.textContent(".estimate")) || "";
     check(/processor time/.test(text) && /refuses more than 48/.test(text), `estimate: ${text}`);
+  });
+
+  await step("the estimate groups thousands, says why an impossible board has none, and is near the measured time for abrams", async () => {
+    const estimate = page.locator(".estimate");
+    const changeTo = async (id, value) => {
+      await page.fill(id, value);
+      await page.locator(id).dispatchEvent("change");
+    };
+    await page.fill("#f-population", "4");
+    await page.fill("#f-depth", "1");
+    await changeTo("#f-generations", "10000");
+    await estimate.filter({ hasText: /^10,000 generations; .* processor time/ }).waitFor();
+    // No pits: the form's own check says why, and no figure is shown.
+    await changeTo("#f-board-pits", "0");
+    await estimate.filter({ hasText: /^No estimate: board\.pits: must be 1 to 12, got 0/ }).waitFor();
+    check(!/generations;|processor time|MB/.test((await estimate.textContent()) || ""), `a figure for 0 pits: ${await estimate.textContent()}`);
+    // Seeds past what a board holds: the server's check says why, again without a figure.
+    await changeTo("#f-board-pits", "6");
+    await changeTo("#f-board-seeds", "500");
+    await estimate.filter({ hasText: /^No estimate, not a valid run: .*impossible board/ }).waitFor();
+    check(!/generations;|processor time|MB/.test((await estimate.textContent()) || ""), `a figure for 6 x 500 seeds: ${await estimate.textContent()}`);
+    // The abrams preset took 969 s of processor time (docs/performance.md, "Runs: estimate
+    // against measured"): the form's figure is to be within 2x of it, on a fresh form.
+    await page.click('#nav a[data-route="runs"]');
+    await page.click('#nav a[data-route="new"]');
+    await page.locator("#f-preset").waitFor();
+    await page.selectOption("#f-preset", "abrams");
+    await estimate.filter({ hasText: /^75 generations; .* processor time/ }).waitFor();
+    const text = (await estimate.textContent()) || "";
+    const m = text.match(/about ([\d.,]+) (minutes|hours)/);
+    check(m, `the abrams estimate gives no time: ${text}`);
+    const seconds = Number(m[1].replace(/,/g, "")) * (m[2] === "hours" ? 3600 : 60);
+    const measured = 969;
+    console.log(`     abrams: "${text}" (${(seconds / measured).toFixed(2)} of the measured ${measured} s)`);
+    check(seconds >= measured / 2 && seconds <= measured * 2, `the abrams estimate ${seconds} s is not within 2x of the measured ${measured} s`);
+    // Back to a form without a preset for the next step.
+    await page.click('#nav a[data-route="runs"]');
+    await page.click('#nav a[data-route="new"]');
+    await page.locator("#f-preset").waitFor();
   });
 
   let runUrl = "";
@@ -490,6 +538,31 @@ try {
     // Runs without a preset are found as "custom", as their line says.
     await page.fill("#runs-search", "custom");
     check((await page.locator("table.runs tbody tr").count()) >= 1, "the search finds nothing for custom");
+    // Ids match from their start only: characters from inside this run's id find nothing,
+    // the shortest prefix of the id that no other run shares finds it alone.
+    const all = await page.evaluate(() => fetch("/api/runs?limit=500").then((r) => r.json()).then((j) => j.runs));
+    const renamed = all.find((r) => r.name === "e2e renamed");
+    check(renamed, "the renamed run is not in /api/runs");
+    const starts = all.flatMap((r) => [r.id, r.id.replace(/-/g, "").slice(-8)]);
+    const texts = all.map((r) => [r.name, ...(r.tags || []), r.notes, r.preset, r.tuner, r.status].filter(Boolean).join(" ").toLowerCase());
+    let inside = null;
+    for (let i = 1; i + 4 <= renamed.id.length && !inside; i++) {
+      const w = renamed.id.slice(i, i + 4);
+      if (/^\d{4}$/.test(w) && !starts.some((x) => x.startsWith(w)) && !texts.some((t) => t.includes(w))) inside = w;
+    }
+    for (let i = 1; i + 4 <= renamed.id.length && !inside; i++) {
+      const w = renamed.id.slice(i, i + 4);
+      if (/^[0-9a-f]{4}$/.test(w) && !starts.some((x) => x.startsWith(w)) && !texts.some((t) => t.includes(w))) inside = w;
+    }
+    check(inside, `no four characters inside ${renamed.id} to search for`);
+    await page.fill("#runs-search", inside);
+    await page.locator("#runs-shown", { hasText: /^0 of \d+ runs$/ }).waitFor();
+    let n = 8;
+    while (all.some((r) => r.id !== renamed.id && r.id.startsWith(renamed.id.slice(0, n)))) n++;
+    await page.fill("#runs-search", renamed.id.slice(0, n));
+    await page.locator("#runs-shown", { hasText: /^1 of \d+ runs$/ }).waitFor();
+    check(/e2e renamed/.test((await page.locator("table.runs tbody tr").first().textContent()) || ""), `the prefix ${renamed.id.slice(0, n)} finds another run`);
+    console.log(`     "${inside}" (inside ${renamed.id}) finds no run; "${renamed.id.slice(0, n)}" finds it`);
     await page.fill("#runs-search", "");
     const header = page.locator('th[data-sort="best"]');
     await header.locator("button").focus();
