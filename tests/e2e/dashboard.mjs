@@ -633,6 +633,30 @@ try {
     console.log(`     ${await page.getAttribute("#chart-agreement", "aria-label")}`);
   });
 
+  await step("past sixteen lines a chart's colours repeat only with dashes: a run of 21 features", async () => {
+    const created = await page.evaluate(async () => {
+      const schema = await fetch("/api/config-schema").then((r) => r.json());
+      const features = [...new Set(Object.values(schema.feature_set_members).flatMap((m) => m.features))];
+      const resp = await fetch("/api/runs", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "e2e many features", config: { population: 4, depth: 1, generations: 1, features, benchmark: { panel: [] } } }),
+      });
+      return { status: resp.status, body: await resp.json(), n: features.length };
+    });
+    check(created.status === 201, `creating the run answered ${created.status}: ${JSON.stringify(created.body)}`);
+    check(created.n > 16, `only ${created.n} features known: not enough lines to test this`);
+    await page.goto(`${base}/#/runs/${created.body.id}`);
+    await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
+    await page.locator("#chart-weights .uplot").waitFor();
+    const lines = await page.evaluate(() => document.querySelector("#chart-weights").uplot.series.slice(1).map((s) => ({ stroke: String(s._stroke ?? s.stroke), dash: JSON.stringify(s.dash || []) })));
+    check(lines.length === created.n, `${lines.length} weight lines for ${created.n} features`);
+    const looks = lines.map((l) => `${l.stroke} ${l.dash}`);
+    check(new Set(looks).size === lines.length, `two weight lines look alike: ${looks.join(" | ")}`);
+    check(lines.slice(0, 16).every((l) => l.dash === "[]"), "one of the first sixteen lines is dashed");
+    check(lines.slice(16).every((l) => l.dash !== "[]"), `a line past sixteen is solid: ${looks.slice(16).join(" | ")}`);
+  });
+
   await step("two runs compared: curves overlaid, config differences listed", async () => {
     await page.goto(`${base}/#/runs`);
     for (const name of ["e2e tiny run", "e2e renamed"]) {
