@@ -260,7 +260,11 @@ function makeRow(run, refresh) {
     bar.style.width = `${(p * 100).toFixed(1)}%`;
     bar.classList.toggle("live", r.status === "running");
     progressText.textContent = `${r.generations_done} / ${r.generations_total}`;
-    best.textContent = fmtNum(r.best_fitness);
+    // A GA's fitness is relative to its own population, a learner's is a score against the
+    // benchmark panel: the two are not on one scale, so the cell says which it is.
+    const learning = r.tuner && r.tuner !== "ga";
+    best.replaceChildren(fmtNum(r.best_fitness), ...(learning && r.best_fitness != null ? [h("span.muted.small", " panel")] : []));
+    best.title = learning ? "the champion's score against the benchmark panel" : "the champion's fitness, relative to its population";
     started.textContent = fmtTime(r.started_at);
     finished.textContent = fmtTime(r.finished_at);
     err.textContent = r.error || (r.stop_reason && r.stop_reason !== "generations" ? `stopped: ${r.stop_reason}` : "");

@@ -609,7 +609,13 @@ try {
     check(await page.locator("#diversity-card").isHidden(), "a learning run shows a diversity chart");
     check(/checkpoints/.test((await page.textContent("#gen-count")) || ""), `the count: ${await page.textContent("#gen-count")}`);
     await page.click('#nav a[data-route="runs"]');
-    await page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" }).waitFor();
+    const row = page.locator("table.runs tbody tr", { hasText: "e2e td-leaf run" });
+    await row.waitFor();
+    // The runs list tells a learner's panel score from a GA's population-relative fitness.
+    const best = row.locator('td[data-label="Best fitness"] > span');
+    check(/panel/.test((await best.textContent()) || "") && /benchmark panel/.test((await best.getAttribute("title")) || ""), `the TD-Leaf run's best: ${await best.textContent()}`);
+    const gaBest = page.locator("table.runs tbody tr", { hasText: "e2e tiny run" }).locator('td[data-label="Best fitness"] > span');
+    check(!/panel/.test((await gaBest.textContent()) || "") && /relative to its population/.test((await gaBest.getAttribute("title")) || ""), `the GA run's best: ${await gaBest.textContent()}`);
   });
 
   await step("a run that measures perfect-move agreement charts it per generation", async () => {
