@@ -1,6 +1,7 @@
 // Issue 34 item 17: responses are gzip-compressed when the client asks, but the event streams
 // (GET /api/events, /api/runs/{id}/events) are not, so that each event arrives when sent; a
-// run's curve comes a page at a time (limit + next_since), and the run page asks for pages.
+// run's curve comes a page at a time (limit + next_since), and the run page asks for pages;
+// the runs list comes in pages (limit + cursor).
 //
 //   node tests/e2e/transfer.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
 
@@ -79,6 +80,31 @@ await withBrowser("transfer-e2e", async (page) => {
       const r = await api(page, "GET", `/api/runs/${id}/generations?limit=${bad}`);
       check(r.status === 400 || r.status === 422, `limit=${bad}: ${r.status}`);
       check(r.body?.error?.field === "limit" || /limit/.test(r.text), `limit=${bad}: ${r.text}`);
+    }
+  });
+
+  await step("the runs list comes in pages too, each run once, and a bad cursor is refused", async () => {
+    for (const name of ["paged list 1", "paged list 2"]) {
+      const made = await api(page, "POST", "/api/runs", { name, config: { population: 4, generations: 1, depth: 1, benchmark: { panel: [] } } });
+      check(made.status === 201, `creating ${name}: ${made.status} ${made.text}`);
+    }
+    const whole = await api(page, "GET", "/api/runs");
+    check(whole.status === 200 && whole.body.runs.length === 3 && whole.body.next_cursor === null, `the whole list: ${whole.text.slice(0, 300)}`);
+    const seen = [];
+    let cursor = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const r = await api(page, "GET", `/api/runs?limit=1${cursor == null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+      check(r.status === 200 && r.body.runs.length <= 1, `a page: ${r.text.slice(0, 300)}`);
+      seen.push(...r.body.runs.map((run) => run.id));
+      if (r.body.next_cursor == null) break;
+      cursor = r.body.next_cursor;
+    }
+    check(JSON.stringify(seen) === JSON.stringify(whole.body.runs.map((run) => run.id)), `pages gave ${seen}`);
+    for (const bad of ["limit=0", "limit=x", "cursor=nope"]) {
+      const r = await api(page, "GET", `/api/runs?${bad}`);
+      check(r.status === 400 || r.status === 422, `${bad}: ${r.status}`);
+      const name = bad.split("=")[0];
+      check(r.body?.error?.field === name || r.text.includes(name), `${bad}: ${r.text}`);
     }
   });
 
