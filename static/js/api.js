@@ -90,14 +90,16 @@ export const api = {
   post: (path, body = {}) => request("POST", path, body),
   del: (path) => request("DELETE", path),
 
-  // The list comes in pages; the dashboard shows every run, so it follows the cursors.
+  // The list comes in pages; the dashboard shows every run, so it follows the cursors. The
+  // first page is asked for without a limit: that one the server keeps ready between changes,
+  // and it is the one every open runs page polls.
   runs: async () => {
     let runs = [];
     let cursor = null;
     do {
       const page = await request(
         "GET",
-        "runs?limit=500" + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""),
+        cursor ? `runs?limit=500&cursor=${encodeURIComponent(cursor)}` : "runs",
       );
       runs = runs.concat(page.runs);
       cursor = page.next_cursor;

@@ -100,6 +100,16 @@ await withBrowser("transfer-e2e", async (page) => {
       cursor = r.body.next_cursor;
     }
     check(JSON.stringify(seen) === JSON.stringify(whole.body.runs.map((run) => run.id)), `pages gave ${seen}`);
+    // The runs page polls the first page as the server keeps it ready: without a limit.
+    const asked = [];
+    const onRequest = (r) => /\/api\/runs(\?|$)/.test(r.url()) && asked.push(r.url());
+    page.on("request", onRequest);
+    await page.goto(`${base}/#/runs`);
+    await page.locator("table.runs tbody tr").nth(2).waitFor();
+    page.off("request", onRequest);
+    check(asked.length > 0 && asked.every((u) => new URL(u).search === ""), `the runs page asked ${asked}`);
+    await page.goto(`${base}/#/runs/${id}`);
+    await page.locator("#chart-fitness .uplot").waitFor();
     for (const bad of ["limit=0", "limit=x", "cursor=nope"]) {
       const r = await api(page, "GET", `/api/runs?${bad}`);
       check(r.status === 400 || r.status === 422, `${bad}: ${r.status}`);
