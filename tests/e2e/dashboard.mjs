@@ -545,15 +545,12 @@ try {
     check(renamed, "the renamed run is not in /api/runs");
     const starts = all.flatMap((r) => [r.id, r.id.replace(/-/g, "").slice(-8)]);
     const texts = all.map((r) => [r.name, ...(r.tags || []), r.notes, r.preset, r.tuner, r.status].filter(Boolean).join(" ").toLowerCase());
-    let inside = null;
-    for (let i = 1; i + 4 <= renamed.id.length && !inside; i++) {
-      const w = renamed.id.slice(i, i + 4);
-      if (/^\d{4}$/.test(w) && !starts.some((x) => x.startsWith(w)) && !texts.some((t) => t.includes(w))) inside = w;
-    }
-    for (let i = 1; i + 4 <= renamed.id.length && !inside; i++) {
-      const w = renamed.id.slice(i, i + 4);
-      if (/^[0-9a-f]{4}$/.test(w) && !starts.some((x) => x.startsWith(w)) && !texts.some((t) => t.includes(w))) inside = w;
-    }
+    // Four characters from inside the id (digits if it has four in a row) that start no id or
+    // short id and occur in no run's text.
+    const free = [...Array(renamed.id.length - 4).keys()]
+      .map((i) => renamed.id.slice(i + 1, i + 5))
+      .filter((w) => /^[0-9a-f]{4}$/.test(w) && !starts.some((x) => x.startsWith(w)) && !texts.some((t) => t.includes(w)));
+    const inside = free.find((w) => /^\d{4}$/.test(w)) ?? free[0];
     check(inside, `no four characters inside ${renamed.id} to search for`);
     await page.fill("#runs-search", inside);
     await page.locator("#runs-shown", { hasText: /^0 of \d+ runs$/ }).waitFor();
