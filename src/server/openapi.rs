@@ -239,7 +239,8 @@ pub fn spec() -> Value {
         "/api/runs": {
             "get": with_params(op("List runs, newest first, a page at a time", vec![("200", ok("a page of runs, and the cursor of the next page (null after the last)", schema_ref("RunsPage")))], &[400, 422]),
                 json!([{"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}},
-                       {"name": "cursor", "in": "query", "schema": {"type": "string"}, "description": "next_cursor of the previous page"}])),
+                       {"name": "cursor", "in": "query", "schema": {"type": "string"}, "description": "next_cursor of the previous page"},
+                       {"name": "fields", "in": "query", "schema": {"type": "string", "enum": ["all", "summary"], "default": "all"}, "description": "summary: each run without config, features and best_weights"}])),
             "post": secured(with_body(
                 op("Create a run (queued for a worker)", vec![("201", ok("the new run", run.clone()))], &[400, 401, 413, 422, 429]),
                 schema_ref("CreateRun")))

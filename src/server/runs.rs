@@ -202,7 +202,13 @@ pub struct ListQuery {
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// `summary` leaves out what a list of runs does not show and what makes it heavy.
+    pub fields: Option<String>,
 }
+
+/// What `fields=summary` leaves out of each run: its config, feature list and best weights,
+/// most of a run's bytes, which a run's own page (`GET /api/runs/{id}`) still has.
+const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
 
 /// A cursor is the last run's `created_at` and id, hex-encoded: opaque to clients, and free
 /// of the `+` and `:` a query string would mangle.
@@ -229,8 +235,22 @@ fn decode_cursor(cursor: &str) -> Option<(String, String)> {
 
 pub async fn list(
     State(state): State<SharedState>,
+    headers: axum::http::HeaderMap,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Response> {
+    let summary = match query.fields.as_deref() {
+        None | Some("all") => false,
+        Some("summary") => true,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "fields",
+                format!(
+                    "must be summary or all, got {:?}",
+                    crate::game::excerpt(other)
+                ),
+            ))
+        }
+    };
     let limit = query.limit.unwrap_or(DEFAULT_RUNS_PAGE);
     if !(1..=MAX_RUNS_PAGE).contains(&limit) {
         return Err(ApiError::invalid(
@@ -258,11 +278,35 @@ pub async fn list(
     } else {
         None
     };
+    // Every open runs page polls the first page; when nothing changed since its last copy
+    // (the same version, so the same on every server of the database) it is told so in a few
+    // bytes instead of being sent the page again.
+    // Weak: the same page is sent gzip-compressed or not.
+    let etag = version.map(|v| format!("W/\"runs-{v}-{}\"", if summary { "s" } else { "a" }));
+    if let Some(etag) = &etag {
+        let seen = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|h| {
+                h.split(',')
+                    .any(|t| t.trim().trim_start_matches("W/") == etag.trim_start_matches("W/"))
+            });
+        if seen {
+            return Ok((
+                StatusCode::NOT_MODIFIED,
+                [
+                    (header::ETAG, etag.clone()),
+                    (header::CACHE_CONTROL, "no-cache".to_string()),
+                ],
+            )
+                .into_response());
+        }
+    }
     let cached = version.and_then(|version| {
         state.runs_cache.read().ok().and_then(|c| {
             c.as_ref()
-                .filter(|(v, _)| *v == version)
-                .map(|(_, b)| b.clone())
+                .filter(|(v, s, _)| *v == version && *s == summary)
+                .map(|(_, _, b)| b.clone())
         })
     });
     let body = match cached {
@@ -274,17 +318,37 @@ pub async fn list(
                 next_cursor: next.map(|(c, i)| encode_cursor(&c, &i)),
                 runs: runs.iter().map(run_view).collect(),
             };
+            let mut page = serde_json::to_value(&page).map_err(ApiError::internal)?;
+            if summary {
+                if let Some(runs) = page.get_mut("runs").and_then(Value::as_array_mut) {
+                    for run in runs.iter_mut().filter_map(Value::as_object_mut) {
+                        for key in SUMMARY_OMITS {
+                            run.remove(key);
+                        }
+                    }
+                }
+            }
             let body =
                 axum::body::Bytes::from(serde_json::to_string(&page).map_err(ApiError::internal)?);
             if let Some(version) = version {
                 if let Ok(mut cache) = state.runs_cache.write() {
-                    *cache = Some((version, body.clone()));
+                    *cache = Some((version, summary, body.clone()));
                 }
             }
             body
         }
     };
-    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Some(etag) = etag {
+        if let Ok(value) = header::HeaderValue::from_str(&etag) {
+            response.headers_mut().insert(header::ETAG, value);
+            response.headers_mut().insert(
+                header::CACHE_CONTROL,
+                header::HeaderValue::from_static("no-cache"),
+            );
+        }
+    }
+    Ok(response)
 }
 
 /// The run or 404; ids that are not UUIDs are unknown ids too.

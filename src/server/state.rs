@@ -64,8 +64,9 @@ pub struct AppState {
     /// stop, and store themselves as failed) as it waits for its runs.
     pub tournament_tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
     /// `GET /api/runs` rendered at a store version: dashboards poll it, and rendering every
-    /// run's config for each poll would cost more than everything else the request does.
-    pub runs_cache: std::sync::RwLock<Option<(i64, axum::body::Bytes)>>,
+    /// run's config for each poll would cost more than everything else the request does. With
+    /// the version, whether it is the summary (`fields=summary`) or every field.
+    pub runs_cache: std::sync::RwLock<Option<(i64, bool, axum::body::Bytes)>>,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
     /// Which files the specs of requests may name: none, or names in the models folder.

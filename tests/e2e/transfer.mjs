@@ -1,7 +1,8 @@
 // Issue 34 item 17: responses are gzip-compressed when the client asks, but the event streams
 // (GET /api/events, /api/runs/{id}/events) are not, so that each event arrives when sent; a
 // run's curve comes a page at a time (limit + next_since), and the run page asks for pages;
-// the runs list comes in pages (limit + cursor).
+// the runs list comes in pages (limit + cursor), as a summary without configs and weights,
+// and an unchanged list polled again is a 304 (ETag).
 //
 //   node tests/e2e/transfer.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
 
@@ -16,6 +17,20 @@ function head(path) {
       res.destroy();
     });
     req.on("error", (e) => (e.code === "ECONNRESET" ? null : reject(e)));
+    req.setTimeout(20000, () => req.destroy(new Error(`no answer to ${path}`)));
+  });
+}
+
+/** A whole GET's status, headers and body, with the given request headers. */
+function get(path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${base}${path}`, { headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body }));
+    });
+    req.on("error", reject);
     req.setTimeout(20000, () => req.destroy(new Error(`no answer to ${path}`)));
   });
 }
@@ -107,15 +122,37 @@ await withBrowser("transfer-e2e", async (page) => {
     await page.goto(`${base}/#/runs`);
     await page.locator("table.runs tbody tr").nth(2).waitFor();
     page.off("request", onRequest);
-    check(asked.length > 0 && asked.every((u) => new URL(u).search === ""), `the runs page asked ${asked}`);
+    check(asked.length > 0 && asked.every((u) => new URL(u).search === "?fields=summary"), `the runs page asked ${asked}`);
     await page.goto(`${base}/#/runs/${id}`);
     await page.locator("#chart-fitness .uplot").waitFor();
-    for (const bad of ["limit=0", "limit=x", "cursor=nope"]) {
+    for (const bad of ["limit=0", "limit=x", "cursor=nope", "fields=weights"]) {
       const r = await api(page, "GET", `/api/runs?${bad}`);
       check(r.status === 400 || r.status === 422, `${bad}: ${r.status}`);
       const name = bad.split("=")[0];
       check(r.body?.error?.field === name || r.text.includes(name), `${bad}: ${r.text}`);
     }
+  });
+
+  await step("the runs list polled unchanged costs a 304, and its summary leaves config and weights out", async () => {
+    const summary = await api(page, "GET", "/api/runs?fields=summary");
+    const whole = await api(page, "GET", "/api/runs");
+    check(summary.status === 200 && summary.body.runs.length === whole.body.runs.length, `summary: ${summary.text.slice(0, 300)}`);
+    for (const run of summary.body.runs) {
+      check(!("config" in run) && !("best_weights" in run) && !("features" in run), `a summary row has ${Object.keys(run)}`);
+      check(typeof run.id === "string" && "status" in run && "best_fitness" in run && "progress" in run, `a summary row lacks a field: ${Object.keys(run)}`);
+    }
+    check(summary.text.length * 2 < whole.text.length, `the summary is ${summary.text.length} bytes, the whole list ${whole.text.length}`);
+    const first = await get("/api/runs?fields=summary");
+    const etag = first.headers.etag;
+    check(first.status === 200 && etag, `first poll: ${first.status} ${JSON.stringify(first.headers)}`);
+    const again = await get("/api/runs?fields=summary", { "If-None-Match": etag });
+    check(again.status === 304 && again.body.length === 0, `unchanged poll: ${again.status}, ${again.body.length} bytes`);
+    const other = await get("/api/runs", { "If-None-Match": etag });
+    check(other.status === 200, `the whole list is another representation: ${other.status}`);
+    const made = await api(page, "POST", "/api/runs", { name: "changes the list", config: { population: 4, generations: 1, depth: 1, benchmark: { panel: [] } } });
+    check(made.status === 201, `creating a run: ${made.status} ${made.text}`);
+    const changed = await get("/api/runs?fields=summary", { "If-None-Match": etag });
+    check(changed.status === 200 && changed.headers.etag !== etag && changed.body.includes("changes the list"), `after a change: ${changed.status} ${changed.headers.etag}`);
   });
 
   await step("the run page reads its curve a page at a time", async () => {
