@@ -5,14 +5,15 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::stream::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
+use super::event_stream::{end_event, is_terminal, sse, sse_event, Outbox, RunStream};
 use super::run_events::{emit, emit_status, Following};
 use super::run_view::{run_json, run_view, RunView};
 use super::state::{RunEvent, SharedState};
@@ -569,32 +570,16 @@ pub async fn export(
         .into_response())
 }
 
-fn sse_event(kind: &str, data: &Value) -> Event {
-    Event::default().event(kind).data(data.to_string())
-}
-
 /// How often an open event stream reads its run from the database: the run may end where
 /// this process hears nothing of it (the broadcast lagged, or the database was changed by
 /// hand, which bumps no version).
 const STREAM_RECHECK: Duration = Duration::from_secs(5);
 
-fn is_terminal(status: &str) -> bool {
-    matches!(status, "finished" | "failed" | "cancelled")
-}
-
-/// The last event of every stream: the run has ended (or was deleted), nothing more follows.
-fn end_event(id: &str, status: &str) -> Event {
-    sse_event("end", &json!({"run_id": id, "status": status}))
-}
-
 /// One client's view of a run's events, ended by the run's end.
 struct Follow {
     state: SharedState,
     id: String,
-    rx: tokio::sync::broadcast::Receiver<RunEvent>,
-    recheck: tokio::time::Interval,
-    queue: std::collections::VecDeque<Event>,
-    ended: bool,
+    out: Outbox,
     /// Keeps the run's events coming from the database while the stream is open.
     _following: Following,
 }
@@ -604,13 +589,22 @@ impl Follow {
     fn close_with(&mut self, run: Option<&RunRow>) {
         match run {
             Some(run) => {
-                self.queue.push_back(sse_event("status", &run_json(run)));
-                self.queue
+                self.out
+                    .queue
+                    .push_back(sse_event("status", &run_json(run)));
+                self.out
+                    .queue
                     .push_back(end_event(&self.id, run.status.as_str()));
             }
-            None => self.queue.push_back(end_event(&self.id, "deleted")),
+            None => self.out.queue.push_back(end_event(&self.id, "deleted")),
         }
-        self.ended = true;
+        self.out.ended = true;
+    }
+}
+
+impl RunStream for Follow {
+    fn outbox(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     async fn recheck(&mut self) {
@@ -622,37 +616,20 @@ impl Follow {
         }
     }
 
-    async fn next_event(&mut self) -> Option<Event> {
-        use tokio::sync::broadcast::error::RecvError;
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(event);
-            }
-            if self.ended {
-                return None;
-            }
-            tokio::select! {
-                msg = self.rx.recv() => match msg {
-                    Ok(ev) if ev.run_id == self.id => {
-                        if ev.kind == "deleted" {
-                            self.close_with(None);
-                            continue;
-                        }
-                        self.queue.push_back(sse_event(ev.kind, &ev.data));
-                        let status = ev.data.get("status").and_then(Value::as_str);
-                        if ev.kind == "status" && status.is_some_and(is_terminal) {
-                            self.queue.push_back(end_event(&self.id, status.unwrap_or_default()));
-                            self.ended = true;
-                        }
-                    }
-                    Ok(_) => {}
-                    // A slow client that lagged behind misses some events; the next status or
-                    // generation catches it up, but the end may be among those missed.
-                    Err(RecvError::Lagged(_)) => self.recheck().await,
-                    Err(RecvError::Closed) => self.ended = true,
-                },
-                _ = self.recheck.tick() => self.recheck().await,
-            }
+    fn take(&mut self, ev: RunEvent) {
+        if ev.run_id != self.id {
+            return;
+        }
+        if ev.kind == "deleted" {
+            self.close_with(None);
+            return;
+        }
+        self.out.queue.push_back(sse_event(ev.kind, &ev.data));
+        let status = ev.data.get("status").and_then(Value::as_str);
+        if ev.kind == "status" && status.is_some_and(is_terminal) {
+            let end = end_event(&self.id, status.unwrap_or_default());
+            self.out.queue.push_back(end);
+            self.out.ended = true;
         }
     }
 }
@@ -667,33 +644,20 @@ pub async fn events(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Subscribe before reading the run so that nothing between the two is missed.
-    let rx = state.events.subscribe();
+    let out = Outbox::new(state.events.subscribe(), STREAM_RECHECK, None);
     let run = find(&state, &id).await?;
     let shown = run_json(&run);
     let following = Following::new(state.clone(), &id, run.generations_done, &shown);
-    let mut recheck =
-        tokio::time::interval_at(tokio::time::Instant::now() + STREAM_RECHECK, STREAM_RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut follow = Follow {
         state: state.clone(),
         id,
-        rx,
-        recheck,
-        queue: std::collections::VecDeque::new(),
-        ended: false,
+        out,
         _following: following,
     };
     if is_terminal(run.status.as_str()) {
         follow.close_with(Some(&run));
     } else {
-        follow.queue.push_back(sse_event("status", &shown));
+        follow.out.queue.push_back(sse_event("status", &shown));
     }
-    let stream = stream::unfold(follow, |mut follow| async move {
-        let event = follow.next_event().await?;
-        Some((Ok(event), follow))
-    });
-    // A stopping server ends every stream, so that its graceful shutdown is not held open
-    // by browsers watching runs.
-    let stream = stream.take_until(state.stopping());
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    Ok(sse(&state, follow))
 }

@@ -24,20 +24,16 @@ use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
+use super::played::{keep_playing, read_failing_abandoned};
 use super::state::SharedState;
-use super::tournaments::read_failing_abandoned;
 use crate::agents::{Profile, Stopped};
 use crate::matches::sprt::{play_sprt_within, SprtReport};
-use crate::search::Budget;
-use crate::store::{StoredSprtTest, TournamentLease};
+use crate::store::{Played, PlayedRow};
 
 /// Tests `GET /api/sprt-tests` lists.
 const LISTED: u32 = 100;
 /// Tests one server plays at once: each holds a game-pool permit while it plays.
 const MAX_RUNNING: usize = 4;
-/// How often the server playing a test writes its report and reads whether it was cancelled
-/// (through any server): the heartbeat of its ownership too.
-const BEAT: std::time::Duration = std::time::Duration::from_millis(250);
 /// What a test whose server stopped says: its games were played in that server's memory.
 const STOPPED_BEFORE_THE_END: &str =
     "the server playing this SPRT test stopped before it finished; start it again";
@@ -146,8 +142,8 @@ impl Test {
         })
     }
 
-    fn stored(&self) -> StoredSprtTest {
-        StoredSprtTest {
+    fn stored(&self) -> PlayedRow {
+        PlayedRow {
             id: self.id.clone(),
             created_at: self.created_at.clone(),
             finished_at: self.finished_at.clone(),
@@ -168,7 +164,7 @@ fn lock(test: &Mutex<Test>) -> std::sync::MutexGuard<'_, Test> {
 
 /// A stored test as the API shows it: its state with the stored status, error, progress and
 /// end time, which any server may have changed (a cancel, a dead owner given up).
-fn shown(t: StoredSprtTest, with_history: bool) -> Value {
+fn shown(t: PlayedRow, with_history: bool) -> Value {
     let mut value = t.state;
     if let Some(map) = value.as_object_mut() {
         map.insert("status".into(), json!(t.status));
@@ -236,11 +232,24 @@ pub async fn start(
     let body = test.to_json();
     let mut tasks = state.tournament_tasks.lock().await;
     while tasks.try_join_next().is_some() {}
-    state.store.create_sprt_test(&stored, &state.owner).await?;
+    state
+        .store
+        .create_played(Played::SprtTest, &stored, &state.owner)
+        .await?;
     let test = Arc::new(Mutex::new(test));
     let (files, playing) = (state.files.clone(), test.clone());
     let budget = Profile::Api.limits().tournament_budget();
-    let beat = tokio::spawn(keep_playing(state.clone(), test.clone(), budget.clone()));
+    let (id, beating) = (stored.id.clone(), test.clone());
+    let beat = tokio::spawn(keep_playing(
+        state.clone(),
+        Played::SprtTest,
+        id,
+        budget.clone(),
+        move || {
+            let t = lock(&beating);
+            (t.progress(), Some(t.to_json()))
+        },
+    ));
     let task_state = state.clone();
     tasks.spawn(async move {
         let _seat = seat;
@@ -302,7 +311,7 @@ pub async fn start(
         };
         if let Err(e) = task_state
             .store
-            .end_sprt_test(&ended, &task_state.owner)
+            .end_played(Played::SprtTest, &ended, &task_state.owner)
             .await
         {
             tracing::error!(test = %ended.id, "storing the ended SPRT test: {e}");
@@ -312,46 +321,13 @@ pub async fn start(
     Ok((StatusCode::ACCEPTED, Json(body)))
 }
 
-/// The owner's side of a running test: every [`BEAT`] it writes the test as it stands, and
-/// stops the games once the row says cancelled (or is gone, or no longer this process's) or
-/// the process is stopping.
-async fn keep_playing(state: SharedState, test: Arc<Mutex<Test>>, cancel: Budget) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(BEAT) => {}
-            _ = state.stopping() => {
-                cancel.cancel();
-                return;
-            }
-        }
-        let (id, progress, now) = {
-            let t = lock(&test);
-            (t.id.clone(), t.progress(), t.to_json())
-        };
-        match state
-            .store
-            .sprt_test_progress(&id, &state.owner, progress, &now)
-            .await
-        {
-            Ok(TournamentLease::Playing) => {}
-            Ok(TournamentLease::Stop) => {
-                tracing::info!(test = %id, "SPRT test cancelled: its games stop");
-                cancel.cancel();
-                return;
-            }
-            // The database may answer at the next beat; the games go on meanwhile.
-            Err(e) => tracing::warn!(test = %id, "writing an SPRT test's progress: {e}"),
-        }
-    }
-}
-
 /// The newest tests of every server on the database, newest first, without their LLR paths.
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
     let stored = read_failing_abandoned(
-        || state.store.list_sprt_tests(LISTED),
+        &state,
+        Played::SprtTest,
+        || state.store.list_played(Played::SprtTest, LISTED),
         Vec::as_slice,
-        StoredSprtTest::abandoned,
-        || state.store.fail_abandoned_sprt_tests(),
     )
     .await?;
     let all: Vec<Value> = stored.into_iter().map(|t| shown(t, false)).collect();
@@ -368,10 +344,10 @@ pub async fn show(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let t = read_failing_abandoned(
-        || state.store.sprt_test(&id),
+        &state,
+        Played::SprtTest,
+        || state.store.played(Played::SprtTest, &id),
         Option::as_slice,
-        StoredSprtTest::abandoned,
-        || state.store.fail_abandoned_sprt_tests(),
     )
     .await?
     .ok_or_else(|| not_found(&id))?;
@@ -385,10 +361,10 @@ pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
-    if !state.store.cancel_sprt_test(&id).await? {
+    if !state.store.cancel_played(Played::SprtTest, &id).await? {
         let t = state
             .store
-            .sprt_test(&id)
+            .played(Played::SprtTest, &id)
             .await?
             .ok_or_else(|| not_found(&id))?;
         return Err(ApiError::conflict(format!(
@@ -399,7 +375,7 @@ pub async fn cancel(
     tracing::info!(test = %id, "SPRT test cancelled");
     let t = state
         .store
-        .sprt_test(&id)
+        .played(Played::SprtTest, &id)
         .await?
         .ok_or_else(|| not_found(&id))?;
     Ok(Json(shown(t, true)))

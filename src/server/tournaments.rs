@@ -5,7 +5,6 @@
 //! them failed and waits for their tasks; a tournament whose server died is marked failed
 //! once its heartbeat is stale.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -20,6 +19,7 @@ use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
+use super::played::{keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
 use crate::matches::tournament::TournamentSprt;
@@ -27,8 +27,7 @@ use crate::matches::{
     play_tournament_counted, tournament_games, MatchError, Tally, TournamentConfig,
     TournamentReport,
 };
-use crate::search::Budget;
-use crate::store::{StoreError, StoredTournament, TournamentLease};
+use crate::store::{Played, PlayedRow};
 
 /// Most games per pairing in a tournament.
 pub const MAX_TOURNAMENT_GAMES: u32 = 100;
@@ -103,10 +102,6 @@ const MAX_AGENT_NAME_CHARS: usize = 60;
 /// Tournaments `GET /api/tournaments` lists.
 const LIST_TOURNAMENTS: u32 = 100;
 
-/// How often the process playing a tournament writes its progress and reads whether it was
-/// cancelled (through any server): the heartbeat of its ownership too.
-const TOURNAMENT_BEAT: std::time::Duration = std::time::Duration::from_millis(250);
-
 /// What a tournament whose server stopped says: it was played in that server's memory.
 const STOPPED_BEFORE_THE_END: &str =
     "the server playing this tournament stopped before it finished; start it again";
@@ -132,7 +127,7 @@ pub async fn start(
     }
     state
         .store
-        .create_tournament(&stored(&entry)?, &state.owner)
+        .create_played(Played::Tournament, &stored(&entry)?, &state.owner)
         .await?;
     tasks.spawn(play(state.clone(), entry, config, planned));
     drop(tasks);
@@ -158,12 +153,13 @@ pub struct TournamentStarted {
 async fn play(state: SharedState, mut t: TournamentState, config: TournamentConfig, planned: u64) {
     let cancel = Profile::Api.limits().tournament_budget();
     let played = Arc::new(AtomicU64::new(0));
+    let counted = played.clone();
     let beat = tokio::spawn(keep_playing(
         state.clone(),
+        Played::Tournament,
         t.id.clone(),
         cancel.clone(),
-        played.clone(),
-        planned,
+        move || (fraction(counted.load(Ordering::Relaxed), planned), None),
     ));
     let files = state.files.clone();
     let (counter, stop) = (played.clone(), cancel.clone());
@@ -214,7 +210,11 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
             return;
         }
     };
-    if let Err(e) = state.store.end_tournament(&ended, &state.owner).await {
+    if let Err(e) = state
+        .store
+        .end_played(Played::Tournament, &ended, &state.owner)
+        .await
+    {
         tracing::error!(tournament = %t.id, "storing the ended tournament: {e}");
     }
 }
@@ -225,42 +225,6 @@ fn fraction(played: u64, planned: u64) -> f64 {
         0.0
     } else {
         (played as f64 / planned as f64).min(0.99)
-    }
-}
-
-/// The owner's side of a running tournament: every [`TOURNAMENT_BEAT`] it writes the
-/// progress, and stops the games once the row says cancelled (or the row is gone, or no
-/// longer this process's) or the process is stopping.
-async fn keep_playing(
-    state: SharedState,
-    id: String,
-    cancel: Budget,
-    played: Arc<AtomicU64>,
-    planned: u64,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(TOURNAMENT_BEAT) => {}
-            _ = state.stopping() => {
-                cancel.cancel();
-                return;
-            }
-        }
-        let progress = fraction(played.load(Ordering::Relaxed), planned);
-        match state
-            .store
-            .tournament_progress(&id, &state.owner, progress)
-            .await
-        {
-            Ok(TournamentLease::Playing) => {}
-            Ok(TournamentLease::Stop) => {
-                tracing::info!(tournament = %id, "tournament cancelled: its games stop");
-                cancel.cancel();
-                return;
-            }
-            // The database may answer at the next beat; the games go on meanwhile.
-            Err(e) => tracing::warn!(tournament = %id, "writing a tournament's progress: {e}"),
-        }
     }
 }
 
@@ -372,10 +336,11 @@ fn display_names(req: &TournamentRequest, config: &TournamentConfig) -> ApiResul
 }
 
 /// A tournament's state as the database keeps it.
-fn stored(t: &TournamentState) -> ApiResult<StoredTournament> {
-    Ok(StoredTournament {
+fn stored(t: &TournamentState) -> ApiResult<PlayedRow> {
+    Ok(PlayedRow {
         id: t.id.clone(),
         created_at: t.created_at.clone(),
+        finished_at: None,
         status: t.status.to_string(),
         error: t.error.clone(),
         progress: t.progress,
@@ -386,7 +351,7 @@ fn stored(t: &TournamentState) -> ApiResult<StoredTournament> {
 
 /// A stored tournament as the API shows it: its state with the stored status, error and
 /// progress, which change while it plays (and after, when its server stopped).
-fn stored_json(t: StoredTournament) -> Value {
+fn stored_json(t: PlayedRow) -> Value {
     let mut value = t.state;
     if let Some(map) = value.as_object_mut() {
         map.insert("status".into(), json!(t.status));
@@ -396,33 +361,17 @@ fn stored_json(t: StoredTournament) -> Value {
     value
 }
 
-/// Reads rows that a server plays (tournaments, SPRT tests) with `read`. When some of them
-/// were abandoned (their server stopped beating: it died, as one that stops cleanly marks its
-/// own), `fail_abandoned` marks those failed and, if it marked any, they are read again.
-pub(super) async fn read_failing_abandoned<R, T, Read, Fail>(
-    read: impl Fn() -> Read,
-    rows: impl Fn(&R) -> &[T],
-    abandoned: impl Fn(&T) -> bool,
-    fail_abandoned: impl FnOnce() -> Fail,
-) -> ApiResult<R>
-where
-    Read: Future<Output = Result<R, StoreError>>,
-    Fail: Future<Output = Result<u64, StoreError>>,
-{
-    let read_first = read().await?;
-    if !rows(&read_first).iter().any(abandoned) || fail_abandoned().await? == 0 {
-        return Ok(read_first);
-    }
-    Ok(read().await?)
-}
-
 /// The newest tournaments, newest first, without their tables.
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
     let stored = read_failing_abandoned(
-        || state.store.list_tournaments(LIST_TOURNAMENTS),
+        &state,
+        Played::Tournament,
+        || {
+            state
+                .store
+                .list_played(Played::Tournament, LIST_TOURNAMENTS)
+        },
         Vec::as_slice,
-        StoredTournament::abandoned,
-        || state.store.fail_abandoned_tournaments(),
     )
     .await?;
     let items: Vec<Value> = stored
@@ -486,10 +435,10 @@ pub async fn show(
     let not_found =
         || ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)));
     let t = read_failing_abandoned(
-        || state.store.tournament(&id),
+        &state,
+        Played::Tournament,
+        || state.store.played(Played::Tournament, &id),
         Option::as_slice,
-        StoredTournament::abandoned,
-        || state.store.fail_abandoned_tournaments(),
     )
     .await?
     .ok_or_else(not_found)?;
@@ -509,8 +458,12 @@ pub async fn cancel(
             crate::game::excerpt(&id)
         ))
     };
-    if !state.store.cancel_tournament(&id).await? {
-        let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
+    if !state.store.cancel_played(Played::Tournament, &id).await? {
+        let t = state
+            .store
+            .played(Played::Tournament, &id)
+            .await?
+            .ok_or_else(not_found)?;
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             None,
@@ -521,7 +474,11 @@ pub async fn cancel(
         ));
     }
     tracing::info!(tournament = %id, "tournament cancelled");
-    let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
+    let t = state
+        .store
+        .played(Played::Tournament, &id)
+        .await?
+        .ok_or_else(not_found)?;
     Ok(Json(stored_json(t)))
 }
 
