@@ -57,3 +57,19 @@ pub fn preset_name() -> RefOr<Schema> {
 pub fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))
 }
+
+/// An SPRT report as the API shows it ([`crate::matches::sprt::SprtReport`], a library type
+/// that names no schema of its own).
+pub fn sprt_report() -> RefOr<Schema> {
+    from_json(json!({
+        "type": "object",
+        "required": ["counts", "pairs", "games", "llr", "lower_bound", "upper_bound", "verdict", "estimate", "sprt"],
+        "properties": {
+            "counts": {"type": "object", "properties": {"counts": {"type": "array", "items": {"type": "integer"}, "minItems": 5, "maxItems": 5, "description": "pairs by A's points: 0, 1/2, 1, 3/2, 2"}}},
+            "pairs": {"type": "integer"}, "games": {"type": "integer"}, "llr": {"type": "number"},
+            "lower_bound": {"type": "number"}, "upper_bound": {"type": "number"},
+            "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"]},
+            "estimate": {"type": "object"}, "sprt": {"type": "object"}
+        }
+    }))
+}

@@ -97,13 +97,54 @@ pub struct SprtTestRequest {
 }
 
 /// One point of the LLR's path: after `pairs` pairs.
-#[derive(Clone, Copy, Debug, Serialize)]
-struct LlrPoint {
-    pairs: u64,
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LlrPoint {
     llr: f64,
+    pairs: u64,
 }
 
-/// A test as its owner holds it while it plays; what is stored is [`Test::to_json`].
+/// An SPRT test as the API answers it and the database stores it (its state document, with
+/// the row's status, error, progress and end time shown over it: any server may change
+/// those). Fields in alphabetical order, the order the API's objects have always had.
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = SprtTest)]
+pub struct SprtTestView {
+    /// The agent under test, as a spec.
+    a: String,
+    /// The agent it is measured against.
+    b: String,
+    #[schema(format = DateTime)]
+    created_at: String,
+    error: Option<String>,
+    finished_at: Option<String>,
+    /// The LLR after every batch of pairs, from 0 (not in the list of tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<LlrPoint>>,
+    id: String,
+    max_pairs: u64,
+    name: Option<String>,
+    #[schema(minimum = 0, maximum = 1)]
+    progress: f64,
+    /// The pentanomial counts, the LLR with its bounds, the verdict and the Elo estimate.
+    #[schema(schema_with = super::schemas::sprt_report)]
+    report: Value,
+    #[schema(schema_with = sprt_status)]
+    status: String,
+}
+
+/// `GET /api/sprt-tests`: the newest first, without their LLR paths.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SprtTestList {
+    tests: Vec<SprtTestView>,
+}
+
+fn sprt_status() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    super::schemas::from_json(json!({
+        "type": "string", "enum": ["running", "finished", "cancelled", "failed"]
+    }))
+}
+
+/// A test as its owner holds it while it plays; what is stored is [`Test::view`].
 #[derive(Debug)]
 struct Test {
     id: String,
@@ -125,21 +166,25 @@ impl Test {
         self.report.pairs as f64 / self.max_pairs.max(1) as f64
     }
 
+    fn view(&self) -> SprtTestView {
+        SprtTestView {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            created_at: self.created_at.clone(),
+            error: self.error.clone(),
+            finished_at: self.finished_at.clone(),
+            history: Some(self.history.clone()),
+            id: self.id.clone(),
+            max_pairs: self.max_pairs,
+            name: self.name.clone(),
+            progress: self.progress(),
+            report: serde_json::to_value(&self.report).unwrap_or(Value::Null),
+            status: self.status.to_string(),
+        }
+    }
+
     fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "a": self.a,
-            "b": self.b,
-            "status": self.status,
-            "created_at": self.created_at,
-            "finished_at": self.finished_at,
-            "max_pairs": self.max_pairs,
-            "progress": self.progress(),
-            "error": self.error,
-            "report": self.report,
-            "history": self.history,
-        })
+        serde_json::to_value(self.view()).unwrap_or(Value::Null)
     }
 
     fn stored(&self) -> PlayedRow {
@@ -164,24 +209,24 @@ fn lock(test: &Mutex<Test>) -> std::sync::MutexGuard<'_, Test> {
 
 /// A stored test as the API shows it: its state with the stored status, error, progress and
 /// end time, which any server may have changed (a cancel, a dead owner given up).
-fn shown(t: PlayedRow, with_history: bool) -> Value {
-    let mut value = t.state;
-    if let Some(map) = value.as_object_mut() {
-        map.insert("status".into(), json!(t.status));
-        map.insert("error".into(), json!(t.error));
-        map.insert("progress".into(), json!(t.progress));
-        map.insert("finished_at".into(), json!(t.finished_at));
-        if !with_history {
-            map.remove("history");
-        }
+fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
+    let mut shown: SprtTestView = serde_json::from_value(t.state).map_err(|e| {
+        ApiError::internal(format!("SPRT test {} as stored does not read: {e}", t.id))
+    })?;
+    shown.status = t.status;
+    shown.error = t.error;
+    shown.progress = t.progress;
+    shown.finished_at = t.finished_at;
+    if !with_history {
+        shown.history = None;
     }
-    value
+    Ok(shown)
 }
 
 pub async fn start(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<SprtTestRequest>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<SprtTestView>)> {
     let setup = setup_of(
         req.board,
         req.rules.as_deref(),
@@ -229,7 +274,7 @@ pub async fn start(
         )));
     };
     let stored = test.stored();
-    let body = test.to_json();
+    let body = test.view();
     let mut tasks = state.tournament_tasks.lock().await;
     while tasks.try_join_next().is_some() {}
     state
@@ -322,7 +367,7 @@ pub async fn start(
 }
 
 /// The newest tests of every server on the database, newest first, without their LLR paths.
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<SprtTestList>> {
     let stored = read_failing_abandoned(
         &state,
         Played::SprtTest,
@@ -330,8 +375,11 @@ pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
         Vec::as_slice,
     )
     .await?;
-    let all: Vec<Value> = stored.into_iter().map(|t| shown(t, false)).collect();
-    Ok(Json(json!({ "tests": all })))
+    let tests = stored
+        .into_iter()
+        .map(|t| shown(t, false))
+        .collect::<ApiResult<_>>()?;
+    Ok(Json(SprtTestList { tests }))
 }
 
 fn not_found(id: &str) -> ApiError {
@@ -342,7 +390,7 @@ fn not_found(id: &str) -> ApiError {
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SprtTestView>> {
     let t = read_failing_abandoned(
         &state,
         Played::SprtTest,
@@ -351,7 +399,7 @@ pub async fn show(
     )
     .await?
     .ok_or_else(|| not_found(&id))?;
-    Ok(Json(shown(t, true)))
+    Ok(Json(shown(t, true)?))
 }
 
 /// Stops a running test, whichever server plays it: stored as `cancelled` at once, with the
@@ -360,7 +408,7 @@ pub async fn show(
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SprtTestView>> {
     if !state.store.cancel_played(Played::SprtTest, &id).await? {
         let t = state
             .store
@@ -378,5 +426,5 @@ pub async fn cancel(
         .played(Played::SprtTest, &id)
         .await?
         .ok_or_else(|| not_found(&id))?;
-    Ok(Json(shown(t, true)))
+    Ok(Json(shown(t, true)?))
 }

@@ -22,7 +22,6 @@ use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
 use super::played::{keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
-use crate::matches::tournament::TournamentSprt;
 use crate::matches::{
     play_tournament_counted, tournament_games, MatchError, Tally, TournamentConfig,
     TournamentReport,
@@ -36,25 +35,83 @@ pub const MAX_TOURNAMENT_AGENTS: usize = 8;
 /// Tournaments one server plays (or waits to play) at a time.
 const MAX_PLAYING: usize = 100;
 
-/// A tournament started through the API, as stored in the database (the state document).
-#[derive(Clone, Debug, Serialize)]
+/// A tournament started through the API: the state document the database stores and what
+/// `GET /api/tournaments/{id}` answers (with the row's status, error and progress, which any
+/// server may change). Fields in alphabetical order, the order the API's objects have always
+/// had; a field an older server did not store reads as empty.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(default)]
+#[schema(as = Tournament)]
 pub struct TournamentState {
-    pub id: String,
-    pub status: &'static str,
     pub agents: Vec<String>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    pub error: Option<String>,
+    pub games: u32,
+    pub games_per_pairing: u32,
+    pub id: String,
     /// The agents' display names, as the request gave them (else the specs).
     pub names: Vec<String>,
-    pub games: u32,
-    pub seed: u64,
-    pub table: Vec<Vec<Option<Value>>>,
-    pub scores: Vec<Value>,
+    /// Games played over games planned, written by the server playing it as games finish;
+    /// the same on every server.
+    #[schema(minimum = 0, maximum = 1)]
     pub progress: f64,
-    pub games_per_pairing: u32,
+    /// Each agent's score with its interval, in the agents' order, once finished.
+    #[schema(value_type = Vec<Object>)]
+    pub scores: Vec<Value>,
+    pub seed: u64,
     /// With `sprt`: each pairing's test (verdict, LLR, bounds, Elo), once finished.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sprt: Option<TournamentSprt>,
-    pub error: Option<String>,
-    pub created_at: String,
+    #[schema(value_type = Option<Object>)]
+    pub sprt: Option<Value>,
+    /// queued (waiting for the tournaments' share of the cores), running, finished,
+    /// cancelled or failed.
+    #[schema(schema_with = play_status)]
+    pub status: String,
+    /// The cross-table: row agent moving first against column agent (`null` on the diagonal
+    /// without self-play).
+    pub table: Vec<Vec<Option<CrossCell>>>,
+}
+
+/// One cell of the cross-table: the row agent moving first against the column agent.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CrossCell {
+    pub draws: u64,
+    /// The row agent's score, draws counting half.
+    pub first_player_score: f64,
+    pub games: u64,
+    pub losses: u64,
+    pub win_rate: f64,
+    pub wins: u64,
+}
+
+/// A tournament as `GET /api/tournaments` lists it: without its table, scores and tests.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TournamentSummary {
+    agents: Vec<String>,
+    #[schema(format = DateTime)]
+    created_at: String,
+    error: Option<String>,
+    games: u32,
+    id: String,
+    names: Vec<String>,
+    #[schema(minimum = 0, maximum = 1)]
+    progress: f64,
+    seed: u64,
+    #[schema(schema_with = play_status)]
+    status: String,
+}
+
+/// `GET /api/tournaments`: the newest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TournamentList {
+    tournaments: Vec<TournamentSummary>,
+}
+
+fn play_status() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    super::schemas::from_json(json!({
+        "type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]
+    }))
 }
 
 fn default_tournament_games() -> u32 {
@@ -199,7 +256,7 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
         Ok(Err(MatchError::Stopped(Stopped::Cancelled))) if state.is_stopping() => {
             t.fail(STOPPED_BEFORE_THE_END.into())
         }
-        Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled",
+        Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled".into(),
         Ok(Err(e)) => t.fail(e.to_string()),
         Err(e) => t.fail(e.message),
     }
@@ -289,7 +346,7 @@ async fn tournament_config(
 fn new_state(id: &str, config: &TournamentConfig, names: Vec<String>) -> TournamentState {
     TournamentState {
         id: id.to_string(),
-        status: "queued",
+        status: "queued".into(),
         agents: config.agents.iter().map(|s| s.to_string()).collect(),
         names,
         games: config.games,
@@ -341,7 +398,7 @@ fn stored(t: &TournamentState) -> ApiResult<PlayedRow> {
         id: t.id.clone(),
         created_at: t.created_at.clone(),
         finished_at: None,
-        status: t.status.to_string(),
+        status: t.status.clone(),
         error: t.error.clone(),
         progress: t.progress,
         heartbeat_at: None,
@@ -351,18 +408,18 @@ fn stored(t: &TournamentState) -> ApiResult<PlayedRow> {
 
 /// A stored tournament as the API shows it: its state with the stored status, error and
 /// progress, which change while it plays (and after, when its server stopped).
-fn stored_json(t: PlayedRow) -> Value {
-    let mut value = t.state;
-    if let Some(map) = value.as_object_mut() {
-        map.insert("status".into(), json!(t.status));
-        map.insert("error".into(), json!(t.error));
-        map.insert("progress".into(), json!(t.progress));
-    }
-    value
+fn shown(t: PlayedRow) -> ApiResult<TournamentState> {
+    let mut shown: TournamentState = serde_json::from_value(t.state).map_err(|e| {
+        ApiError::internal(format!("tournament {} as stored does not read: {e}", t.id))
+    })?;
+    shown.status = t.status;
+    shown.error = t.error;
+    shown.progress = t.progress;
+    Ok(shown)
 }
 
 /// The newest tournaments, newest first, without their tables.
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<TournamentList>> {
     let stored = read_failing_abandoned(
         &state,
         Played::Tournament,
@@ -374,31 +431,36 @@ pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
         Vec::as_slice,
     )
     .await?;
-    let items: Vec<Value> = stored
+    let tournaments = stored
         .into_iter()
         .map(|t| {
-            let value = stored_json(t);
-            json!({
-                "id": value["id"], "status": value["status"], "error": value["error"],
-                "created_at": value["created_at"], "agents": value["agents"],
-                "names": value["names"], "games": value["games"], "seed": value["seed"],
-                "progress": value["progress"],
+            let t = shown(t)?;
+            Ok(TournamentSummary {
+                agents: t.agents,
+                created_at: t.created_at,
+                error: t.error,
+                games: t.games,
+                id: t.id,
+                names: t.names,
+                progress: t.progress,
+                seed: t.seed,
+                status: t.status,
             })
         })
-        .collect();
-    Ok(Json(json!({ "tournaments": items })))
+        .collect::<ApiResult<_>>()?;
+    Ok(Json(TournamentList { tournaments }))
 }
 
 impl TournamentState {
     fn finish(&mut self, report: &TournamentReport) {
-        self.status = "finished";
+        self.status = "finished".into();
         self.progress = 1.0;
         self.table = report
             .first
             .iter()
             .map(|row| {
                 row.iter()
-                    .map(|cell| cell.as_ref().map(cell_json))
+                    .map(|cell| cell.as_ref().map(CrossCell::of))
                     .collect()
             })
             .collect();
@@ -407,31 +469,38 @@ impl TournamentState {
             .iter()
             .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
             .collect();
-        self.sprt = report.sprt.clone();
+        self.sprt = report
+            .sprt
+            .as_ref()
+            .map(|s| serde_json::to_value(s).unwrap_or(Value::Null));
     }
 
     fn fail(&mut self, error: String) {
-        self.status = "failed";
+        self.status = "failed".into();
         self.error = Some(error);
     }
 }
 
-/// One cell of the cross-table: the row agent moving first against the column agent.
-fn cell_json(tally: &Tally) -> Value {
-    let score = (tally.wins as f64 + 0.5 * tally.draws as f64) / tally.games().max(1) as f64;
-    json!({
-        "first_player_score": score,
-        "win_rate": tally.win_rate(),
-        "games": tally.games(),
-        "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
-    })
+impl CrossCell {
+    fn of(tally: &Tally) -> CrossCell {
+        let games = tally.games();
+        CrossCell {
+            draws: tally.draws,
+            first_player_score: (tally.wins as f64 + 0.5 * tally.draws as f64)
+                / games.max(1) as f64,
+            games,
+            losses: tally.losses,
+            win_rate: tally.win_rate(),
+            wins: tally.wins,
+        }
+    }
 }
 
 /// A tournament, from the database: the same on every server, while it plays and after.
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TournamentState>> {
     let not_found =
         || ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)));
     let t = read_failing_abandoned(
@@ -442,7 +511,7 @@ pub async fn show(
     )
     .await?
     .ok_or_else(not_found)?;
-    Ok(Json(stored_json(t)))
+    Ok(Json(shown(t)?))
 }
 
 /// Stops a queued or running tournament, whichever server plays it: it is stored as `cancelled` at
@@ -451,7 +520,7 @@ pub async fn show(
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TournamentState>> {
     let not_found = || {
         ApiError::not_found(format!(
             "no queued or running tournament {:?}",
@@ -479,7 +548,7 @@ pub async fn cancel(
         .played(Played::Tournament, &id)
         .await?
         .ok_or_else(not_found)?;
-    Ok(Json(stored_json(t)))
+    Ok(Json(shown(t)?))
 }
 
 /// A tournament's agents: 2 to [`MAX_TOURNAMENT_AGENTS`] of them, each as `schemas::api_agent`.
