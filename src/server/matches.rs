@@ -3,8 +3,8 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::compute;
@@ -101,10 +101,34 @@ pub fn setup_of(
     })
 }
 
+/// `POST /api/matches`' answer: the games with A's score, or with `sprt` the test's report.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum MatchAnswer {
+    Games(MatchGames),
+    /// With `sprt`: the test's counts, LLR with its bounds, pairs, verdict and Elo estimate.
+    #[schema(value_type = super::schemas::SprtReportSchema)]
+    Sprt(Value),
+}
+
+/// A match of fixed length: every game, A's score, and the report without the games. Fields
+/// in alphabetical order, the order the API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct MatchGames {
+    /// Every game: its moves, its result, who played South.
+    #[schema(value_type = Vec<Object>)]
+    games: Value,
+    /// A's score, draws counting half, 0 to 1.
+    score: f64,
+    /// The match report: both agents' scores with their intervals, the settings.
+    #[schema(value_type = Object)]
+    summary: Value,
+}
+
 pub async fn play_match(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MatchRequest>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MatchAnswer>> {
     let setup = setup_of(
         req.board,
         req.rules.as_deref(),
@@ -145,9 +169,11 @@ pub async fn play_match(
     if let Some(map) = summary.as_object_mut() {
         map.remove("game_list");
     }
-    Ok(Json(
-        json!({"games": game_list, "score": score, "summary": summary}),
-    ))
+    Ok(Json(MatchAnswer::Games(MatchGames {
+        games: game_list,
+        score,
+        summary,
+    })))
 }
 
 /// Which cap of the limits table a request's games fall under.
@@ -229,7 +255,7 @@ async fn play_sprt_match(
     a: AgentSpec,
     b: AgentSpec,
     setup: Setup,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MatchAnswer>> {
     if req.games.is_some() || req.fixed_colours {
         return Err(ApiError::invalid(
             "sprt",
@@ -260,7 +286,6 @@ async fn play_sprt_match(
             .map_err(|e| ApiError::from_match(&e))
     })
     .await??;
-    Ok(Json(
-        serde_json::to_value(&report).map_err(ApiError::internal)?,
-    ))
+    let report = serde_json::to_value(&report).map_err(ApiError::internal)?;
+    Ok(Json(MatchAnswer::Sprt(report)))
 }

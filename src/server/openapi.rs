@@ -15,13 +15,15 @@ use axum::Json;
 use serde_json::{json, Map, Value};
 use utoipa::OpenApi;
 
+use super::agents::Catalogue;
 use super::batch_workers::Workers;
 use super::error::ErrorBody;
 use super::health::Health;
-use super::matches::{BoardBody, MatchRequest};
+use super::matches::{BoardBody, MatchAnswer, MatchRequest};
 use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionView};
 use super::run_view::RunView;
-use super::runs::{CreateRun, DescribeRun, RunsPage};
+use super::runs::{CreateRun, DescribeRun, GenerationsPage, RunsPage};
+use super::schemas::SprtReportSchema;
 use super::sprt_tests::{SprtTestList, SprtTestRequest, SprtTestView};
 use super::state::MAX_BODY_BYTES;
 use super::tournaments::{TournamentList, TournamentRequest, TournamentStarted, TournamentState};
@@ -43,6 +45,10 @@ use crate::agents::{AgentSpec, Profile};
     TournamentList,
     SprtTestView,
     SprtTestList,
+    MatchAnswer,
+    SprtReportSchema,
+    Catalogue,
+    GenerationsPage,
     CreateRun,
     DescribeRun,
     MoveRequest,
@@ -248,7 +254,7 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Queue a cancelled or failed run again; it continues from its last generation", vec![("200", ok("the run, queued", run.clone()))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/runs/{id}/generations": {
-            "get": with_params(op("The fitness curve, whole or a page at a time", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}, "next_since": {"type": ["integer", "null"], "description": "when a limit cut the page short: the `since` of the next page"}}})))], &[400, 404, 422]),
+            "get": with_params(op("The fitness curve, whole or a page at a time", vec![("200", ok("one point per generation", schema_ref("GenerationsPage")))], &[400, 404, 422]),
                 json!([path_id(), {"name": "since", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "only generations after this one"},
                        {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 5000}, "description": "at most this many points; `next_since` says where the next page starts"}]))
         },
@@ -271,11 +277,7 @@ pub fn spec() -> Value {
                 json!([{"name": "runs", "in": "query", "required": false, "schema": {"type": "string"}, "description": "comma-separated run ids; every run when absent"}]))
         },
         "/api/agents": {
-            "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
-                "agents": {"type": "array", "items": {"type": "object"}},
-                "presets": {"type": "object"},
-                "exports": {"type": "array", "items": {"type": "object", "properties": {"run_id": {"type": "string"}, "spec": {"type": "object"}, "label": {"type": "string"}}}}
-            }})))], &[])
+            "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", schema_ref("Catalogue")))], &[])
         },
         "/api/config-schema": {
             "get": op("The GA config as a form: defaults, presets, every field's range and when it applies", vec![("200", ok("the schema", json!({"type": "object", "properties": {
@@ -296,9 +298,7 @@ pub fn spec() -> Value {
                 json!([{"name": "pits", "in": "query", "schema": {"type": "integer", "default": 6}}, {"name": "seeds", "in": "query", "schema": {"type": "integer", "default": 4}}]))
         },
         "/api/matches": {
-            "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report", json!({"type": "object", "properties": {
-                    "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"},
-                    "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"], "description": "with sprt: the test's verdict, beside counts, llr, lower_bound, upper_bound, pairs and estimate"}}})))], &[400, 401, 422, 503]),
+            "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report; with sprt, the test's report", schema_ref("MatchAnswer")))], &[400, 401, 422, 503]),
                 schema_ref("MatchRequest")))
         },
         "/api/tournaments": {

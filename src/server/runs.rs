@@ -477,7 +477,7 @@ pub async fn generations(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<SinceQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<GenerationsPage>> {
     find(&state, &id).await?;
     let since = match q.since.as_deref() {
         None | Some("") => None,
@@ -512,9 +512,23 @@ pub async fn generations(
         }
         _ => None,
     };
-    Ok(Json(
-        json!({"run_id": id, "generations": points, "next_since": next}),
-    ))
+    Ok(Json(GenerationsPage {
+        generations: serde_json::to_value(&points).map_err(ApiError::internal)?,
+        next_since: next,
+        run_id: id,
+    }))
+}
+
+/// `GET /api/runs/{id}/generations`: the fitness curve, or a page of it. Fields in
+/// alphabetical order, the order the API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct GenerationsPage {
+    /// One point per generation, oldest first.
+    #[schema(schema_with = super::schemas::generation_points)]
+    generations: Value,
+    /// When a limit cut the page short: the `since` of the next page.
+    next_since: Option<u32>,
+    run_id: String,
 }
 
 pub async fn generation(

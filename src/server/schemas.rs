@@ -58,8 +58,23 @@ pub fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))
 }
 
-/// An SPRT report as the API shows it ([`crate::matches::sprt::SprtReport`], a library type
-/// that names no schema of its own).
+/// The `SprtReport` schema, named by the answers' `value_type`s:
+/// [`crate::matches::sprt::SprtReport`] is a library type that names no schema of its own.
+pub struct SprtReportSchema;
+
+impl utoipa::PartialSchema for SprtReportSchema {
+    fn schema() -> RefOr<Schema> {
+        sprt_report()
+    }
+}
+
+impl utoipa::ToSchema for SprtReportSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SprtReport")
+    }
+}
+
+/// An SPRT report as the API shows it.
 pub fn sprt_report() -> RefOr<Schema> {
     from_json(json!({
         "type": "object",
@@ -72,4 +87,10 @@ pub fn sprt_report() -> RefOr<Schema> {
             "estimate": {"type": "object"}, "sprt": {"type": "object"}
         }
     }))
+}
+
+/// A page of a run's fitness curve: `GenerationPoint`s (`crate::store::GenerationPoint`, a
+/// store type that names no schema of its own).
+pub fn generation_points() -> RefOr<Schema> {
+    from_json(json!({"type": "array", "items": {"$ref": "#/components/schemas/GenerationPoint"}}))
 }

@@ -126,7 +126,7 @@ pub struct SprtTestView {
     #[schema(minimum = 0, maximum = 1)]
     progress: f64,
     /// The pentanomial counts, the LLR with its bounds, the verdict and the Elo estimate.
-    #[schema(schema_with = super::schemas::sprt_report)]
+    #[schema(value_type = super::schemas::SprtReportSchema)]
     report: Value,
     #[schema(schema_with = sprt_status)]
     status: String,
