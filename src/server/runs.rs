@@ -12,7 +12,7 @@ use futures_util::stream::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, RunPath};
 use super::event_stream::{end_event, is_terminal, sse, sse_event, Outbox, RunStream};
 use super::run_events::{emit, emit_status, Following};
 use super::run_view::{run_json, run_view, RunView};
@@ -288,14 +288,8 @@ pub async fn list(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// The run or 404; ids that are not UUIDs are unknown ids too.
+/// The run or 404 (an id that is no UUID never gets here: [`RunPath`]).
 async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
-    if uuid::Uuid::parse_str(id).is_err() {
-        return Err(ApiError::not_found(format!(
-            "no run {:?}",
-            crate::game::excerpt(id)
-        )));
-    }
     state
         .store
         .get_run(id)
@@ -305,14 +299,14 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
 
 pub async fn show(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
     Ok(Json(run_view(&find(&state, &id).await?)))
 }
 
 pub async fn cancel(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
     let run = find(&state, &id).await?;
     if !state.store.cancel(&id).await? {
@@ -384,7 +378,7 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
 /// Renames a run, or sets its notes or tags; any status.
 pub async fn describe(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
     ApiJson(body): ApiJson<DescribeRun>,
 ) -> ApiResult<Json<RunView>> {
     find(&state, &id).await?;
@@ -420,7 +414,7 @@ pub async fn describe(
 
 pub async fn resume(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
     let run = find(&state, &id).await?;
     let Some(queued) = state.store.requeue(&id).await? else {
@@ -438,14 +432,8 @@ pub async fn resume(
 /// Deletes without reading the run: a run whose stored data no longer reads must still go.
 pub async fn delete(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<StatusCode> {
-    if uuid::Uuid::parse_str(&id).is_err() {
-        return Err(ApiError::not_found(format!(
-            "no run {:?}",
-            crate::game::excerpt(&id)
-        )));
-    }
     // The owner drops the generation under way once it finds the run gone.
     if !state.store.delete_run(&id).await? {
         return Err(ApiError::not_found(format!("no run {id}")));
@@ -475,7 +463,7 @@ pub const MAX_GENERATIONS_PAGE: i64 = 5000;
 
 pub async fn generations(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
     ApiQuery(q): ApiQuery<SinceQuery>,
 ) -> ApiResult<Json<GenerationsPage>> {
     find(&state, &id).await?;
@@ -533,7 +521,8 @@ pub struct GenerationsPage {
 
 pub async fn generation(
     State(state): State<SharedState>,
-    ApiPath((id, g)): ApiPath<(String, String)>,
+    RunPath(id): RunPath,
+    ApiPath((_, g)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     let g: i64 = g.parse().map_err(|_| {
@@ -567,10 +556,7 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
     config.export(&records).map_err(ApiError::internal)
 }
 
-pub async fn export(
-    State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Response> {
+pub async fn export(State(state): State<SharedState>, RunPath(id): RunPath) -> ApiResult<Response> {
     let run = find(&state, &id).await?;
     let doc = export_document(&state, &run).await?;
     let disposition = format!("attachment; filename=\"kalah-tuner-{id}.json\"");
@@ -655,7 +641,7 @@ impl RunStream for Follow {
 /// has already ended gets its `status` and `end` at once.
 pub async fn events(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Subscribe before reading the run so that nothing between the two is missed.
     let out = Outbox::new(state.events.subscribe(), STREAM_RECHECK, None);

@@ -18,7 +18,7 @@ pub fn api_agent() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("ApiAgent"))
 }
 
-/// An SPRT as a request gives it (`matches::parse_sprt`).
+/// An SPRT as a request gives it (`matches::SprtBounds`).
 pub fn sprt() -> RefOr<Schema> {
     from_json(json!({
         "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",

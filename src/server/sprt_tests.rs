@@ -23,10 +23,11 @@ use serde_json::{json, Value};
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
-use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
+use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds, MAX_SPRT_PAIRS};
 use super::played::{keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
+use crate::game::Rules;
 use crate::matches::sprt::{play_sprt_within, SprtReport};
 use crate::store::{Played, PlayedRow};
 
@@ -73,7 +74,7 @@ pub struct SprtTestRequest {
     b: Value,
     /// `"0,10"` or `{"elo0": 0, "elo1": 10, "alpha": 0.05, "beta": 0.05}`.
     #[schema(schema_with = super::schemas::sprt)]
-    sprt: Value,
+    sprt: SprtBounds,
     /// The most pairs before the test stops inconclusive (default 1000).
     #[serde(default)]
     #[schema(minimum = 1, maximum = 2000)]
@@ -85,9 +86,8 @@ pub struct SprtTestRequest {
     opening_plies: u32,
     #[serde(default)]
     board: Option<BoardBody>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     #[serde(default)]
     pie: bool,
     /// A name to show instead of the agents' specs.
@@ -227,14 +227,8 @@ pub async fn start(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<SprtTestRequest>,
 ) -> ApiResult<(StatusCode, Json<SprtTestView>)> {
-    let setup = setup_of(
-        req.board,
-        req.rules.as_deref(),
-        req.pie,
-        req.opening_plies,
-        req.seed,
-    )?;
-    let sprt = parse_sprt(&req.sprt)?;
+    let setup = setup_of(req.board, req.rules, req.pie, req.opening_plies, req.seed)?;
+    let SprtBounds(sprt) = req.sprt;
     let max_pairs = req.max_pairs.unwrap_or(MAX_SPRT_PAIRS / 2);
     if max_pairs == 0 || max_pairs > MAX_SPRT_PAIRS {
         return Err(ApiError::invalid(

@@ -18,10 +18,11 @@ use serde_json::{json, Value};
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
-use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
+use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds};
 use super::played::{keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
+use crate::game::Rules;
 use crate::matches::{
     play_tournament_counted, tournament_games, MatchError, Tally, TournamentConfig,
     TournamentReport,
@@ -138,16 +139,15 @@ pub struct TournamentRequest {
     self_play: bool,
     #[serde(default)]
     board: Option<BoardBody>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     /// The pie rule (DESIGN.md section 9).
     #[serde(default)]
     pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
     #[schema(schema_with = super::schemas::sprt)]
-    sprt: Option<Value>,
+    sprt: Option<SprtBounds>,
     /// Display names of the agents, in their order (the dashboard's short names), 1 to 60
     /// characters each.
     #[serde(default)]
@@ -306,14 +306,8 @@ async fn tournament_config(
             ),
         ));
     }
-    let setup = setup_of(
-        req.board,
-        req.rules.as_deref(),
-        req.pie,
-        req.opening_plies,
-        req.seed,
-    )?;
-    let sprt = req.sprt.as_ref().map(parse_sprt).transpose()?;
+    let setup = setup_of(req.board, req.rules, req.pie, req.opening_plies, req.seed)?;
+    let sprt = req.sprt.map(|SprtBounds(s)| s);
     if sprt.is_some() && req.self_play {
         return Err(ApiError::invalid(
             "sprt",
