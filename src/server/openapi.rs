@@ -4,12 +4,14 @@
 //! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`] and the
 //! rest), with the API's limits from the limits table and the run config's fields from the
 //! GA's and the learners' own config types ([`crate::tune::schema::run_config_schema`]), so they
-//! cannot drift from what the server accepts. The schemas of the typed answers (a run, a page
-//! of runs, a position, a move, the workers, health, an error) are generated from the types the
-//! handlers serialise in the same way (tournaments and SPRT tests too). The table of routes is
-//! written here by hand (a test checks it against the router), and so are the schemas of the
-//! answers still built as JSON (matches, the catalogue, generations); the API fuzzing run
-//! (`tests/fuzz/schemathesis.sh`) checks all of them against real answers.
+//! cannot drift from what the server accepts. The schemas of the answers (runs, positions and
+//! moves, matches, tournaments, SPRT tests, the catalogue, generation pages, the estimate,
+//! workers, health, errors) are generated from the types the handlers serialise in the same
+//! way. The table of routes is written here by hand (a test checks it against the router), and
+//! so are the schemas of the documents the store and the GA define (`GenerationPoint`,
+//! `GenerationRecord`, `ExportDocument`; the SPRT report in `schemas`) and of the event
+//! streams; the API fuzzing run (`tests/fuzz/schemathesis.sh`) checks all of them against real
+//! answers.
 
 use axum::Json;
 use serde_json::{json, Map, Value};
@@ -22,7 +24,7 @@ use super::health::Health;
 use super::matches::{BoardBody, MatchAnswer, MatchRequest};
 use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionView};
 use super::run_view::RunView;
-use super::runs::{CreateRun, DescribeRun, GenerationsPage, RunsPage};
+use super::runs::{CreateRun, DescribeRun, GenerationsPage, RunEstimate, RunsPage};
 use super::schemas::SprtReportSchema;
 use super::sprt_tests::{SprtTestList, SprtTestRequest, SprtTestView};
 use super::state::MAX_BODY_BYTES;
@@ -49,6 +51,7 @@ use crate::agents::{AgentSpec, Profile};
     SprtReportSchema,
     Catalogue,
     GenerationsPage,
+    RunEstimate,
     CreateRun,
     DescribeRun,
     MoveRequest,
@@ -237,7 +240,7 @@ pub fn spec() -> Value {
                 schema_ref("CreateRun")))
         },
         "/api/runs/estimate": {
-            "post": secured(with_body(op("A dry run of creating a run: the config it would get and its estimated cost; nothing is stored", vec![("200", ok("the estimate", json!({"type": "object", "required": ["tuner", "records", "estimated_core_hours", "estimated_cpu_seconds", "max_core_hours", "estimated_storage_bytes", "config"], "properties": {"tuner": {"type": "string"}, "records": {"type": "integer"}, "estimated_core_hours": {"type": "number"}, "estimated_cpu_seconds": {"type": "number"}, "max_core_hours": {"type": "number"}, "estimated_storage_bytes": {"type": "integer"}, "config": {"type": "object"}}})))], &[400, 401, 413, 422]),
+            "post": secured(with_body(op("A dry run of creating a run: the config it would get and its estimated cost; nothing is stored", vec![("200", ok("the estimate", schema_ref("RunEstimate")))], &[400, 401, 413, 422]),
                 schema_ref("CreateRun")))
         },
         "/api/runs/{id}": {

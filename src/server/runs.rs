@@ -146,18 +146,36 @@ async fn prepare(state: &SharedState, body: &CreateRun) -> ApiResult<TunerConfig
 pub async fn estimate(
     State(state): State<SharedState>,
     ApiJson(body): ApiJson<CreateRun>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunEstimate>> {
     let config = prepare(&state, &body).await?;
     let hours = config.estimated_core_hours();
-    Ok(Json(json!({
-        "tuner": config.tuner(),
-        "records": config.records_total(),
-        "estimated_core_hours": hours,
-        "estimated_cpu_seconds": (hours * 3600.0).round(),
-        "max_core_hours": crate::ga::config::MAX_CORE_HOURS,
-        "estimated_storage_bytes": config.estimated_storage_bytes(),
-        "config": config,
-    })))
+    Ok(Json(RunEstimate {
+        config: serde_json::to_value(&config).map_err(ApiError::internal)?,
+        estimated_core_hours: hours,
+        estimated_cpu_seconds: (hours * 3600.0).round(),
+        estimated_storage_bytes: config.estimated_storage_bytes(),
+        max_core_hours: crate::ga::config::MAX_CORE_HOURS,
+        records: config.records_total(),
+        tuner: config.tuner(),
+    }))
+}
+
+/// `POST /api/runs/estimate`'s answer. Fields in alphabetical order, the order the API's
+/// objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RunEstimate {
+    /// The whole config the run would get.
+    #[schema(value_type = Object)]
+    config: Value,
+    estimated_core_hours: f64,
+    estimated_cpu_seconds: f64,
+    estimated_storage_bytes: u64,
+    /// The most core-hours a run may be estimated at.
+    max_core_hours: f64,
+    /// Generations (or learner records) the run would write.
+    records: u32,
+    #[schema(schema_with = super::schemas::tuner_name)]
+    tuner: &'static str,
 }
 
 pub async fn create(

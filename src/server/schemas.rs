@@ -53,6 +53,13 @@ pub fn preset_name() -> RefOr<Schema> {
     from_json(json!({"type": ["string", "null"], "enum": names}))
 }
 
+/// The status of a tournament or SPRT test (an SPRT test is never `queued`).
+pub fn played_status() -> RefOr<Schema> {
+    from_json(json!({
+        "type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]
+    }))
+}
+
 /// A run's partial config: [`crate::tune::schema::run_config_schema`].
 pub fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))

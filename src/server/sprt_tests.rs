@@ -18,7 +18,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
@@ -128,7 +128,7 @@ pub struct SprtTestView {
     /// The pentanomial counts, the LLR with its bounds, the verdict and the Elo estimate.
     #[schema(value_type = super::schemas::SprtReportSchema)]
     report: Value,
-    #[schema(schema_with = sprt_status)]
+    #[schema(schema_with = super::schemas::played_status)]
     status: String,
 }
 
@@ -136,12 +136,6 @@ pub struct SprtTestView {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SprtTestList {
     tests: Vec<SprtTestView>,
-}
-
-fn sprt_status() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-    super::schemas::from_json(json!({
-        "type": "string", "enum": ["running", "finished", "cancelled", "failed"]
-    }))
 }
 
 /// A test as its owner holds it while it plays; what is stored is [`Test::view`].

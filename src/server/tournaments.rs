@@ -67,7 +67,7 @@ pub struct TournamentState {
     pub sprt: Option<Value>,
     /// queued (waiting for the tournaments' share of the cores), running, finished,
     /// cancelled or failed.
-    #[schema(schema_with = play_status)]
+    #[schema(schema_with = super::schemas::played_status)]
     pub status: String,
     /// The cross-table: row agent moving first against column agent (`null` on the diagonal
     /// without self-play).
@@ -99,7 +99,7 @@ pub struct TournamentSummary {
     #[schema(minimum = 0, maximum = 1)]
     progress: f64,
     seed: u64,
-    #[schema(schema_with = play_status)]
+    #[schema(schema_with = super::schemas::played_status)]
     status: String,
 }
 
@@ -107,12 +107,6 @@ pub struct TournamentSummary {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TournamentList {
     tournaments: Vec<TournamentSummary>,
-}
-
-fn play_status() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-    super::schemas::from_json(json!({
-        "type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]
-    }))
 }
 
 fn default_tournament_games() -> u32 {
