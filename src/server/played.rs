@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::error::ApiResult;
+use super::error::{ApiError, ApiResult};
 use super::state::SharedState;
 use crate::search::Budget;
-use crate::store::{PlayLease, Played, StoreError};
+use crate::store::{PlayLease, Played, PlayedRow, StoreError};
 
 /// How often the process playing a row writes its progress and reads whether it was
 /// cancelled (through any server): the heartbeat of its ownership too.
@@ -60,7 +60,7 @@ pub(super) async fn read_failing_abandoned<R, Read>(
     state: &SharedState,
     kind: Played,
     read: impl Fn() -> Read,
-    rows: impl Fn(&R) -> &[crate::store::PlayedRow],
+    rows: impl Fn(&R) -> &[PlayedRow],
 ) -> ApiResult<R>
 where
     Read: Future<Output = Result<R, StoreError>>,
@@ -72,4 +72,38 @@ where
         return Ok(read_first);
     }
     Ok(read().await?)
+}
+
+/// A row from the database, the same on every server while it plays and after (one whose
+/// server died marked failed first); `not_found` when there is none.
+pub(super) async fn show(
+    state: &SharedState,
+    kind: Played,
+    id: &str,
+    not_found: impl FnOnce() -> ApiError,
+) -> ApiResult<PlayedRow> {
+    let read = || state.store.played(kind, id);
+    read_failing_abandoned(state, kind, read, Option::as_slice)
+        .await?
+        .ok_or_else(not_found)
+}
+
+/// Cancels a row that is still being played, whichever server plays it: stored as
+/// `cancelled` at once, and the owner stops its games within a beat. The row as it stands
+/// then; `over` (a 409, given the status) when it was no longer played, `not_found` when
+/// there is none.
+pub(super) async fn cancel(
+    state: &SharedState,
+    kind: Played,
+    id: &str,
+    not_found: impl FnOnce() -> ApiError,
+    over: impl FnOnce(&str) -> ApiError,
+) -> ApiResult<PlayedRow> {
+    let cancelled = state.store.cancel_played(kind, id).await?;
+    let row = state.store.played(kind, id).await?.ok_or_else(not_found)?;
+    if !cancelled {
+        return Err(over(&row.status));
+    }
+    tracing::info!(%id, "{} cancelled", kind.noun());
+    Ok(row)
 }

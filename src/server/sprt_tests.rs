@@ -24,7 +24,7 @@ use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds, MAX_SPRT_PAIRS};
-use super::played::{keep_playing, read_failing_abandoned};
+use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
 use crate::game::Rules;
@@ -379,14 +379,7 @@ pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<SprtTestView>> {
-    let t = read_failing_abandoned(
-        &state,
-        Played::SprtTest,
-        || state.store.played(Played::SprtTest, &id),
-        Option::as_slice,
-    )
-    .await?
-    .ok_or_else(|| not_found(&id))?;
+    let t = played::show(&state, Played::SprtTest, &id, || not_found(&id)).await?;
     Ok(Json(shown(t, true)?))
 }
 
@@ -397,22 +390,8 @@ pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<SprtTestView>> {
-    if !state.store.cancel_played(Played::SprtTest, &id).await? {
-        let t = state
-            .store
-            .played(Played::SprtTest, &id)
-            .await?
-            .ok_or_else(|| not_found(&id))?;
-        return Err(ApiError::conflict(format!(
-            "SPRT test {id} is {}, not running",
-            t.status
-        )));
-    }
-    tracing::info!(test = %id, "SPRT test cancelled");
-    let t = state
-        .store
-        .played(Played::SprtTest, &id)
-        .await?
-        .ok_or_else(|| not_found(&id))?;
+    let over =
+        |status: &str| ApiError::conflict(format!("SPRT test {id} is {status}, not running"));
+    let t = played::cancel(&state, Played::SprtTest, &id, || not_found(&id), over).await?;
     Ok(Json(shown(t, true)?))
 }

@@ -19,7 +19,7 @@ use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds};
-use super::played::{keep_playing, read_failing_abandoned};
+use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
 use crate::game::Rules;
@@ -491,14 +491,7 @@ pub async fn show(
 ) -> ApiResult<Json<TournamentState>> {
     let not_found =
         || ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)));
-    let t = read_failing_abandoned(
-        &state,
-        Played::Tournament,
-        || state.store.played(Played::Tournament, &id),
-        Option::as_slice,
-    )
-    .await?
-    .ok_or_else(not_found)?;
+    let t = played::show(&state, Played::Tournament, &id, not_found).await?;
     Ok(Json(shown(t)?))
 }
 
@@ -515,27 +508,12 @@ pub async fn cancel(
             crate::game::excerpt(&id)
         ))
     };
-    if !state.store.cancel_played(Played::Tournament, &id).await? {
-        let t = state
-            .store
-            .played(Played::Tournament, &id)
-            .await?
-            .ok_or_else(not_found)?;
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            None,
-            format!(
-                "tournament {id} is {}: only a queued or running one can be cancelled",
-                t.status
-            ),
-        ));
-    }
-    tracing::info!(tournament = %id, "tournament cancelled");
-    let t = state
-        .store
-        .played(Played::Tournament, &id)
-        .await?
-        .ok_or_else(not_found)?;
+    let over = |status: &str| {
+        ApiError::conflict(format!(
+            "tournament {id} is {status}: only a queued or running one can be cancelled"
+        ))
+    };
+    let t = played::cancel(&state, Played::Tournament, &id, not_found, over).await?;
     Ok(Json(shown(t)?))
 }
 
