@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::broadcast::{error::RecvError, Receiver};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
@@ -23,9 +24,17 @@ pub(super) fn is_terminal(status: &str) -> bool {
     matches!(status, "finished" | "failed" | "cancelled")
 }
 
+/// An `end` event's data: the run and how it ended (`deleted` for a deleted run).
+#[derive(Serialize)]
+struct RunEnd<'a> {
+    run_id: &'a str,
+    status: &'a str,
+}
+
 /// The last event of a run: it has ended (or was deleted), nothing more of it follows.
 pub(super) fn end_event(id: &str, status: &str) -> Event {
-    sse_event("end", &json!({"run_id": id, "status": status}))
+    let data = serde_json::to_value(RunEnd { run_id: id, status }).unwrap_or(Value::Null);
+    sse_event("end", &data)
 }
 
 /// A stream's events not yet sent, and what wakes it.
