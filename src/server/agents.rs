@@ -3,6 +3,7 @@
 
 use axum::extract::State;
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiResult};
@@ -80,7 +81,7 @@ async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<Agen
 
 /// The agent catalogue under the API's limits, GA presets, and one agent per run of this
 /// server that has a generation.
-pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Catalogue>> {
     let mut kinds = catalogue::kinds(Profile::Api);
     if let Some(list) = kinds.as_array_mut() {
         list.push(json!(
@@ -105,18 +106,54 @@ pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Value
             run.generations_done.saturating_sub(1),
             run.best_fitness.unwrap_or(0.0)
         );
-        exports.push(json!({
-            "run_id": run.id,
-            "spec": {"kind": "run", "id": run.id},
-            "label": label,
-            "finished": run.status == RunStatus::Finished,
-        }));
+        exports.push(RunAgent {
+            finished: run.status == RunStatus::Finished,
+            label,
+            spec: RunRef {
+                id: run.id.clone(),
+                kind: "run",
+            },
+            run_id: run.id,
+        });
     }
-    Ok(Json(json!({
-        "agents": kinds,
-        "presets": presets,
-        "exports": exports,
-    })))
+    Ok(Json(Catalogue {
+        agents: kinds,
+        exports,
+        presets,
+    }))
+}
+
+/// `GET /api/agents`. Fields in alphabetical order, the order the API's objects have always
+/// had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Catalogue {
+    /// Every agent kind with its parameters under the API's limits, and `run`.
+    #[schema(value_type = Vec<Object>)]
+    agents: Value,
+    /// One agent per run of this server that has a generation.
+    exports: Vec<RunAgent>,
+    /// Named settings of the kinds that have them; the GA's under `ga`.
+    #[schema(value_type = Object)]
+    presets: Value,
+}
+
+/// A run of this server as an agent: the evolved player of its last generation.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RunAgent {
+    finished: bool,
+    /// Name (or short id), status, generation and fitness.
+    label: String,
+    run_id: String,
+    spec: RunRef,
+}
+
+/// An agent that is a run of this server, as requests name it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RunRef {
+    id: String,
+    /// `run`.
+    #[schema(value_type = String)]
+    kind: &'static str,
 }
 
 /// Eight characters that tell runs apart, as the dashboard shows them: the random tail of the

@@ -660,6 +660,25 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
     }
 }
 
+/// A run's id from the path (`{id}`), read as a UUID: a path that names no possible run is
+/// answered 404 `no run "…"` before any handler reads the database. The id is the UUID's
+/// usual text, the form the store keeps.
+pub struct RunPath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for RunPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let ApiPath(params) =
+            ApiPath::<std::collections::HashMap<String, String>>::from_request_parts(parts, state)
+                .await?;
+        let given = params.get("id").map(String::as_str).unwrap_or_default();
+        uuid::Uuid::parse_str(given)
+            .map(|id| RunPath(id.to_string()))
+            .map_err(|_| ApiError::not_found(format!("no run {:?}", excerpt(given))))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

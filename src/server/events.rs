@@ -10,17 +10,18 @@
 //! final status, `deleted` for a deleted run). Unlike the one-run stream this one stays open
 //! after a run ends; it ends when the server stops.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::response::sse::{Event, KeepAlive, Sse};
-use futures_util::stream::{self, Stream, StreamExt};
+use axum::response::sse::{Event, Sse};
+use futures_util::stream::Stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiQuery, ApiResult};
+use super::event_stream::{end_event, is_terminal, sse, sse_event, Outbox, RunStream};
 use super::run_events::Following;
 use super::run_view::run_json;
 use super::state::{RunEvent, SharedState};
@@ -46,18 +47,6 @@ pub struct EventsQuery {
     runs: Option<String>,
 }
 
-fn sse_event(kind: &str, data: &Value) -> Event {
-    Event::default().event(kind).data(data.to_string())
-}
-
-fn is_terminal(status: &str) -> bool {
-    matches!(status, "finished" | "failed" | "cancelled")
-}
-
-fn end_event(id: &str, status: &str) -> Event {
-    sse_event("end", &json!({"run_id": id, "status": status}))
-}
-
 struct Follow {
     state: SharedState,
     /// The runs asked for; every run when `None`.
@@ -72,11 +61,7 @@ struct Follow {
     followings: HashMap<String, Following>,
     /// The runs list's version last seen, for a stream of every run.
     version: Option<i64>,
-    rx: tokio::sync::broadcast::Receiver<RunEvent>,
-    recheck: tokio::time::Interval,
-    discover: tokio::time::Interval,
-    queue: VecDeque<Event>,
-    ended: bool,
+    out: Outbox,
 }
 
 impl Follow {
@@ -90,7 +75,7 @@ impl Follow {
         match run {
             Some(run) => {
                 let shown = run_json(run);
-                self.queue.push_back(sse_event("status", &shown));
+                self.out.queue.push_back(sse_event("status", &shown));
                 if is_terminal(run.status.as_str()) {
                     self.end(id, run.status.as_str());
                 } else {
@@ -110,35 +95,12 @@ impl Follow {
         }
     }
 
-    /// With no runs named, starts following the runs that went (or were created) elsewhere
-    /// since the last look.
-    async fn discover(&mut self) {
-        if self.only.is_some() {
-            return;
-        }
-        let Ok(version) = self.state.store.list_version().await else {
-            return;
-        };
-        if self.version == Some(version) {
-            return;
-        }
-        self.version = Some(version);
-        let Ok(runs) = self.state.store.list_runs().await else {
-            return;
-        };
-        for run in runs {
-            if !is_terminal(run.status.as_str()) && !self.going.contains(&run.id) {
-                self.queue_run(&run.id.clone(), Some(&run));
-            }
-        }
-    }
-
     /// Queues the run's `end`, once.
     fn end(&mut self, id: &str, status: &str) {
         self.followings.remove(id);
         self.going.remove(id);
         if self.ended_runs.insert(id.to_string()) {
-            self.queue.push_back(end_event(id, status));
+            self.out.queue.push_back(end_event(id, status));
         }
     }
 
@@ -146,6 +108,12 @@ impl Follow {
     fn resume(&mut self, id: &str) {
         self.ended_runs.remove(id);
         self.going.insert(id.to_string());
+    }
+}
+
+impl RunStream for Follow {
+    fn outbox(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     async fn recheck(&mut self) {
@@ -171,7 +139,7 @@ impl Follow {
             self.end(&ev.run_id, "deleted");
             return;
         }
-        self.queue.push_back(sse_event(ev.kind, &ev.data));
+        self.out.queue.push_back(sse_event(ev.kind, &ev.data));
         let status = ev.data.get("status").and_then(Value::as_str);
         match status {
             Some(s) if ev.kind == "status" && is_terminal(s) => self.end(&ev.run_id, s),
@@ -192,24 +160,25 @@ impl Follow {
         }
     }
 
-    async fn next_event(&mut self) -> Option<Event> {
-        use tokio::sync::broadcast::error::RecvError;
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(event);
-            }
-            if self.ended {
-                return None;
-            }
-            tokio::select! {
-                msg = self.rx.recv() => match msg {
-                    Ok(ev) => self.take(ev),
-                    // A slow client missed some events: the runs it follows are read again.
-                    Err(RecvError::Lagged(_)) => self.recheck().await,
-                    Err(RecvError::Closed) => self.ended = true,
-                },
-                _ = self.recheck.tick() => self.recheck().await,
-                _ = self.discover.tick() => self.discover().await,
+    /// With no runs named, starts following the runs that went (or were created) elsewhere
+    /// since the last look.
+    async fn discover(&mut self) {
+        if self.only.is_some() {
+            return;
+        }
+        let Ok(version) = self.state.store.list_version().await else {
+            return;
+        };
+        if self.version == Some(version) {
+            return;
+        }
+        self.version = Some(version);
+        let Ok(runs) = self.state.store.list_runs().await else {
+            return;
+        };
+        for run in runs {
+            if !is_terminal(run.status.as_str()) && !self.going.contains(&run.id) {
+                self.queue_run(&run.id.clone(), Some(&run));
             }
         }
     }
@@ -238,11 +207,7 @@ pub async fn stream(
         }
     }
     // Subscribe before reading the runs so that nothing between the two is missed.
-    let rx = state.events.subscribe();
-    let mut recheck = tokio::time::interval_at(tokio::time::Instant::now() + RECHECK, RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut discover = tokio::time::interval(DISCOVER);
-    discover.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let out = Outbox::new(state.events.subscribe(), RECHECK, Some(DISCOVER));
     let mut follow = Follow {
         state: state.clone(),
         only: only.clone(),
@@ -250,11 +215,7 @@ pub async fn stream(
         ended_runs: HashSet::new(),
         followings: HashMap::new(),
         version: None,
-        rx,
-        recheck,
-        discover,
-        queue: VecDeque::new(),
-        ended: false,
+        out,
     };
     let mut named: Vec<String> = only.into_iter().flatten().collect();
     named.sort();
@@ -262,10 +223,5 @@ pub async fn stream(
         let run = state.store.get_run(&id).await?;
         follow.queue_run(&id, run.as_ref());
     }
-    let stream = stream::unfold(follow, |mut follow| async move {
-        let event = follow.next_event().await?;
-        Some((Ok(event), follow))
-    });
-    let stream = stream.take_until(state.stopping());
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    Ok(sse(&state, follow))
 }

@@ -3,17 +3,16 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::compute;
 use super::error::{ApiError, ApiJson, ApiResult};
-use super::moves::parse_rules;
 use super::state::SharedState;
 use crate::agents::cost::games_core_minutes;
 use crate::agents::{AgentSpec, FileAccess, Profile};
-use crate::game::Position;
+use crate::game::{Position, Rules};
 use crate::matches::play_match_within;
 use crate::matches::sprt::{play_sprt_within, Sprt, SprtError};
 use crate::matches::{Setup, MAX_OPENING_PLIES};
@@ -56,9 +55,8 @@ pub struct MatchRequest {
     opening_plies: u32,
     #[serde(default)]
     board: Option<BoardBody>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     /// The pie rule (DESIGN.md section 9).
     #[serde(default)]
     pie: bool,
@@ -69,7 +67,7 @@ pub struct MatchRequest {
     /// "alpha": 0.05, "beta": 0.05}`.
     #[serde(default)]
     #[schema(schema_with = super::schemas::sprt)]
-    sprt: Option<Value>,
+    sprt: Option<SprtBounds>,
     /// With `sprt`: the most pairs to play before stopping inconclusive (default 1000).
     #[serde(default)]
     #[schema(minimum = 1, maximum = 2000)]
@@ -78,7 +76,7 @@ pub struct MatchRequest {
 
 pub fn setup_of(
     board: Option<BoardBody>,
-    rules: Option<&str>,
+    rules: Option<Rules>,
     pie: bool,
     opening_plies: u32,
     seed: u64,
@@ -94,27 +92,45 @@ pub fn setup_of(
     Ok(Setup {
         pits: board.pits,
         seeds: board.seeds,
-        rules: parse_rules("rules", rules)?,
+        rules: rules.unwrap_or_default(),
         pie,
         opening_plies,
         seed,
     })
 }
 
+/// `POST /api/matches`' answer: the games with A's score, or with `sprt` the test's report.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum MatchAnswer {
+    Games(MatchGames),
+    /// With `sprt`: the test's counts, LLR with its bounds, pairs, verdict and Elo estimate.
+    #[schema(value_type = super::schemas::SprtReportSchema)]
+    Sprt(Value),
+}
+
+/// A match of fixed length: every game, A's score, and the report without the games. Fields
+/// in alphabetical order, the order the API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct MatchGames {
+    /// Every game: its moves, its result, who played South.
+    #[schema(value_type = Vec<Object>)]
+    games: Value,
+    /// A's score, draws counting half, 0 to 1.
+    score: f64,
+    /// The match report: both agents' scores with their intervals, the settings.
+    #[schema(value_type = Object)]
+    summary: Value,
+}
+
 pub async fn play_match(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MatchRequest>,
-) -> ApiResult<Json<Value>> {
-    let setup = setup_of(
-        req.board,
-        req.rules.as_deref(),
-        req.pie,
-        req.opening_plies,
-        req.seed,
-    )?;
+) -> ApiResult<Json<MatchAnswer>> {
+    let setup = setup_of(req.board, req.rules, req.pie, req.opening_plies, req.seed)?;
     let a = resolve_agent(&state, "south", &req.south).await?;
     let b = resolve_agent(&state, "north", &req.north).await?;
-    if let Some(sprt) = &req.sprt {
+    if let Some(SprtBounds(sprt)) = req.sprt {
         return play_sprt_match(&state, &req, sprt, a, b, setup).await;
     }
     if req.max_pairs.is_some() {
@@ -145,9 +161,11 @@ pub async fn play_match(
     if let Some(map) = summary.as_object_mut() {
         map.remove("game_list");
     }
-    Ok(Json(
-        json!({"games": game_list, "score": score, "summary": summary}),
-    ))
+    Ok(Json(MatchAnswer::Games(MatchGames {
+        games: game_list,
+        score,
+        summary,
+    })))
 }
 
 /// Which cap of the limits table a request's games fall under.
@@ -211,32 +229,39 @@ fn locate_pair(
 }
 
 /// An SPRT of a request: `"ELO0,ELO1[,ALPHA,BETA]"` or `{elo0, elo1, alpha, beta}`.
-pub(crate) fn parse_sprt(value: &Value) -> ApiResult<Sprt> {
-    match value {
-        Value::String(text) => Sprt::parse(text),
-        other => serde_json::from_value::<Sprt>(other.clone())
-            .map_err(|e| SprtError(e.to_string()))
-            .and_then(|s| s.validate().map(|()| s)),
+/// An SPRT as a request gives it: `"ELO0,ELO1[,ALPHA,BETA]"` or `{elo0, elo1, alpha, beta}`,
+/// checked as it is read (422, `sprt`, in the test's own words).
+#[derive(Clone, Copy, Debug)]
+pub struct SprtBounds(pub Sprt);
+
+impl<'de> Deserialize<'de> for SprtBounds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(text) => Sprt::parse(&text),
+            other => serde_json::from_value::<Sprt>(other)
+                .map_err(|e| SprtError(e.to_string()))
+                .and_then(|s| s.validate().map(|()| s)),
+        }
+        .map(SprtBounds)
+        .map_err(serde::de::Error::custom)
     }
-    .map_err(|e| ApiError::invalid("sprt", e))
 }
 
 /// The SPRT form of a match: the report of [`play_sprt`] (counts, LLR, bounds, verdict, Elo).
 async fn play_sprt_match(
     state: &SharedState,
     req: &MatchRequest,
-    sprt: &Value,
+    sprt: Sprt,
     a: AgentSpec,
     b: AgentSpec,
     setup: Setup,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MatchAnswer>> {
     if req.games.is_some() || req.fixed_colours {
         return Err(ApiError::invalid(
             "sprt",
             "an SPRT plays colour-swapped pairs until it decides: give max_pairs, not games or fixed_colours",
         ));
     }
-    let sprt = parse_sprt(sprt)?;
     let max_pairs = req.max_pairs.unwrap_or(MAX_SPRT_PAIRS / 2);
     if max_pairs == 0 || max_pairs > MAX_SPRT_PAIRS {
         return Err(ApiError::invalid(
@@ -260,7 +285,6 @@ async fn play_sprt_match(
             .map_err(|e| ApiError::from_match(&e))
     })
     .await??;
-    Ok(Json(
-        serde_json::to_value(&report).map_err(ApiError::internal)?,
-    ))
+    let report = serde_json::to_value(&report).map_err(ApiError::internal)?;
+    Ok(Json(MatchAnswer::Sprt(report)))
 }

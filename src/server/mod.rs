@@ -23,6 +23,7 @@ pub mod assets;
 pub mod batch_workers;
 pub mod compute;
 pub mod error;
+pub mod event_stream;
 pub mod events;
 pub mod guard;
 pub mod health;
@@ -31,6 +32,7 @@ pub mod matches;
 pub mod metrics;
 pub mod moves;
 pub mod openapi;
+mod played;
 pub mod routes;
 pub mod run_events;
 pub mod run_view;
@@ -59,7 +61,7 @@ use tokio::sync::{broadcast, watch, Notify, Semaphore};
 use crate::agents::FileAccess;
 use crate::game::excerpt;
 use crate::runner::{start_batch_worker, BatchEnv, BatchQueue};
-use crate::store::{Backend, Store};
+use crate::store::{Backend, Played, Store};
 
 /// A server setting out of range: the caller's mistake.
 #[derive(Debug, thiserror::Error)]
@@ -304,7 +306,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .await
         .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
     // Only those whose server stopped beating: another server's live ones play on.
-    let interrupted = store.fail_abandoned_tournaments().await?;
+    let interrupted = store.fail_abandoned(Played::Tournament).await?;
     if interrupted > 0 {
         tracing::info!(
             count = interrupted,

@@ -14,11 +14,12 @@ use super::state::SharedState;
 use crate::agents::{rng_from_seed, MoveValue, Profile};
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
 
-pub fn parse_rules(field: &str, rules: Option<&str>) -> ApiResult<Rules> {
-    match rules {
-        None => Ok(Rules::Standard),
-        Some(r) => r.parse().map_err(|e| ApiError::invalid(field, e)),
-    }
+/// A request's `rules`, read by their names (`standard`, `empty-capture`) with the game's own
+/// parser, so that an unknown name is refused (422, `rules`) in the words it has everywhere.
+pub fn rules_by_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Rules>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|name| name.parse::<Rules>().map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 fn parse_position(field: &str, text: &str) -> ApiResult<Position> {
@@ -141,9 +142,8 @@ pub struct MoveRequest {
     /// Seeds the agent's tie-breaking (and MCTS's playouts).
     #[serde(default)]
     seed: u64,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     /// The pie rule: a start position is the opening, whose move earns no extra turn and
     /// lets North swap. A position offering the swap says so itself (KPN field `P`).
     #[serde(default)]
@@ -154,7 +154,7 @@ pub async fn best_move(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MoveRequest>,
 ) -> ApiResult<Json<MoveResult>> {
-    let rules = parse_rules("rules", req.rules.as_deref())?;
+    let rules = req.rules.unwrap_or_default();
     let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     if pos.is_game_over() {
         return Err(ApiError::invalid(
@@ -206,16 +206,15 @@ pub struct PositionMove {
     #[serde(rename = "move")]
     #[schema(minimum = 1, maximum = 16)]
     mv: usize,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     /// The pie rule, as for `/api/move`.
     #[serde(default)]
     pie: bool,
 }
 
 pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<PlayedMove>> {
-    let rules = parse_rules("rules", req.rules.as_deref())?;
+    let rules = req.rules.unwrap_or_default();
     let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     Ok(Json(play_view(&pos, req.mv, rules)?))
 }

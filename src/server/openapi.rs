@@ -4,27 +4,31 @@
 //! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`] and the
 //! rest), with the API's limits from the limits table and the run config's fields from the
 //! GA's and the learners' own config types ([`crate::tune::schema::run_config_schema`]), so they
-//! cannot drift from what the server accepts. The schemas of the typed answers (a run, a page
-//! of runs, a position, a move, the workers, health, an error) are generated from the types the
-//! handlers serialise in the same way. The table of routes is written here by hand (a test
-//! checks it against the router), and so are the schemas of the answers still built as JSON
-//! (tournaments, SPRT tests, matches, the catalogue); the API fuzzing run
-//! (`tests/fuzz/schemathesis.sh`) checks all of them against real answers.
+//! cannot drift from what the server accepts. The schemas of the answers (runs, positions and
+//! moves, matches, tournaments, SPRT tests, the catalogue, generation pages, the estimate,
+//! workers, health, errors) are generated from the types the handlers serialise in the same
+//! way. The table of routes is written here by hand (a test checks it against the router), and
+//! so are the schemas of the documents the store and the GA define (`GenerationPoint`,
+//! `GenerationRecord`, `ExportDocument`; the SPRT report in `schemas`) and of the event
+//! streams; the API fuzzing run (`tests/fuzz/schemathesis.sh`) checks all of them against real
+//! answers.
 
 use axum::Json;
 use serde_json::{json, Map, Value};
 use utoipa::OpenApi;
 
+use super::agents::Catalogue;
 use super::batch_workers::Workers;
 use super::error::ErrorBody;
 use super::health::Health;
-use super::matches::{BoardBody, MatchRequest};
+use super::matches::{BoardBody, MatchAnswer, MatchRequest};
 use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionView};
 use super::run_view::RunView;
-use super::runs::{CreateRun, DescribeRun, RunsPage};
-use super::sprt_tests::SprtTestRequest;
+use super::runs::{CreateRun, DescribeRun, GenerationsPage, RunEstimate, RunsPage};
+use super::schemas::SprtReportSchema;
+use super::sprt_tests::{SprtTestList, SprtTestRequest, SprtTestView};
 use super::state::MAX_BODY_BYTES;
-use super::tournaments::{TournamentRequest, TournamentStarted};
+use super::tournaments::{TournamentList, TournamentRequest, TournamentStarted, TournamentState};
 use crate::agents::{AgentSpec, Profile};
 
 /// The request and response types whose schemas are generated, with every type they name.
@@ -39,6 +43,15 @@ use crate::agents::{AgentSpec, Profile};
     PlayedMove,
     MoveResult,
     TournamentStarted,
+    TournamentState,
+    TournamentList,
+    SprtTestView,
+    SprtTestList,
+    MatchAnswer,
+    SprtReportSchema,
+    Catalogue,
+    GenerationsPage,
+    RunEstimate,
     CreateRun,
     DescribeRun,
     MoveRequest,
@@ -109,24 +122,6 @@ fn generated_schemas() -> Map<String, Value> {
     schemas.insert("ApiAgent".into(), api_agent_schema());
     schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());
     schemas
-}
-
-/// An SPRT test as `GET /api/sprt-tests/{id}` answers (`history` only there and at its start).
-fn sprt_test_schema() -> Value {
-    let nullable_string = json!({"type": ["string", "null"]});
-    json!({"type": "object", "required": ["id", "a", "b", "status", "created_at", "max_pairs", "progress", "report"], "properties": {
-        "id": {"type": "string"}, "name": nullable_string, "a": {"type": "string"}, "b": {"type": "string"},
-        "status": {"type": "string", "enum": ["running", "finished", "cancelled", "failed"]},
-        "created_at": {"type": "string"}, "finished_at": nullable_string, "error": nullable_string,
-        "max_pairs": {"type": "integer"}, "progress": {"type": "number", "minimum": 0, "maximum": 1},
-        "report": {"type": "object", "required": ["counts", "pairs", "games", "llr", "lower_bound", "upper_bound", "verdict", "estimate", "sprt"], "properties": {
-            "counts": {"type": "object", "properties": {"counts": {"type": "array", "items": {"type": "integer"}, "minItems": 5, "maxItems": 5, "description": "pairs by A's points: 0, 1/2, 1, 3/2, 2"}}},
-            "pairs": {"type": "integer"}, "games": {"type": "integer"}, "llr": {"type": "number"},
-            "lower_bound": {"type": "number"}, "upper_bound": {"type": "number"},
-            "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"]},
-            "estimate": {"type": "object"}, "sprt": {"type": "object"}}},
-        "history": {"type": "array", "items": {"type": "object", "required": ["pairs", "llr"], "properties": {"pairs": {"type": "integer"}, "llr": {"type": "number"}}}, "description": "the LLR after every batch of pairs, from 0"}
-    }})
 }
 
 pub async fn document() -> Json<Value> {
@@ -246,7 +241,7 @@ pub fn spec() -> Value {
                 schema_ref("CreateRun")))
         },
         "/api/runs/estimate": {
-            "post": secured(with_body(op("A dry run of creating a run: the config it would get and its estimated cost; nothing is stored", vec![("200", ok("the estimate", json!({"type": "object", "required": ["tuner", "records", "estimated_core_hours", "estimated_cpu_seconds", "max_core_hours", "estimated_storage_bytes", "config"], "properties": {"tuner": {"type": "string"}, "records": {"type": "integer"}, "estimated_core_hours": {"type": "number"}, "estimated_cpu_seconds": {"type": "number"}, "max_core_hours": {"type": "number"}, "estimated_storage_bytes": {"type": "integer"}, "config": {"type": "object"}}})))], &[400, 401, 413, 422]),
+            "post": secured(with_body(op("A dry run of creating a run: the config it would get and its estimated cost; nothing is stored", vec![("200", ok("the estimate", schema_ref("RunEstimate")))], &[400, 401, 413, 422]),
                 schema_ref("CreateRun")))
         },
         "/api/runs/{id}": {
@@ -263,7 +258,7 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Queue a cancelled or failed run again; it continues from its last generation", vec![("200", ok("the run, queued", run.clone()))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/runs/{id}/generations": {
-            "get": with_params(op("The fitness curve, whole or a page at a time", vec![("200", ok("one point per generation", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "generations": {"type": "array", "items": schema_ref("GenerationPoint")}, "next_since": {"type": ["integer", "null"], "description": "when a limit cut the page short: the `since` of the next page"}}})))], &[400, 404, 422]),
+            "get": with_params(op("The fitness curve, whole or a page at a time", vec![("200", ok("one point per generation", schema_ref("GenerationsPage")))], &[400, 404, 422]),
                 json!([path_id(), {"name": "since", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "only generations after this one"},
                        {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 5000}, "description": "at most this many points; `next_since` says where the next page starts"}]))
         },
@@ -286,11 +281,7 @@ pub fn spec() -> Value {
                 json!([{"name": "runs", "in": "query", "required": false, "schema": {"type": "string"}, "description": "comma-separated run ids; every run when absent"}]))
         },
         "/api/agents": {
-            "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", json!({"type": "object", "properties": {
-                "agents": {"type": "array", "items": {"type": "object"}},
-                "presets": {"type": "object"},
-                "exports": {"type": "array", "items": {"type": "object", "properties": {"run_id": {"type": "string"}, "spec": {"type": "object"}, "label": {"type": "string"}}}}
-            }})))], &[])
+            "get": op("Agent catalogue: kinds with parameters, presets, and an agent per run with a generation", vec![("200", ok("the catalogue", schema_ref("Catalogue")))], &[])
         },
         "/api/config-schema": {
             "get": op("The GA config as a form: defaults, presets, every field's range and when it applies", vec![("200", ok("the schema", json!({"type": "object", "properties": {
@@ -311,13 +302,11 @@ pub fn spec() -> Value {
                 json!([{"name": "pits", "in": "query", "schema": {"type": "integer", "default": 6}}, {"name": "seeds", "in": "query", "schema": {"type": "integer", "default": 4}}]))
         },
         "/api/matches": {
-            "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report", json!({"type": "object", "properties": {
-                    "games": {"type": "array", "items": {"type": "object"}}, "score": {"type": "number"}, "summary": {"type": "object"},
-                    "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"], "description": "with sprt: the test's verdict, beside counts, llr, lower_bound, upper_bound, pairs and estimate"}}})))], &[400, 401, 422, 503]),
+            "post": secured(with_body(op("Play a match of colour-swapped pairs", vec![("200", ok("games, A's score and the report; with sprt, the test's report", schema_ref("MatchAnswer")))], &[400, 401, 422, 503]),
                 schema_ref("MatchRequest")))
         },
         "/api/tournaments": {
-            "get": op("The newest 100 tournaments (stored; without their tables), newest first", vec![("200", ok("the tournaments", json!({"type": "object", "properties": {"tournaments": {"type": "array", "items": {"type": "object"}}}})))], &[]),
+            "get": op("The newest 100 tournaments (stored; without their tables), newest first", vec![("200", ok("the tournaments", schema_ref("TournamentList")))], &[]),
             "post": secured(with_body(op("Start a round-robin tournament", vec![("202", with_links(
                     ok("started", schema_ref("TournamentStarted")),
                     &[("GetTournament", "/api/tournaments/{id}", "get"), ("CancelTournament", "/api/tournaments/{id}/cancel", "post")]))], &[400, 401, 422, 429]),
@@ -330,17 +319,17 @@ pub fn spec() -> Value {
             "post": secured(with_params(op("Cancel a queued or running tournament, through any server: the games under way finish, the rest are not played", vec![("200", ok("the tournament, cancelled", schema_ref("Tournament")))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/sprt-tests": {
-            "get": op("The SPRT tests of every server on the database (the newest 100), newest first, without their LLR paths", vec![("200", ok("the tests", json!({"type": "object", "required": ["tests"], "properties": {"tests": {"type": "array", "items": sprt_test_schema()}}})))], &[]),
+            "get": op("The SPRT tests of every server on the database (the newest 100), newest first, without their LLR paths", vec![("200", ok("the tests", schema_ref("SprtTestList")))], &[]),
             "post": secured(with_body(op("Start an SPRT test of agent a against agent b, played in the background until the LLR leaves its bounds", vec![("202", with_links(
-                    ok("started", sprt_test_schema()),
+                    ok("started", schema_ref("SprtTest")),
                     &[("GetSprtTest", "/api/sprt-tests/{id}", "get"), ("CancelSprtTest", "/api/sprt-tests/{id}/cancel", "post")]))], &[400, 401, 409, 422]),
                 schema_ref("SprtTestRequest")))
         },
         "/api/sprt-tests/{id}": {
-            "get": with_params(op("An SPRT test: counts, LLR and its path, bounds, verdict, Elo", vec![("200", ok("the test", sprt_test_schema()))], &[404]), json!([path_id()]))
+            "get": with_params(op("An SPRT test: counts, LLR and its path, bounds, verdict, Elo", vec![("200", ok("the test", schema_ref("SprtTest")))], &[404]), json!([path_id()]))
         },
         "/api/sprt-tests/{id}/cancel": {
-            "post": secured(with_params(op("Stop a running SPRT test: the batch under way finishes, the rest is not played", vec![("200", ok("the test, cancelled", sprt_test_schema()))], &[401, 404, 409]), json!([path_id()])))
+            "post": secured(with_params(op("Stop a running SPRT test: the batch under way finishes, the rest is not played", vec![("200", ok("the test, cancelled", schema_ref("SprtTest")))], &[401, 404, 409]), json!([path_id()])))
         },
         "/api/workers": {
             "get": op("The batch workers on the database (the 100 that beat last), newest heartbeat first: host, threads, status (playing, idle, stopped, lost), the batch under way, batches and games played, games per second", vec![("200", ok("the workers", schema_ref("Workers")))], &[])
@@ -371,12 +360,7 @@ pub fn spec() -> Value {
             "board": {"type": "object"}, "features": {"type": "array", "items": {"type": "string"}},
             "weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"},
             "generation": {"type": "integer"}, "depth": {"type": "integer"}, "seed": {"type": "integer"},
-            "config": {"type": "object"}, "history": {"type": "array", "items": {"type": "object"}}, "agent": {"type": "object"}}},
-        "Tournament": {"type": "object", "properties": {
-            "id": {"type": "string"}, "status": {"type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"], "description": "queued while it waits for the tournaments' share of the cores"},
-            "agents": {"type": "array", "items": {"type": "string"}},
-            "table": {"type": "array", "items": {"type": "array", "items": {"type": ["object", "null"]}}},
-            "scores": {"type": "array", "items": {"type": "object"}}, "progress": {"type": "number", "minimum": 0, "maximum": 1, "description": "games played over games planned, written by the server playing it as games finish; the same on every server"}, "error": nullable_string}}
+            "config": {"type": "object"}, "history": {"type": "array", "items": {"type": "object"}}, "agent": {"type": "object"}}}
     });
     if let Some(map) = schemas.as_object_mut() {
         map.extend(generated_schemas());
@@ -477,7 +461,8 @@ mod tests {
         use crate::server::schemas::{preset_name, sprt, tuner_name};
         use utoipa::openapi::RefOr;
         let agents = crate::server::tournaments::agent_list_schema();
-        for schema in [agents, sprt(), tuner_name(), preset_name()] {
+        let report = crate::server::schemas::sprt_report();
+        for schema in [agents, sprt(), tuner_name(), preset_name(), report] {
             assert!(!matches!(schema, RefOr::Ref(ref r) if r.ref_location == "#/invalid"));
         }
     }

@@ -14,11 +14,12 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::run_view::run_json;
 use super::state::{AppState, Followed, RunEvent, SharedState};
-use crate::store::{RunRow, StoreError};
+use crate::store::{GenerationPoint, RunRow, StoreError};
 
 /// How often, on SQLite, the watcher looks at the runs list's version while streams follow
 /// runs: a cheap one-row read.
@@ -38,6 +39,24 @@ fn status_key(run: &Value) -> String {
         run.get("error")
     ])
     .to_string()
+}
+
+/// A `generation` event's data: the generation's point with its run's id.
+#[derive(Serialize)]
+struct GenerationData<'a> {
+    #[serde(flatten)]
+    point: &'a GenerationPoint,
+    run_id: &'a str,
+}
+
+/// The `generation` event of run `run_id`'s `point`.
+pub fn generation_event(run_id: &str, point: &GenerationPoint) -> RunEvent {
+    let data = serde_json::to_value(GenerationData { point, run_id }).unwrap_or(Value::Null);
+    RunEvent {
+        run_id: run_id.to_string(),
+        kind: "generation",
+        data,
+    }
 }
 
 /// Broadcasts `event` to this process's streams unless it was broadcast already: a
@@ -152,19 +171,7 @@ async fn catch_up(state: &SharedState, id: &str) -> Result<(), StoreError> {
     if let Some(sent) = sent {
         if i64::from(run.generations_done) - 1 > sent {
             for point in state.store.generation_points(id, Some(sent)).await? {
-                let mut data = serde_json::to_value(point).unwrap_or_else(|_| json!({}));
-                if let Some(map) = data.as_object_mut() {
-                    map.insert("run_id".into(), json!(id));
-                }
-                send_once(
-                    state,
-                    RunEvent {
-                        run_id: id.to_string(),
-                        kind: "generation",
-                        data,
-                    },
-                    true,
-                );
+                send_once(state, generation_event(id, &point), true);
             }
         }
     }

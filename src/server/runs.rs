@@ -5,14 +5,15 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::stream::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, RunPath};
+use super::event_stream::{end_event, is_terminal, sse, sse_event, Outbox, RunStream};
 use super::run_events::{emit, emit_status, Following};
 use super::run_view::{run_json, run_view, RunView};
 use super::state::{RunEvent, SharedState};
@@ -145,18 +146,36 @@ async fn prepare(state: &SharedState, body: &CreateRun) -> ApiResult<TunerConfig
 pub async fn estimate(
     State(state): State<SharedState>,
     ApiJson(body): ApiJson<CreateRun>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunEstimate>> {
     let config = prepare(&state, &body).await?;
     let hours = config.estimated_core_hours();
-    Ok(Json(json!({
-        "tuner": config.tuner(),
-        "records": config.records_total(),
-        "estimated_core_hours": hours,
-        "estimated_cpu_seconds": (hours * 3600.0).round(),
-        "max_core_hours": crate::ga::config::MAX_CORE_HOURS,
-        "estimated_storage_bytes": config.estimated_storage_bytes(),
-        "config": config,
-    })))
+    Ok(Json(RunEstimate {
+        config: serde_json::to_value(&config).map_err(ApiError::internal)?,
+        estimated_core_hours: hours,
+        estimated_cpu_seconds: (hours * 3600.0).round(),
+        estimated_storage_bytes: config.estimated_storage_bytes(),
+        max_core_hours: crate::ga::config::MAX_CORE_HOURS,
+        records: config.records_total(),
+        tuner: config.tuner(),
+    }))
+}
+
+/// `POST /api/runs/estimate`'s answer. Fields in alphabetical order, the order the API's
+/// objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RunEstimate {
+    /// The whole config the run would get.
+    #[schema(value_type = Object)]
+    config: Value,
+    estimated_core_hours: f64,
+    estimated_cpu_seconds: f64,
+    estimated_storage_bytes: u64,
+    /// The most core-hours a run may be estimated at.
+    max_core_hours: f64,
+    /// Generations (or learner records) the run would write.
+    records: u32,
+    #[schema(schema_with = super::schemas::tuner_name)]
+    tuner: &'static str,
 }
 
 pub async fn create(
@@ -351,14 +370,8 @@ pub async fn list(
     Ok(response)
 }
 
-/// The run or 404; ids that are not UUIDs are unknown ids too.
+/// The run or 404 (an id that is no UUID never gets here: [`RunPath`]).
 async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
-    if uuid::Uuid::parse_str(id).is_err() {
-        return Err(ApiError::not_found(format!(
-            "no run {:?}",
-            crate::game::excerpt(id)
-        )));
-    }
     state
         .store
         .get_run(id)
@@ -368,14 +381,14 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
 
 pub async fn show(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
     Ok(Json(run_view(&find(&state, &id).await?)))
 }
 
 pub async fn cancel(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
     let run = find(&state, &id).await?;
     if !state.store.cancel(&id).await? {
@@ -447,7 +460,7 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
 /// Renames a run, or sets its notes or tags; any status.
 pub async fn describe(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
     ApiJson(body): ApiJson<DescribeRun>,
 ) -> ApiResult<Json<RunView>> {
     find(&state, &id).await?;
@@ -483,7 +496,7 @@ pub async fn describe(
 
 pub async fn resume(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
     let run = find(&state, &id).await?;
     let Some(queued) = state.store.requeue(&id).await? else {
@@ -501,14 +514,8 @@ pub async fn resume(
 /// Deletes without reading the run: a run whose stored data no longer reads must still go.
 pub async fn delete(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<StatusCode> {
-    if uuid::Uuid::parse_str(&id).is_err() {
-        return Err(ApiError::not_found(format!(
-            "no run {:?}",
-            crate::game::excerpt(&id)
-        )));
-    }
     // The owner drops the generation under way once it finds the run gone.
     if !state.store.delete_run(&id).await? {
         return Err(ApiError::not_found(format!("no run {id}")));
@@ -538,9 +545,9 @@ pub const MAX_GENERATIONS_PAGE: i64 = 5000;
 
 pub async fn generations(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
     ApiQuery(q): ApiQuery<SinceQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<GenerationsPage>> {
     find(&state, &id).await?;
     let since = match q.since.as_deref() {
         None | Some("") => None,
@@ -575,14 +582,29 @@ pub async fn generations(
         }
         _ => None,
     };
-    Ok(Json(
-        json!({"run_id": id, "generations": points, "next_since": next}),
-    ))
+    Ok(Json(GenerationsPage {
+        generations: serde_json::to_value(&points).map_err(ApiError::internal)?,
+        next_since: next,
+        run_id: id,
+    }))
+}
+
+/// `GET /api/runs/{id}/generations`: the fitness curve, or a page of it. Fields in
+/// alphabetical order, the order the API's objects have always had.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct GenerationsPage {
+    /// One point per generation, oldest first.
+    #[schema(schema_with = super::schemas::generation_points)]
+    generations: Value,
+    /// When a limit cut the page short: the `since` of the next page.
+    next_since: Option<u32>,
+    run_id: String,
 }
 
 pub async fn generation(
     State(state): State<SharedState>,
-    ApiPath((id, g)): ApiPath<(String, String)>,
+    RunPath(id): RunPath,
+    ApiPath((_, g)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     let run = find(&state, &id).await?;
     let g: i64 = g.parse().map_err(|_| {
@@ -616,10 +638,7 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
     config.export(&records).map_err(ApiError::internal)
 }
 
-pub async fn export(
-    State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Response> {
+pub async fn export(State(state): State<SharedState>, RunPath(id): RunPath) -> ApiResult<Response> {
     let run = find(&state, &id).await?;
     let doc = export_document(&state, &run).await?;
     let disposition = format!("attachment; filename=\"kalah-tuner-{id}.json\"");
@@ -633,32 +652,16 @@ pub async fn export(
         .into_response())
 }
 
-fn sse_event(kind: &str, data: &Value) -> Event {
-    Event::default().event(kind).data(data.to_string())
-}
-
 /// How often an open event stream reads its run from the database: the run may end where
 /// this process hears nothing of it (the broadcast lagged, or the database was changed by
 /// hand, which bumps no version).
 const STREAM_RECHECK: Duration = Duration::from_secs(5);
 
-fn is_terminal(status: &str) -> bool {
-    matches!(status, "finished" | "failed" | "cancelled")
-}
-
-/// The last event of every stream: the run has ended (or was deleted), nothing more follows.
-fn end_event(id: &str, status: &str) -> Event {
-    sse_event("end", &json!({"run_id": id, "status": status}))
-}
-
 /// One client's view of a run's events, ended by the run's end.
 struct Follow {
     state: SharedState,
     id: String,
-    rx: tokio::sync::broadcast::Receiver<RunEvent>,
-    recheck: tokio::time::Interval,
-    queue: std::collections::VecDeque<Event>,
-    ended: bool,
+    out: Outbox,
     /// Keeps the run's events coming from the database while the stream is open.
     _following: Following,
 }
@@ -668,13 +671,22 @@ impl Follow {
     fn close_with(&mut self, run: Option<&RunRow>) {
         match run {
             Some(run) => {
-                self.queue.push_back(sse_event("status", &run_json(run)));
-                self.queue
+                self.out
+                    .queue
+                    .push_back(sse_event("status", &run_json(run)));
+                self.out
+                    .queue
                     .push_back(end_event(&self.id, run.status.as_str()));
             }
-            None => self.queue.push_back(end_event(&self.id, "deleted")),
+            None => self.out.queue.push_back(end_event(&self.id, "deleted")),
         }
-        self.ended = true;
+        self.out.ended = true;
+    }
+}
+
+impl RunStream for Follow {
+    fn outbox(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     async fn recheck(&mut self) {
@@ -686,37 +698,20 @@ impl Follow {
         }
     }
 
-    async fn next_event(&mut self) -> Option<Event> {
-        use tokio::sync::broadcast::error::RecvError;
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(event);
-            }
-            if self.ended {
-                return None;
-            }
-            tokio::select! {
-                msg = self.rx.recv() => match msg {
-                    Ok(ev) if ev.run_id == self.id => {
-                        if ev.kind == "deleted" {
-                            self.close_with(None);
-                            continue;
-                        }
-                        self.queue.push_back(sse_event(ev.kind, &ev.data));
-                        let status = ev.data.get("status").and_then(Value::as_str);
-                        if ev.kind == "status" && status.is_some_and(is_terminal) {
-                            self.queue.push_back(end_event(&self.id, status.unwrap_or_default()));
-                            self.ended = true;
-                        }
-                    }
-                    Ok(_) => {}
-                    // A slow client that lagged behind misses some events; the next status or
-                    // generation catches it up, but the end may be among those missed.
-                    Err(RecvError::Lagged(_)) => self.recheck().await,
-                    Err(RecvError::Closed) => self.ended = true,
-                },
-                _ = self.recheck.tick() => self.recheck().await,
-            }
+    fn take(&mut self, ev: RunEvent) {
+        if ev.run_id != self.id {
+            return;
+        }
+        if ev.kind == "deleted" {
+            self.close_with(None);
+            return;
+        }
+        self.out.queue.push_back(sse_event(ev.kind, &ev.data));
+        let status = ev.data.get("status").and_then(Value::as_str);
+        if ev.kind == "status" && status.is_some_and(is_terminal) {
+            let end = end_event(&self.id, status.unwrap_or_default());
+            self.out.queue.push_back(end);
+            self.out.ended = true;
         }
     }
 }
@@ -728,36 +723,23 @@ impl Follow {
 /// has already ended gets its `status` and `end` at once.
 pub async fn events(
     State(state): State<SharedState>,
-    ApiPath(id): ApiPath<String>,
+    RunPath(id): RunPath,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Subscribe before reading the run so that nothing between the two is missed.
-    let rx = state.events.subscribe();
+    let out = Outbox::new(state.events.subscribe(), STREAM_RECHECK, None);
     let run = find(&state, &id).await?;
     let shown = run_json(&run);
     let following = Following::new(state.clone(), &id, run.generations_done, &shown);
-    let mut recheck =
-        tokio::time::interval_at(tokio::time::Instant::now() + STREAM_RECHECK, STREAM_RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut follow = Follow {
         state: state.clone(),
         id,
-        rx,
-        recheck,
-        queue: std::collections::VecDeque::new(),
-        ended: false,
+        out,
         _following: following,
     };
     if is_terminal(run.status.as_str()) {
         follow.close_with(Some(&run));
     } else {
-        follow.queue.push_back(sse_event("status", &shown));
+        follow.out.queue.push_back(sse_event("status", &shown));
     }
-    let stream = stream::unfold(follow, |mut follow| async move {
-        let event = follow.next_event().await?;
-        Some((Ok(event), follow))
-    });
-    // A stopping server ends every stream, so that its graceful shutdown is not held open
-    // by browsers watching runs.
-    let stream = stream.take_until(state.stopping());
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    Ok(sse(&state, follow))
 }

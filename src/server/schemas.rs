@@ -18,7 +18,7 @@ pub fn api_agent() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("ApiAgent"))
 }
 
-/// An SPRT as a request gives it (`matches::parse_sprt`).
+/// An SPRT as a request gives it (`matches::SprtBounds`).
 pub fn sprt() -> RefOr<Schema> {
     from_json(json!({
         "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",
@@ -53,7 +53,51 @@ pub fn preset_name() -> RefOr<Schema> {
     from_json(json!({"type": ["string", "null"], "enum": names}))
 }
 
+/// The status of a tournament or SPRT test (an SPRT test is never `queued`).
+pub fn played_status() -> RefOr<Schema> {
+    from_json(json!({
+        "type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]
+    }))
+}
+
 /// A run's partial config: [`crate::tune::schema::run_config_schema`].
 pub fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))
+}
+
+/// The `SprtReport` schema, named by the answers' `value_type`s:
+/// [`crate::matches::sprt::SprtReport`] is a library type that names no schema of its own.
+pub struct SprtReportSchema;
+
+impl utoipa::PartialSchema for SprtReportSchema {
+    fn schema() -> RefOr<Schema> {
+        sprt_report()
+    }
+}
+
+impl utoipa::ToSchema for SprtReportSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SprtReport")
+    }
+}
+
+/// An SPRT report as the API shows it.
+pub fn sprt_report() -> RefOr<Schema> {
+    from_json(json!({
+        "type": "object",
+        "required": ["counts", "pairs", "games", "llr", "lower_bound", "upper_bound", "verdict", "estimate", "sprt"],
+        "properties": {
+            "counts": {"type": "object", "properties": {"counts": {"type": "array", "items": {"type": "integer"}, "minItems": 5, "maxItems": 5, "description": "pairs by A's points: 0, 1/2, 1, 3/2, 2"}}},
+            "pairs": {"type": "integer"}, "games": {"type": "integer"}, "llr": {"type": "number"},
+            "lower_bound": {"type": "number"}, "upper_bound": {"type": "number"},
+            "verdict": {"type": "string", "enum": ["accept_h0", "accept_h1", "inconclusive"]},
+            "estimate": {"type": "object"}, "sprt": {"type": "object"}
+        }
+    }))
+}
+
+/// A page of a run's fitness curve: `GenerationPoint`s (`crate::store::GenerationPoint`, a
+/// store type that names no schema of its own).
+pub fn generation_points() -> RefOr<Schema> {
+    from_json(json!({"type": "array", "items": {"$ref": "#/components/schemas/GenerationPoint"}}))
 }

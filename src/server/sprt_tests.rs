@@ -18,26 +18,23 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
-use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap, MAX_SPRT_PAIRS};
+use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds, MAX_SPRT_PAIRS};
+use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
-use super::tournaments::read_failing_abandoned;
 use crate::agents::{Profile, Stopped};
+use crate::game::Rules;
 use crate::matches::sprt::{play_sprt_within, SprtReport};
-use crate::search::Budget;
-use crate::store::{StoredSprtTest, TournamentLease};
+use crate::store::{Played, PlayedRow};
 
 /// Tests `GET /api/sprt-tests` lists.
 const LISTED: u32 = 100;
 /// Tests one server plays at once: each holds a game-pool permit while it plays.
 const MAX_RUNNING: usize = 4;
-/// How often the server playing a test writes its report and reads whether it was cancelled
-/// (through any server): the heartbeat of its ownership too.
-const BEAT: std::time::Duration = std::time::Duration::from_millis(250);
 /// What a test whose server stopped says: its games were played in that server's memory.
 const STOPPED_BEFORE_THE_END: &str =
     "the server playing this SPRT test stopped before it finished; start it again";
@@ -77,7 +74,7 @@ pub struct SprtTestRequest {
     b: Value,
     /// `"0,10"` or `{"elo0": 0, "elo1": 10, "alpha": 0.05, "beta": 0.05}`.
     #[schema(schema_with = super::schemas::sprt)]
-    sprt: Value,
+    sprt: SprtBounds,
     /// The most pairs before the test stops inconclusive (default 1000).
     #[serde(default)]
     #[schema(minimum = 1, maximum = 2000)]
@@ -89,9 +86,8 @@ pub struct SprtTestRequest {
     opening_plies: u32,
     #[serde(default)]
     board: Option<BoardBody>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     #[serde(default)]
     pie: bool,
     /// A name to show instead of the agents' specs.
@@ -101,13 +97,48 @@ pub struct SprtTestRequest {
 }
 
 /// One point of the LLR's path: after `pairs` pairs.
-#[derive(Clone, Copy, Debug, Serialize)]
-struct LlrPoint {
-    pairs: u64,
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LlrPoint {
     llr: f64,
+    pairs: u64,
 }
 
-/// A test as its owner holds it while it plays; what is stored is [`Test::to_json`].
+/// An SPRT test as the API answers it and the database stores it (its state document, with
+/// the row's status, error, progress and end time shown over it: any server may change
+/// those). Fields in alphabetical order, the order the API's objects have always had.
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = SprtTest)]
+pub struct SprtTestView {
+    /// The agent under test, as a spec.
+    a: String,
+    /// The agent it is measured against.
+    b: String,
+    #[schema(format = DateTime)]
+    created_at: String,
+    error: Option<String>,
+    finished_at: Option<String>,
+    /// The LLR after every batch of pairs, from 0 (not in the list of tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<LlrPoint>>,
+    id: String,
+    max_pairs: u64,
+    name: Option<String>,
+    #[schema(minimum = 0, maximum = 1)]
+    progress: f64,
+    /// The pentanomial counts, the LLR with its bounds, the verdict and the Elo estimate.
+    #[schema(value_type = super::schemas::SprtReportSchema)]
+    report: Value,
+    #[schema(schema_with = super::schemas::played_status)]
+    status: String,
+}
+
+/// `GET /api/sprt-tests`: the newest first, without their LLR paths.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SprtTestList {
+    tests: Vec<SprtTestView>,
+}
+
+/// A test as its owner holds it while it plays; what is stored is [`Test::view`].
 #[derive(Debug)]
 struct Test {
     id: String,
@@ -129,25 +160,29 @@ impl Test {
         self.report.pairs as f64 / self.max_pairs.max(1) as f64
     }
 
-    fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "a": self.a,
-            "b": self.b,
-            "status": self.status,
-            "created_at": self.created_at,
-            "finished_at": self.finished_at,
-            "max_pairs": self.max_pairs,
-            "progress": self.progress(),
-            "error": self.error,
-            "report": self.report,
-            "history": self.history,
-        })
+    fn view(&self) -> SprtTestView {
+        SprtTestView {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            created_at: self.created_at.clone(),
+            error: self.error.clone(),
+            finished_at: self.finished_at.clone(),
+            history: Some(self.history.clone()),
+            id: self.id.clone(),
+            max_pairs: self.max_pairs,
+            name: self.name.clone(),
+            progress: self.progress(),
+            report: serde_json::to_value(&self.report).unwrap_or(Value::Null),
+            status: self.status.to_string(),
+        }
     }
 
-    fn stored(&self) -> StoredSprtTest {
-        StoredSprtTest {
+    fn to_json(&self) -> Value {
+        serde_json::to_value(self.view()).unwrap_or(Value::Null)
+    }
+
+    fn stored(&self) -> PlayedRow {
+        PlayedRow {
             id: self.id.clone(),
             created_at: self.created_at.clone(),
             finished_at: self.finished_at.clone(),
@@ -168,32 +203,26 @@ fn lock(test: &Mutex<Test>) -> std::sync::MutexGuard<'_, Test> {
 
 /// A stored test as the API shows it: its state with the stored status, error, progress and
 /// end time, which any server may have changed (a cancel, a dead owner given up).
-fn shown(t: StoredSprtTest, with_history: bool) -> Value {
-    let mut value = t.state;
-    if let Some(map) = value.as_object_mut() {
-        map.insert("status".into(), json!(t.status));
-        map.insert("error".into(), json!(t.error));
-        map.insert("progress".into(), json!(t.progress));
-        map.insert("finished_at".into(), json!(t.finished_at));
-        if !with_history {
-            map.remove("history");
-        }
+fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
+    let mut shown: SprtTestView = serde_json::from_value(t.state).map_err(|e| {
+        ApiError::internal(format!("SPRT test {} as stored does not read: {e}", t.id))
+    })?;
+    shown.status = t.status;
+    shown.error = t.error;
+    shown.progress = t.progress;
+    shown.finished_at = t.finished_at;
+    if !with_history {
+        shown.history = None;
     }
-    value
+    Ok(shown)
 }
 
 pub async fn start(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<SprtTestRequest>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let setup = setup_of(
-        req.board,
-        req.rules.as_deref(),
-        req.pie,
-        req.opening_plies,
-        req.seed,
-    )?;
-    let sprt = parse_sprt(&req.sprt)?;
+) -> ApiResult<(StatusCode, Json<SprtTestView>)> {
+    let setup = setup_of(req.board, req.rules, req.pie, req.opening_plies, req.seed)?;
+    let SprtBounds(sprt) = req.sprt;
     let max_pairs = req.max_pairs.unwrap_or(MAX_SPRT_PAIRS / 2);
     if max_pairs == 0 || max_pairs > MAX_SPRT_PAIRS {
         return Err(ApiError::invalid(
@@ -233,14 +262,27 @@ pub async fn start(
         )));
     };
     let stored = test.stored();
-    let body = test.to_json();
+    let body = test.view();
     let mut tasks = state.tournament_tasks.lock().await;
     while tasks.try_join_next().is_some() {}
-    state.store.create_sprt_test(&stored, &state.owner).await?;
+    state
+        .store
+        .create_played(Played::SprtTest, &stored, &state.owner)
+        .await?;
     let test = Arc::new(Mutex::new(test));
     let (files, playing) = (state.files.clone(), test.clone());
     let budget = Profile::Api.limits().tournament_budget();
-    let beat = tokio::spawn(keep_playing(state.clone(), test.clone(), budget.clone()));
+    let (id, beating) = (stored.id.clone(), test.clone());
+    let beat = tokio::spawn(keep_playing(
+        state.clone(),
+        Played::SprtTest,
+        id,
+        budget.clone(),
+        move || {
+            let t = lock(&beating);
+            (t.progress(), Some(t.to_json()))
+        },
+    ));
     let task_state = state.clone();
     tasks.spawn(async move {
         let _seat = seat;
@@ -302,7 +344,7 @@ pub async fn start(
         };
         if let Err(e) = task_state
             .store
-            .end_sprt_test(&ended, &task_state.owner)
+            .end_played(Played::SprtTest, &ended, &task_state.owner)
             .await
         {
             tracing::error!(test = %ended.id, "storing the ended SPRT test: {e}");
@@ -312,50 +354,20 @@ pub async fn start(
     Ok((StatusCode::ACCEPTED, Json(body)))
 }
 
-/// The owner's side of a running test: every [`BEAT`] it writes the test as it stands, and
-/// stops the games once the row says cancelled (or is gone, or no longer this process's) or
-/// the process is stopping.
-async fn keep_playing(state: SharedState, test: Arc<Mutex<Test>>, cancel: Budget) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(BEAT) => {}
-            _ = state.stopping() => {
-                cancel.cancel();
-                return;
-            }
-        }
-        let (id, progress, now) = {
-            let t = lock(&test);
-            (t.id.clone(), t.progress(), t.to_json())
-        };
-        match state
-            .store
-            .sprt_test_progress(&id, &state.owner, progress, &now)
-            .await
-        {
-            Ok(TournamentLease::Playing) => {}
-            Ok(TournamentLease::Stop) => {
-                tracing::info!(test = %id, "SPRT test cancelled: its games stop");
-                cancel.cancel();
-                return;
-            }
-            // The database may answer at the next beat; the games go on meanwhile.
-            Err(e) => tracing::warn!(test = %id, "writing an SPRT test's progress: {e}"),
-        }
-    }
-}
-
 /// The newest tests of every server on the database, newest first, without their LLR paths.
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<SprtTestList>> {
     let stored = read_failing_abandoned(
-        || state.store.list_sprt_tests(LISTED),
+        &state,
+        Played::SprtTest,
+        || state.store.list_played(Played::SprtTest, LISTED),
         Vec::as_slice,
-        StoredSprtTest::abandoned,
-        || state.store.fail_abandoned_sprt_tests(),
     )
     .await?;
-    let all: Vec<Value> = stored.into_iter().map(|t| shown(t, false)).collect();
-    Ok(Json(json!({ "tests": all })))
+    let tests = stored
+        .into_iter()
+        .map(|t| shown(t, false))
+        .collect::<ApiResult<_>>()?;
+    Ok(Json(SprtTestList { tests }))
 }
 
 fn not_found(id: &str) -> ApiError {
@@ -366,16 +378,9 @@ fn not_found(id: &str) -> ApiError {
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let t = read_failing_abandoned(
-        || state.store.sprt_test(&id),
-        Option::as_slice,
-        StoredSprtTest::abandoned,
-        || state.store.fail_abandoned_sprt_tests(),
-    )
-    .await?
-    .ok_or_else(|| not_found(&id))?;
-    Ok(Json(shown(t, true)))
+) -> ApiResult<Json<SprtTestView>> {
+    let t = played::show(&state, Played::SprtTest, &id, || not_found(&id)).await?;
+    Ok(Json(shown(t, true)?))
 }
 
 /// Stops a running test, whichever server plays it: stored as `cancelled` at once, with the
@@ -384,23 +389,9 @@ pub async fn show(
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    if !state.store.cancel_sprt_test(&id).await? {
-        let t = state
-            .store
-            .sprt_test(&id)
-            .await?
-            .ok_or_else(|| not_found(&id))?;
-        return Err(ApiError::conflict(format!(
-            "SPRT test {id} is {}, not running",
-            t.status
-        )));
-    }
-    tracing::info!(test = %id, "SPRT test cancelled");
-    let t = state
-        .store
-        .sprt_test(&id)
-        .await?
-        .ok_or_else(|| not_found(&id))?;
-    Ok(Json(shown(t, true)))
+) -> ApiResult<Json<SprtTestView>> {
+    let over =
+        |status: &str| ApiError::conflict(format!("SPRT test {id} is {status}, not running"));
+    let t = played::cancel(&state, Played::SprtTest, &id, || not_found(&id), over).await?;
+    Ok(Json(shown(t, true)?))
 }

@@ -5,7 +5,6 @@
 //! them failed and waits for their tasks; a tournament whose server died is marked failed
 //! once its heartbeat is stale.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -19,16 +18,16 @@ use serde_json::{json, Value};
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
-use super::matches::{check_cost, parse_sprt, setup_of, BoardBody, CostCap};
+use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds};
+use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
-use crate::matches::tournament::TournamentSprt;
+use crate::game::Rules;
 use crate::matches::{
     play_tournament_counted, tournament_games, MatchError, Tally, TournamentConfig,
     TournamentReport,
 };
-use crate::search::Budget;
-use crate::store::{StoreError, StoredTournament, TournamentLease};
+use crate::store::{Played, PlayedRow};
 
 /// Most games per pairing in a tournament.
 pub const MAX_TOURNAMENT_GAMES: u32 = 100;
@@ -37,25 +36,77 @@ pub const MAX_TOURNAMENT_AGENTS: usize = 8;
 /// Tournaments one server plays (or waits to play) at a time.
 const MAX_PLAYING: usize = 100;
 
-/// A tournament started through the API, as stored in the database (the state document).
-#[derive(Clone, Debug, Serialize)]
+/// A tournament started through the API: the state document the database stores and what
+/// `GET /api/tournaments/{id}` answers (with the row's status, error and progress, which any
+/// server may change). Fields in alphabetical order, the order the API's objects have always
+/// had; a field an older server did not store reads as empty.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(default)]
+#[schema(as = Tournament)]
 pub struct TournamentState {
-    pub id: String,
-    pub status: &'static str,
     pub agents: Vec<String>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    pub error: Option<String>,
+    pub games: u32,
+    pub games_per_pairing: u32,
+    pub id: String,
     /// The agents' display names, as the request gave them (else the specs).
     pub names: Vec<String>,
-    pub games: u32,
-    pub seed: u64,
-    pub table: Vec<Vec<Option<Value>>>,
-    pub scores: Vec<Value>,
+    /// Games played over games planned, written by the server playing it as games finish;
+    /// the same on every server.
+    #[schema(minimum = 0, maximum = 1)]
     pub progress: f64,
-    pub games_per_pairing: u32,
+    /// Each agent's score with its interval, in the agents' order, once finished.
+    #[schema(value_type = Vec<Object>)]
+    pub scores: Vec<Value>,
+    pub seed: u64,
     /// With `sprt`: each pairing's test (verdict, LLR, bounds, Elo), once finished.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sprt: Option<TournamentSprt>,
-    pub error: Option<String>,
-    pub created_at: String,
+    #[schema(value_type = Option<Object>)]
+    pub sprt: Option<Value>,
+    /// queued (waiting for the tournaments' share of the cores), running, finished,
+    /// cancelled or failed.
+    #[schema(schema_with = super::schemas::played_status)]
+    pub status: String,
+    /// The cross-table: row agent moving first against column agent (`null` on the diagonal
+    /// without self-play).
+    pub table: Vec<Vec<Option<CrossCell>>>,
+}
+
+/// One cell of the cross-table: the row agent moving first against the column agent.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CrossCell {
+    pub draws: u64,
+    /// The row agent's score, draws counting half.
+    pub first_player_score: f64,
+    pub games: u64,
+    pub losses: u64,
+    pub win_rate: f64,
+    pub wins: u64,
+}
+
+/// A tournament as `GET /api/tournaments` lists it: without its table, scores and tests.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TournamentSummary {
+    agents: Vec<String>,
+    #[schema(format = DateTime)]
+    created_at: String,
+    error: Option<String>,
+    games: u32,
+    id: String,
+    names: Vec<String>,
+    #[schema(minimum = 0, maximum = 1)]
+    progress: f64,
+    seed: u64,
+    #[schema(schema_with = super::schemas::played_status)]
+    status: String,
+}
+
+/// `GET /api/tournaments`: the newest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TournamentList {
+    tournaments: Vec<TournamentSummary>,
 }
 
 fn default_tournament_games() -> u32 {
@@ -82,16 +133,15 @@ pub struct TournamentRequest {
     self_play: bool,
     #[serde(default)]
     board: Option<BoardBody>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::game::Rules>)]
-    rules: Option<String>,
+    #[serde(default, deserialize_with = "super::moves::rules_by_name")]
+    rules: Option<Rules>,
     /// The pie rule (DESIGN.md section 9).
     #[serde(default)]
     pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.
     #[serde(default)]
     #[schema(schema_with = super::schemas::sprt)]
-    sprt: Option<Value>,
+    sprt: Option<SprtBounds>,
     /// Display names of the agents, in their order (the dashboard's short names), 1 to 60
     /// characters each.
     #[serde(default)]
@@ -102,10 +152,6 @@ pub struct TournamentRequest {
 const MAX_AGENT_NAME_CHARS: usize = 60;
 /// Tournaments `GET /api/tournaments` lists.
 const LIST_TOURNAMENTS: u32 = 100;
-
-/// How often the process playing a tournament writes its progress and reads whether it was
-/// cancelled (through any server): the heartbeat of its ownership too.
-const TOURNAMENT_BEAT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// What a tournament whose server stopped says: it was played in that server's memory.
 const STOPPED_BEFORE_THE_END: &str =
@@ -132,7 +178,7 @@ pub async fn start(
     }
     state
         .store
-        .create_tournament(&stored(&entry)?, &state.owner)
+        .create_played(Played::Tournament, &stored(&entry)?, &state.owner)
         .await?;
     tasks.spawn(play(state.clone(), entry, config, planned));
     drop(tasks);
@@ -158,12 +204,13 @@ pub struct TournamentStarted {
 async fn play(state: SharedState, mut t: TournamentState, config: TournamentConfig, planned: u64) {
     let cancel = Profile::Api.limits().tournament_budget();
     let played = Arc::new(AtomicU64::new(0));
+    let counted = played.clone();
     let beat = tokio::spawn(keep_playing(
         state.clone(),
+        Played::Tournament,
         t.id.clone(),
         cancel.clone(),
-        played.clone(),
-        planned,
+        move || (fraction(counted.load(Ordering::Relaxed), planned), None),
     ));
     let files = state.files.clone();
     let (counter, stop) = (played.clone(), cancel.clone());
@@ -203,7 +250,7 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
         Ok(Err(MatchError::Stopped(Stopped::Cancelled))) if state.is_stopping() => {
             t.fail(STOPPED_BEFORE_THE_END.into())
         }
-        Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled",
+        Ok(Err(MatchError::Stopped(Stopped::Cancelled))) => t.status = "cancelled".into(),
         Ok(Err(e)) => t.fail(e.to_string()),
         Err(e) => t.fail(e.message),
     }
@@ -214,7 +261,11 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
             return;
         }
     };
-    if let Err(e) = state.store.end_tournament(&ended, &state.owner).await {
+    if let Err(e) = state
+        .store
+        .end_played(Played::Tournament, &ended, &state.owner)
+        .await
+    {
         tracing::error!(tournament = %t.id, "storing the ended tournament: {e}");
     }
 }
@@ -225,42 +276,6 @@ fn fraction(played: u64, planned: u64) -> f64 {
         0.0
     } else {
         (played as f64 / planned as f64).min(0.99)
-    }
-}
-
-/// The owner's side of a running tournament: every [`TOURNAMENT_BEAT`] it writes the
-/// progress, and stops the games once the row says cancelled (or the row is gone, or no
-/// longer this process's) or the process is stopping.
-async fn keep_playing(
-    state: SharedState,
-    id: String,
-    cancel: Budget,
-    played: Arc<AtomicU64>,
-    planned: u64,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(TOURNAMENT_BEAT) => {}
-            _ = state.stopping() => {
-                cancel.cancel();
-                return;
-            }
-        }
-        let progress = fraction(played.load(Ordering::Relaxed), planned);
-        match state
-            .store
-            .tournament_progress(&id, &state.owner, progress)
-            .await
-        {
-            Ok(TournamentLease::Playing) => {}
-            Ok(TournamentLease::Stop) => {
-                tracing::info!(tournament = %id, "tournament cancelled: its games stop");
-                cancel.cancel();
-                return;
-            }
-            // The database may answer at the next beat; the games go on meanwhile.
-            Err(e) => tracing::warn!(tournament = %id, "writing a tournament's progress: {e}"),
-        }
     }
 }
 
@@ -285,14 +300,8 @@ async fn tournament_config(
             ),
         ));
     }
-    let setup = setup_of(
-        req.board,
-        req.rules.as_deref(),
-        req.pie,
-        req.opening_plies,
-        req.seed,
-    )?;
-    let sprt = req.sprt.as_ref().map(parse_sprt).transpose()?;
+    let setup = setup_of(req.board, req.rules, req.pie, req.opening_plies, req.seed)?;
+    let sprt = req.sprt.map(|SprtBounds(s)| s);
     if sprt.is_some() && req.self_play {
         return Err(ApiError::invalid(
             "sprt",
@@ -325,7 +334,7 @@ async fn tournament_config(
 fn new_state(id: &str, config: &TournamentConfig, names: Vec<String>) -> TournamentState {
     TournamentState {
         id: id.to_string(),
-        status: "queued",
+        status: "queued".into(),
         agents: config.agents.iter().map(|s| s.to_string()).collect(),
         names,
         games: config.games,
@@ -372,11 +381,12 @@ fn display_names(req: &TournamentRequest, config: &TournamentConfig) -> ApiResul
 }
 
 /// A tournament's state as the database keeps it.
-fn stored(t: &TournamentState) -> ApiResult<StoredTournament> {
-    Ok(StoredTournament {
+fn stored(t: &TournamentState) -> ApiResult<PlayedRow> {
+    Ok(PlayedRow {
         id: t.id.clone(),
         created_at: t.created_at.clone(),
-        status: t.status.to_string(),
+        finished_at: None,
+        status: t.status.clone(),
         error: t.error.clone(),
         progress: t.progress,
         heartbeat_at: None,
@@ -386,70 +396,59 @@ fn stored(t: &TournamentState) -> ApiResult<StoredTournament> {
 
 /// A stored tournament as the API shows it: its state with the stored status, error and
 /// progress, which change while it plays (and after, when its server stopped).
-fn stored_json(t: StoredTournament) -> Value {
-    let mut value = t.state;
-    if let Some(map) = value.as_object_mut() {
-        map.insert("status".into(), json!(t.status));
-        map.insert("error".into(), json!(t.error));
-        map.insert("progress".into(), json!(t.progress));
-    }
-    value
-}
-
-/// Reads rows that a server plays (tournaments, SPRT tests) with `read`. When some of them
-/// were abandoned (their server stopped beating: it died, as one that stops cleanly marks its
-/// own), `fail_abandoned` marks those failed and, if it marked any, they are read again.
-pub(super) async fn read_failing_abandoned<R, T, Read, Fail>(
-    read: impl Fn() -> Read,
-    rows: impl Fn(&R) -> &[T],
-    abandoned: impl Fn(&T) -> bool,
-    fail_abandoned: impl FnOnce() -> Fail,
-) -> ApiResult<R>
-where
-    Read: Future<Output = Result<R, StoreError>>,
-    Fail: Future<Output = Result<u64, StoreError>>,
-{
-    let read_first = read().await?;
-    if !rows(&read_first).iter().any(abandoned) || fail_abandoned().await? == 0 {
-        return Ok(read_first);
-    }
-    Ok(read().await?)
+fn shown(t: PlayedRow) -> ApiResult<TournamentState> {
+    let mut shown: TournamentState = serde_json::from_value(t.state).map_err(|e| {
+        ApiError::internal(format!("tournament {} as stored does not read: {e}", t.id))
+    })?;
+    shown.status = t.status;
+    shown.error = t.error;
+    shown.progress = t.progress;
+    Ok(shown)
 }
 
 /// The newest tournaments, newest first, without their tables.
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<TournamentList>> {
     let stored = read_failing_abandoned(
-        || state.store.list_tournaments(LIST_TOURNAMENTS),
+        &state,
+        Played::Tournament,
+        || {
+            state
+                .store
+                .list_played(Played::Tournament, LIST_TOURNAMENTS)
+        },
         Vec::as_slice,
-        StoredTournament::abandoned,
-        || state.store.fail_abandoned_tournaments(),
     )
     .await?;
-    let items: Vec<Value> = stored
+    let tournaments = stored
         .into_iter()
         .map(|t| {
-            let value = stored_json(t);
-            json!({
-                "id": value["id"], "status": value["status"], "error": value["error"],
-                "created_at": value["created_at"], "agents": value["agents"],
-                "names": value["names"], "games": value["games"], "seed": value["seed"],
-                "progress": value["progress"],
+            let t = shown(t)?;
+            Ok(TournamentSummary {
+                agents: t.agents,
+                created_at: t.created_at,
+                error: t.error,
+                games: t.games,
+                id: t.id,
+                names: t.names,
+                progress: t.progress,
+                seed: t.seed,
+                status: t.status,
             })
         })
-        .collect();
-    Ok(Json(json!({ "tournaments": items })))
+        .collect::<ApiResult<_>>()?;
+    Ok(Json(TournamentList { tournaments }))
 }
 
 impl TournamentState {
     fn finish(&mut self, report: &TournamentReport) {
-        self.status = "finished";
+        self.status = "finished".into();
         self.progress = 1.0;
         self.table = report
             .first
             .iter()
             .map(|row| {
                 row.iter()
-                    .map(|cell| cell.as_ref().map(cell_json))
+                    .map(|cell| cell.as_ref().map(CrossCell::of))
                     .collect()
             })
             .collect();
@@ -458,42 +457,42 @@ impl TournamentState {
             .iter()
             .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
             .collect();
-        self.sprt = report.sprt.clone();
+        self.sprt = report
+            .sprt
+            .as_ref()
+            .map(|s| serde_json::to_value(s).unwrap_or(Value::Null));
     }
 
     fn fail(&mut self, error: String) {
-        self.status = "failed";
+        self.status = "failed".into();
         self.error = Some(error);
     }
 }
 
-/// One cell of the cross-table: the row agent moving first against the column agent.
-fn cell_json(tally: &Tally) -> Value {
-    let score = (tally.wins as f64 + 0.5 * tally.draws as f64) / tally.games().max(1) as f64;
-    json!({
-        "first_player_score": score,
-        "win_rate": tally.win_rate(),
-        "games": tally.games(),
-        "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
-    })
+impl CrossCell {
+    fn of(tally: &Tally) -> CrossCell {
+        let games = tally.games();
+        CrossCell {
+            draws: tally.draws,
+            first_player_score: (tally.wins as f64 + 0.5 * tally.draws as f64)
+                / games.max(1) as f64,
+            games,
+            losses: tally.losses,
+            win_rate: tally.win_rate(),
+            wins: tally.wins,
+        }
+    }
 }
 
 /// A tournament, from the database: the same on every server, while it plays and after.
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TournamentState>> {
     let not_found =
         || ApiError::not_found(format!("no tournament {:?}", crate::game::excerpt(&id)));
-    let t = read_failing_abandoned(
-        || state.store.tournament(&id),
-        Option::as_slice,
-        StoredTournament::abandoned,
-        || state.store.fail_abandoned_tournaments(),
-    )
-    .await?
-    .ok_or_else(not_found)?;
-    Ok(Json(stored_json(t)))
+    let t = played::show(&state, Played::Tournament, &id, not_found).await?;
+    Ok(Json(shown(t)?))
 }
 
 /// Stops a queued or running tournament, whichever server plays it: it is stored as `cancelled` at
@@ -502,27 +501,20 @@ pub async fn show(
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TournamentState>> {
     let not_found = || {
         ApiError::not_found(format!(
             "no queued or running tournament {:?}",
             crate::game::excerpt(&id)
         ))
     };
-    if !state.store.cancel_tournament(&id).await? {
-        let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            None,
-            format!(
-                "tournament {id} is {}: only a queued or running one can be cancelled",
-                t.status
-            ),
-        ));
-    }
-    tracing::info!(tournament = %id, "tournament cancelled");
-    let t = state.store.tournament(&id).await?.ok_or_else(not_found)?;
-    Ok(Json(stored_json(t)))
+    let over = |status: &str| {
+        ApiError::conflict(format!(
+            "tournament {id} is {status}: only a queued or running one can be cancelled"
+        ))
+    };
+    let t = played::cancel(&state, Played::Tournament, &id, not_found, over).await?;
+    Ok(Json(shown(t)?))
 }
 
 /// A tournament's agents: 2 to [`MAX_TOURNAMENT_AGENTS`] of them, each as `schemas::api_agent`.

@@ -16,10 +16,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::runs::publish_status;
-use super::state::{RunEvent, SharedState};
+use super::state::SharedState;
 use crate::ga::GenerationRecord;
 use crate::runner::{Games, QueueRunner, Runner, Stepped};
 use crate::search::Budget;
@@ -268,16 +266,6 @@ fn announce(state: &SharedState, run_id: &str, record: &GenerationRecord) {
         wall_ms = record.timing.wall_ms,
         "generation written"
     );
-    let mut data = serde_json::to_value(GenerationPoint::of(record)).unwrap_or_else(|_| json!({}));
-    if let Some(map) = data.as_object_mut() {
-        map.insert("run_id".into(), json!(run_id));
-    }
-    super::run_events::emit(
-        state,
-        RunEvent {
-            run_id: run_id.to_string(),
-            kind: "generation",
-            data,
-        },
-    );
+    let event = super::run_events::generation_event(run_id, &GenerationPoint::of(record));
+    super::run_events::emit(state, event);
 }
