@@ -20,8 +20,8 @@ use crate::agents::cost::{game_side_ms, DECIDED_GAME_SHARE};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
-use crate::game::{Position, Rules, Side};
-use crate::matches::game::play_until;
+use crate::game::{Position, Rules};
+use crate::matches::game::{is_decided, play_until};
 use crate::matches::{PairSeeds, Pairing, Seats};
 use crate::search::{Budget, Depth};
 
@@ -316,11 +316,14 @@ fn measure(
             let (mut rng_s, mut rng_n) = pairing.seeds.players(games, true);
             let seats = Seats::new(&mut *south, &mut *north, &mut rng_s, &mut rng_n);
             let total = from.total_seeds();
-            let decided = |pos: &Position| {
-                2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total
-            };
             let mut count = 0;
-            play_until(seats, from, rules, decided, |_, _, _| count += 1);
+            play_until(
+                seats,
+                from,
+                rules,
+                |p| is_decided(p, total),
+                |_, _, _| count += 1,
+            );
             count
         } else {
             let game = pairing.play(&mut *south, &mut *north, games, true);
