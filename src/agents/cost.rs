@@ -63,6 +63,12 @@ pub fn features_of(features: &FeatureChoice) -> Vec<Feature> {
     }
 }
 
+/// The share of a whole game's processor time that a game stopped as soon as one store holds
+/// more than half of the seeds takes (a GA's fitness games, [`crate::matches::Pairing::points`]):
+/// the endgame it leaves out is short but its early moves are the dearest searches. Measured
+/// with `kalah-tuner bench --cost --cost-decided` against whole games of the same cells.
+pub const DECIDED_GAME_SHARE: f64 = 0.9;
+
 /// What a TD learner spends on a self-play game besides its searches (features, gradients and
 /// traces of every position), in milliseconds on Kalah(6,4): measured with `kalah-tuner learn`
 /// (2026-11-26: 8,000 games at depth 2 took 5.2 s, 1.6 s of it searches and the panel).
@@ -173,6 +179,49 @@ mod tests {
             game_side_ms(&random, 12, 4),
             2.0 * game_side_ms(&random, 6, 4)
         );
+    }
+
+    /// The measurements of `kalah-tuner bench --cost --cost-csv` committed in docs/cost.csv
+    /// (one game side's processor time; a row marked capped is a lower bound). An estimate
+    /// too low is what lets a run past the core-hour cap, so no row may be more than 2x under
+    /// the model, and the large-board cases (12x8 at depth 10, `perfect:32` on 12x2,
+    /// once estimated 4x or more under) must be there: within 2x where finished.
+    #[test]
+    fn the_model_is_not_under_the_recorded_measurements() {
+        // Read when the test runs, so that new measurements need no rebuild.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cost.csv");
+        let table = std::fs::read_to_string(path).expect("docs/cost.csv is readable");
+        let mut large = 0;
+        for line in table.lines().filter(|l| !l.trim().is_empty()) {
+            let fields: Vec<&str> = line.split(',').collect();
+            let [pits, seeds, spec, _games, _plies, measured, capped, decided] = fields[..] else {
+                panic!("docs/cost.csv: 8 fields expected in {line:?}");
+            };
+            let (pits, seeds): (usize, u32) = (pits.parse().unwrap(), seeds.parse().unwrap());
+            let measured: f64 = measured.parse().unwrap();
+            let share = if decided == "true" {
+                DECIDED_GAME_SHARE
+            } else {
+                1.0
+            };
+            let spec_text = spec;
+            let spec = AgentSpec::parse(spec).expect("docs/cost.csv holds valid specs");
+            let ratio = share * game_side_ms(&spec, pits, seeds) / measured;
+            assert!(
+                ratio >= 0.5,
+                "{line}: the model is {ratio:.2} of the measurement"
+            );
+            if (pits, seeds, spec_text) == (12, 8, "minimax:10")
+                || (pits, seeds, spec_text) == (12, 2, "perfect:32")
+            {
+                assert!(
+                    capped == "true" || ratio <= 2.0,
+                    "{line}: model / measured {ratio:.2}"
+                );
+                large += 1;
+            }
+        }
+        assert_eq!(large, 2, "docs/cost.csv has both large-board rows");
     }
 
     #[test]

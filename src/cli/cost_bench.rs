@@ -5,7 +5,9 @@
 //! Every cell is self-play of one spec from two-ply random openings on one thread, timed in
 //! processor time (steadier than wall time on a shared machine): a side's cost is half a
 //! game's. A game that runs past `--cost-cap` seconds of wall time is stopped through the
-//! agents' budget and its row is marked as a lower bound.
+//! agents' budget and its row is marked as a lower bound. With `--cost-decided` a game stops
+//! as soon as one store holds more than half of the seeds, as a GA's fitness games do: what
+//! share of a whole game's time those take ([`crate::agents::cost::DECIDED_GAME_SHARE`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,12 +16,13 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::console::process_cpu_seconds;
-use crate::agents::cost::game_side_ms;
+use crate::agents::cost::{game_side_ms, DECIDED_GAME_SHARE};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
 use crate::game::{Position, Rules};
-use crate::matches::Pairing;
+use crate::matches::game::{is_decided, play_until};
+use crate::matches::{PairSeeds, Pairing, Seats};
 use crate::search::{Budget, Depth};
 
 /// Options of the cost table (all under `bench --cost`).
@@ -49,6 +52,10 @@ pub struct CostArgs {
     /// Wall seconds after which a game is stopped (its row then is a lower bound)
     #[arg(long, default_value_t = 300.0)]
     pub cost_cap: f64,
+    /// Stop every game once one store holds more than half of the seeds, as a GA's fitness
+    /// games do (the model's figure is then a decided game's)
+    #[arg(long)]
+    pub cost_decided: bool,
     /// Also write the measurements as CSV to this file (appending), for --cost-from
     #[arg(long)]
     pub cost_csv: Option<PathBuf>,
@@ -67,20 +74,34 @@ struct Cell {
     plies: f64,
     side_ms: f64,
     capped: bool,
+    decided: bool,
 }
 
 impl Cell {
     fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{:.1},{:.4},{}\n",
-            self.pits, self.seeds, self.spec, self.games, self.plies, self.side_ms, self.capped
+            "{},{},{},{},{:.1},{:.4},{},{}\n",
+            self.pits,
+            self.seeds,
+            self.spec,
+            self.games,
+            self.plies,
+            self.side_ms,
+            self.capped,
+            self.decided
         )
     }
 
     fn from_csv(line: &str) -> Result<Cell> {
         let parts: Vec<&str> = line.trim().split(',').collect();
-        let [pits, seeds, spec, games, plies, side_ms, capped] = parts[..] else {
-            bail!("expected 7 comma-separated fields, got {line:?}");
+        // Rows written before `--cost-decided` have no eighth field: whole games.
+        let (fields, decided) = match parts.len() {
+            7 => (&parts[..], "false"),
+            8 => (&parts[..7], parts[7]),
+            _ => bail!("expected 7 or 8 comma-separated fields, got {line:?}"),
+        };
+        let &[pits, seeds, spec, games, plies, side_ms, capped] = fields else {
+            bail!("expected 7 or 8 comma-separated fields, got {line:?}");
         };
         Ok(Cell {
             pits: pits.parse()?,
@@ -90,15 +111,22 @@ impl Cell {
             plies: plies.parse()?,
             side_ms: side_ms.parse()?,
             capped: capped.parse()?,
+            decided: decided.parse()?,
         })
     }
 
     fn row(&self) -> Result<String> {
         let spec = parse_spec(&self.spec)?;
-        let model = game_side_ms(&spec, self.pits, self.seeds);
+        let share = if self.decided {
+            DECIDED_GAME_SHARE
+        } else {
+            1.0
+        };
+        let model = share * game_side_ms(&spec, self.pits, self.seeds);
         let bound = if self.capped { ">" } else { "" };
+        let decided = if self.decided { ", decided" } else { "" };
         Ok(format!(
-            "| {}x{} | `{}` | {} | {:.0} | {bound}{} | {} | {:.2} |",
+            "| {}x{} | `{}`{decided} | {} | {:.0} | {bound}{} | {} | {:.2} |",
             self.pits,
             self.seeds,
             self.spec,
@@ -283,9 +311,25 @@ fn measure(
         south.set_budget(&budget);
         north.set_budget(&budget);
         let before = process_cpu_seconds();
-        let game = pairing.play(&mut *south, &mut *north, games, true);
+        plies += if args.cost_decided {
+            let (from, _) = pairing.opening(games);
+            let (mut rng_s, mut rng_n) = pairing.seeds.players(games, true);
+            let seats = Seats::new(&mut *south, &mut *north, &mut rng_s, &mut rng_n);
+            let total = from.total_seeds();
+            let mut count = 0;
+            play_until(
+                seats,
+                from,
+                rules,
+                |p| is_decided(p, total),
+                |_, _, _| count += 1,
+            );
+            count
+        } else {
+            let game = pairing.play(&mut *south, &mut *north, games, true);
+            game.record.plies.len()
+        };
         cpu += process_cpu_seconds() - before;
-        plies += game.record.plies.len();
         games += 1;
         if budget.is_stopped() {
             capped = true;
@@ -300,5 +344,6 @@ fn measure(
         plies: plies as f64 / games as f64,
         side_ms: cpu * 1e3 / (2.0 * games as f64),
         capped,
+        decided: args.cost_decided,
     })
 }

@@ -23,7 +23,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::agents::cost::{features_of, game_side_ms, leaf_cost, search_side_ms};
+use crate::agents::cost::{
+    features_of, game_side_ms, leaf_cost, search_side_ms, DECIDED_GAME_SHARE,
+};
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
@@ -807,11 +809,13 @@ impl GaConfig {
             .iter()
             .map(|o| n * per_pair * (me + game_side_ms(o, pits, seeds)))
             .sum();
-        let fitness_ms = match self.fitness.mode {
-            FitnessMode::RoundRobin => round_robin,
-            FitnessMode::Opponents => opponents,
-            FitnessMode::Mixed => round_robin + opponents,
-        };
+        // Fitness games stop once decided; the panel's are played to the end.
+        let fitness_ms = DECIDED_GAME_SHARE
+            * match self.fitness.mode {
+                FitnessMode::RoundRobin => round_robin,
+                FitnessMode::Opponents => opponents,
+                FitnessMode::Mixed => round_robin + opponents,
+            };
         let panel_ms = if self.benchmark.is_on() {
             let per_agent = self.benchmark.leaders as f64 * 2.0 * self.benchmark.pairs as f64;
             let measure: f64 = self

@@ -153,15 +153,24 @@ pub fn play_game(seats: Seats<'_>, start: Position, rules: Rules) -> GameRecord 
     }
 }
 
+/// Whether one store holds more than half of a game's `total` seeds: who wins is then known.
+pub fn is_decided(pos: &Position, total: u32) -> bool {
+    2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total
+}
+
 /// South's points (1, 0.5 or 0) in a game played from `start`, stopping as soon as one store
 /// holds more than half of the seeds: stores only grow, so the winner is then known and the
 /// rest of the game cannot change the points. The moves played up to there are the same as in
 /// [`play_game`] with the same agents and RNGs.
 pub fn decided_south_points(seats: Seats<'_>, start: Position, rules: Rules) -> f64 {
     let total = start.total_seeds();
-    let decided =
-        |pos: &Position| 2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total;
-    let end = play_until(seats, start, rules, decided, |_, _, _| {});
+    let end = play_until(
+        seats,
+        start,
+        rules,
+        |pos| is_decided(pos, total),
+        |_, _, _| {},
+    );
     // A decided game's stores already say who wins; a finished one's final stores do.
     let (s, n) = end.final_stores();
     points(s, n)

@@ -314,19 +314,20 @@ impl LearningConfig {
                     * (ms_per_game(c.depth) * searches
                         + TD_GAME_OVERHEAD_MS * board_scale(pits, seeds))
             }
-            // The source's games at a depth-4 player's cost, then one search a position and
+            // The source's self-play games at its kind's cost, then one search a position and
             // round (a game has about 40 positions), and the exact labels: about a quarter of
-            // the positions are endgames small enough, and a solve takes about 0.05 ms at 10
-            // seeds, doubling with every seed (22 seeds: 0.05 s typical on Kalah(6,4), see
-            // docs/performance.md), so a large `exact_seeds` is what makes fitting costly.
+            // the positions have at most `exact_seeds` seeds, and their solves take 0.06 ms
+            // on average at 14, doubling with every two seeds more (`learn --method texel
+            // --threads 1` at `--exact-seeds` 0, 10, 14 and 18 on Kalah(6,4), 2026-11-26:
+            // 0.04, 0.23 and 0.92 s of processor time over 16,000 positions' labels).
             LearnerConfig::Texel(c) => {
                 let positions = c.games as f64 * c.positions_per_game as f64;
                 let solve_ms = if c.exact_seeds == 0 {
                     0.0
                 } else {
-                    0.05 * 2f64.powi(c.exact_seeds as i32 - 10)
+                    0.06 * 2f64.powf((c.exact_seeds as f64 - 14.0) / 2.0)
                 };
-                c.games as f64 * ms_per_game(4)
+                c.games as f64 * 2.0 * game_side_ms(&c.source, pits, seeds)
                     + positions * c.rounds as f64 * ms_per_game(c.depth) / 40.0
                     + positions * 0.25 * solve_ms
             }
