@@ -79,7 +79,7 @@ pub const TD_GAME_OVERHEAD_MS: f64 = 0.35;
 /// (159 s a side, 2026-11-26: the games did not finish); 4.3 puts the model at that lower
 /// bound and keeps the measured 4x3 to 8x8 cells within 2x (0.68 to 1.23). Fitted to a lower
 /// bound, the 12-pit figure can still be low: the finished measurement is to come.
-const SOLVE_PITS_EXPONENT: f64 = 4.3;
+pub const SOLVE_PITS_EXPONENT: f64 = 4.3;
 
 /// Rough processor time, in milliseconds, that one side of a game on `pits` x `seeds` costs
 /// when played by `spec`: what estimates count for opponents and panel agents. Searches as

@@ -229,6 +229,11 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
         other => other,
     };
     let result = match turn {
+        // No turn: cancelled, or its budget spent, while it waited. It plays no game (one
+        // started under the spent budget would still count towards its progress).
+        Ok(None) => Ok(Err(MatchError::Stopped(
+            cancel.check_now().err().unwrap_or(Stopped::Cancelled),
+        ))),
         Ok(permit) => {
             compute_in_background(&state, permit, move || {
                 // Located here, on the tournaments' pool: locating a model looks at the disk.

@@ -113,6 +113,9 @@ export async function mount(view, { query }) {
   const result = h("div", { id: "tour-result" });
   const pastList = h("ul.past", { id: "tour-past" });
 
+  /** The status the last poll read, to reload the list when it changes. */
+  let lastStatus = null;
+
   async function loadPast() {
     try {
       const { tournaments } = await api.tournaments();
@@ -237,6 +240,12 @@ export async function mount(view, { query }) {
       return;
     }
     if (stopped) return;
+    // The list of past tournaments shows each one's status: when this one's changes (queued
+    // to running, say), the list is read again rather than left saying what it was.
+    if (t.status !== lastStatus) {
+      if (lastStatus !== null && !["cancelled", "finished"].includes(t.status)) loadPast();
+      lastStatus = t.status;
+    }
     // Returning to the page resumes only a tournament still under way (queued for the
     // tournaments' share of the cores, or playing).
     const underWay = t.status === "running" || t.status === "queued";
