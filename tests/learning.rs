@@ -196,12 +196,29 @@ fn bad_learning_configs_name_their_field() {
         field("td", None, json!({"games": 10000000, "depth": 8}), any),
         "games"
     );
-    // Exact labels of big endgames are what make fitting costly: counted in the estimate.
+    // Exact labels of big endgames are counted in the estimate: a solve costs about 0.06 ms at
+    // 14 seeds and doubles every two (measured up to 18, see
+    // `LearningConfig::estimated_core_hours`), so the largest `exact_seeds` (24) on the most
+    // games adds about an hour, and what takes a Texel run past the cap is its rounds.
+    let hours = |exact_seeds: u32| {
+        let layer = json!({"games": 1000000, "exact_seeds": exact_seeds, "rounds": 1});
+        load_tuner(Some("texel"), None, &[&layer], any)
+            .expect("within the cap")
+            .learning()
+            .expect("a learning config")
+            .estimated_core_hours()
+    };
+    assert!(
+        hours(24) > hours(0) + 0.5,
+        "exact labels from 24 seeds: {} core-hours, none: {}",
+        hours(24),
+        hours(0)
+    );
     assert_eq!(
         field(
             "texel",
             None,
-            json!({"games": 1000000, "exact_seeds": 24, "rounds": 1}),
+            json!({"games": 1000000, "exact_seeds": 24, "rounds": 1000, "depth": 6}),
             any
         ),
         "rounds"

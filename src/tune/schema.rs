@@ -163,7 +163,7 @@ fn learning_groups(tuner: &str) -> Value {
             {"key": "games", "kind": "int", "min": 1, "max": MAX_TEXEL_GAMES, "range": format!("1 to {MAX_TEXEL_GAMES}"), "help": "Self-play games to sample positions from."},
             {"key": "positions_per_game", "kind": "int", "min": 1, "max": 200, "range": "1 to 200"},
             {"key": "opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings before each game."},
-            {"key": "exact_seeds", "kind": "int", "min": 0, "max": MAX_EXACT_SEEDS, "range": format!("0 to {MAX_EXACT_SEEDS}"), "help": "Positions with at most this many seeds in the pits are labelled by the exact solver (0: never); each seed more doubles the cost."},
+            {"key": "exact_seeds", "kind": "int", "min": 0, "max": MAX_EXACT_SEEDS, "range": format!("0 to {MAX_EXACT_SEEDS}"), "help": "Positions with at most this many seeds in the pits are labelled by the exact solver (0: never); every two seeds more double the cost."},
             {"key": "depth", "kind": "int", "min": 1, "max": 8, "range": "1 to 8", "help": "Depth of the search whose leaf is scored."},
             {"key": "rounds", "kind": "int", "min": 1, "max": 100, "range": "1 to 100", "help": "Rounds of finding leaves and fitting; the panel measures after each."},
             {"key": "max_iters", "kind": "int", "min": 1, "max": 10_000, "range": "1 to 10000", "help": "L-BFGS iterations a round."},
