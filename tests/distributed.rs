@@ -177,6 +177,38 @@ async fn a_run_played_by_two_workers_exports_as_evolve() {
     db.drop_db().await;
 }
 
+/// CMA-ES and SPSA runs play their generations as a GA run does, so their fitness games go
+/// to the queue too, and the export is `evolve --tuner`'s to the byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cmaes_and_spsa_runs_played_by_workers_export_as_evolve() {
+    let Some(db) = pg_db().await else { return };
+    let (_coordinator, api) = serve(&db, &["--no-batches"]);
+    let _w1 = worker(&db);
+    let _w2 = worker(&db);
+    for tuner in ["cmaes", "spsa"] {
+        let config = spread_config();
+        let run = api
+            .create_run(json!({"tuner": tuner, "config": config}))
+            .await;
+        let id = run["id"].as_str().expect("id").to_string();
+        let done = api.wait_status(&id, &["finished", "failed"]).await;
+        assert_eq!(done["status"], "finished", "{done}");
+        let mut file = config.clone();
+        file["tuner"] = json!(tuner);
+        let served = export_bytes(&api, &id).await;
+        assert!(
+            served.contains(&format!("\"tuner\": \"{tuner}\"")),
+            "{served}"
+        );
+        assert_eq!(served, evolve_export(&file), "{tuner}");
+        assert!(
+            !batch_workers(&db, &id).await.is_empty(),
+            "{tuner}: workers played"
+        );
+    }
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_mid_batch_loses_nothing() {
     let Some(db) = pg_db().await else { return };

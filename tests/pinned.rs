@@ -112,14 +112,11 @@ fn a3c_evaluation_is_pinned() {
 /// The records of a run with their wall times zeroed, and its export document (whose
 /// `generator` names this build's version, so it is set aside).
 fn run_fingerprints(config: kalah_tuner::tune::TunerConfig) -> (u64, u64, String) {
-    use kalah_tuner::tune::{ExportDocument, TunerConfig};
-    let records = match &config {
-        TunerConfig::Ga(c) => Evolution::new((**c).clone()).expect("starts").run(|_| {}),
-        TunerConfig::Learning(c) => {
-            let mut run = kalah_tuner::tune::LearningRun::new((**c).clone()).expect("starts");
-            std::iter::from_fn(|| run.step()).collect()
-        }
-    };
+    use kalah_tuner::tune::ExportDocument;
+    // Through the tuning engine's one interface, as every driver steps a run.
+    let mut tuner = config.open(None).expect("starts");
+    let control = kalah_tuner::tune::StepControl::new(kalah_tuner::search::Budget::unlimited());
+    let records: Vec<_> = std::iter::from_fn(|| tuner.step(&control)).collect();
     let plain: Vec<_> = records.iter().map(|r| r.without_timing()).collect();
     let text = serde_json::to_string(&plain).expect("serialises");
     let mut doc: ExportDocument = config.export(&records).expect("exports");

@@ -1080,11 +1080,49 @@ async fn learning_runs(api: &Api) {
     }
 }
 
+/// CMA-ES and SPSA runs through the API (on PostgreSQL, their games on the batch queue): the
+/// records and export the library gives, the tuner's state in each record, their player named
+/// by `run:ID`, their settings checked with the field named.
+async fn population_tuner_runs(api: &Api) {
+    for tuner in ["cmaes", "spsa"] {
+        let body = json!({"tuner": tuner, "name": tuner,
+                          "config": {"population": 7, "generations": 3, "depth": 2, "seed": 9,
+                                     "fitness": {"games_per_pair": 4},
+                                     "benchmark": {"pairs": 2, "panel": ["minimax:2"]}}});
+        let run = api.create_run(body).await;
+        let id = run["id"].as_str().unwrap().to_string();
+        assert_eq!(run["tuner"], tuner, "{run}");
+        assert_eq!(run["config"]["tuner"], tuner, "{run}");
+        assert_eq!(run["generations_total"], 3, "{run}");
+        let done = api.wait_status(&id, &["finished", "failed"]).await;
+        assert_eq!(done["status"], "finished", "{done}");
+        let (_, records, reference) = reference_run(&run["config"]);
+        check_records(api, &id, &records).await;
+        assert_eq!(export(api, &id).await, reference, "{tuner}");
+        let (_, by_run) = api
+            .post(
+                "/api/move",
+                json!({"agent": format!("run:{id}"), "position": "4,4,4,4,4,4/0/4,4,4,4,4,4/0/S", "seed": 1}),
+            )
+            .await;
+        assert!(by_run["move"].is_number(), "{by_run}");
+        let bad = json!({"tuner": tuner, "config": {tuner: {"nonsense": 1}}});
+        let (code, err) = api.post("/api/runs", bad.clone()).await;
+        assert_eq!(code, 422, "{bad}: {err}");
+        let field = err["error"]["field"].as_str().unwrap_or("");
+        assert!(
+            field.starts_with(&format!("config.{tuner}")),
+            "{bad}: {err}"
+        );
+    }
+}
+
 async fn all_scenarios(db: TestDb, backend: &str) {
     let srv = server(&db, None).await;
     let api = Api::of(&srv);
     lifecycle(&api, backend).await;
     learning_runs(&api).await;
+    population_tuner_runs(&api).await;
     events_cancel_resume(&api).await;
     cancel_and_delete_stop_the_generation_under_way(&api).await;
     games(&api).await;
@@ -1797,14 +1835,19 @@ fn check_request_schemas(doc: &Value) {
         2
     );
 
-    // A run's config is typed: the GA's fields with the validator's ranges, or a learner's.
+    // A run's config is typed: the GA's fields with the validator's ranges, a learner's, or a
+    // CMA-ES or SPSA run's (the GA's fields and the tuner's settings under its name).
     let run = body("/api/runs", "post");
     assert_eq!(
         run["properties"]["config"]["$ref"],
         "#/components/schemas/RunConfig"
     );
     let configs = schemas["RunConfig"]["anyOf"].as_array().unwrap();
-    assert_eq!(configs.len(), 4, "the GA and three learners");
+    assert_eq!(configs.len(), 6, "the GA, three learners, CMA-ES and SPSA");
+    for (schema, tuner) in configs[4..].iter().zip(["cmaes", "spsa"]) {
+        assert!(schema["properties"][tuner].is_object(), "{schema}");
+        assert!(schema["properties"]["population"].is_object(), "{schema}");
+    }
     let ga = &configs[0]["properties"];
     assert_eq!(ga["population"]["maximum"], 1000);
     assert_eq!(ga["fitness"]["properties"]["mode"]["type"], "string");

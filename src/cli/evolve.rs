@@ -1,5 +1,5 @@
-//! `kalah-tuner evolve`: a GA run without the server, through the tuning engine's
-//! [`Driver`]. Shows progress, writes the export document after every generation (so an interruption never loses a finished generation) and
+//! `kalah-tuner evolve`: a run of a population tuner (the GA, CMA-ES or SPSA) without the
+//! server, through the tuning engine's [`Driver`]. Shows progress, writes the export document after every generation (so an interruption never loses a finished generation) and
 //! stops cleanly on Ctrl-C.
 
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{config_layer, thread_pool};
+use super::args::{config_layer, thread_pool, usage};
 use super::console::{stop_flag, CpuBudget};
 use super::progress::RunConsole;
 use crate::agents::FileAccess;
@@ -21,6 +21,11 @@ use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl,
 
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
+    /// The tuner that breeds each generation: ga (the genetic algorithm, the default), cmaes
+    /// (CMA-ES) or spsa (SPSA); all play their generations by the same config fields
+    /// (docs/tuners.md). Default: the config file's "tuner", else ga
+    #[arg(long, value_parser = ["ga", "cmaes", "spsa"])]
+    pub tuner: Option<String>,
     /// Start from a preset: abrams (the blog), hunter (Hunter's thesis) or mankalah
     /// (Kalah(7,7) with the pie rule, the ManKalah engine's game)
     #[arg(long)]
@@ -56,7 +61,7 @@ pub struct EvolveArgs {
 }
 
 /// The config the flags describe: preset, then file, then single-field flags.
-pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
+pub fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
     let file = config_layer(args.config.as_deref())?;
     let mut flags = serde_json::Map::new();
     if let Some(seed) = args.seed {
@@ -76,7 +81,17 @@ pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
     }
     let flags = serde_json::Value::Object(flags);
     let layers: Vec<&serde_json::Value> = file.iter().chain([&flags]).collect();
-    Ok(loader::load(
+    let named = args
+        .tuner
+        .as_deref()
+        .or_else(|| file.as_ref()?.get("tuner")?.as_str());
+    if let Some(tuner) = named.filter(|t| !["ga", "cmaes", "spsa"].contains(t)) {
+        return Err(usage(format!(
+            "tuner: evolve runs ga, cmaes or spsa (learn runs td, td-leaf and texel); the config names {tuner:?}"
+        )));
+    }
+    Ok(loader::load_tuner(
+        args.tuner.as_deref(),
         args.preset.as_deref(),
         &layers,
         &FileAccess::Any,
@@ -84,13 +99,20 @@ pub fn build_config(args: &EvolveArgs) -> Result<GaConfig> {
 }
 
 pub fn run(args: &EvolveArgs) -> Result<()> {
-    let config = build_config(args)?;
+    let tuner_config = build_config(args)?;
+    let config: GaConfig = tuner_config
+        .population()
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("evolve runs the population tuners (ga, cmaes, spsa)"))?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
     let pool = thread_pool(args.threads)?;
-    let mut driver =
-        pool.install(|| Driver::open(TunerConfig::Ga(Box::new(config.clone())), None))?;
+    let mut driver = pool.install(|| Driver::open(tuner_config.clone(), None))?;
     eprintln!(
-        "evolving {} individuals for {} generations ({} games a generation, {:.0} panel games on average, depth {}, seed {})",
+        "{} {} individuals for {} generations ({} games a generation, {:.0} panel games on average, depth {}, seed {})",
+        match tuner_config.tuner() {
+            "ga" => "evolving".to_string(),
+            other => format!("tuning with {other}:"),
+        },
         config.population,
         config.generations,
         config.games_per_generation(),

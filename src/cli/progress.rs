@@ -70,7 +70,7 @@ impl Observer for RunConsole {
                 self.first_leader = Some((record.generation, leader.clone()));
             }
         }
-        if config.ga().is_none() {
+        if config.population().is_none() {
             if let Some(bar) = &self.bar {
                 bar.set_position(position);
             }

@@ -2,11 +2,16 @@
 //! [`GenerationRecord`] and breeds the next generation from that record alone, so a run can be
 //! stopped after any generation and resumed from its last record
 //! ([`Evolution::resume`]) with exactly the generations an uninterrupted run would produce.
+//!
+//! The GA's operators (selection, crossover, mutation) make each next generation unless a
+//! [`Breeder`] is given ([`Evolution::with_breeder`]): then the breeder does (CMA-ES and SPSA in
+//! `tune`), and everything else (fitness games, the benchmark panel, the hall of fame, the
+//! records, resuming) stays the GA's.
 
 use std::time::Instant;
 
 use super::benchmark::{self, Benchmark, BenchmarkRecord, Champion};
-use super::config::{ConfigError, GaConfig, InitKind};
+use super::config::{Bounds, ConfigError, GaConfig, InitKind};
 use super::fitness::{FitnessSetup, JobList, Scoring};
 use super::genome::{self, best_index, ranking, FitnessStats, Genome};
 use super::operators::{self, Crossover, Mutation, Selection};
@@ -20,6 +25,26 @@ const INIT_STREAM: u64 = 0x696e_6974;
 /// RNG stream of breeding (selection, crossover, mutation), one per generation.
 const BREED_STREAM: u64 = 0x6272_6565;
 
+/// What makes each generation of a population tuner other than the GA: told every evaluated
+/// generation's record, it answers with the next generation. It resumes from the run's
+/// records: its state in the last ([`GenerationRecord::breeder`]), or what all of them hold.
+pub trait Breeder: Send + std::fmt::Debug {
+    /// Generation 0, within `bounds`.
+    fn first(&mut self, bounds: &Bounds) -> Vec<Genome>;
+
+    /// Learns from `record`, the generation this breeder made last, now evaluated, and
+    /// returns the next one (as many individuals, within `bounds`).
+    fn breed(&mut self, record: &GenerationRecord, bounds: &Bounds) -> Vec<Genome>;
+
+    /// What this breeder knows before it is told of the generation it made last, if it
+    /// needs more than the records' genomes and fitness: kept in that generation's record.
+    fn checkpoint(&self) -> Option<serde_json::Value>;
+
+    /// Takes back the state it had after making the last of `records` (the run's records so
+    /// far, oldest first, as many as it needs), before being told of it.
+    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), String>;
+}
+
 /// A GA run, advanced one generation at a time.
 #[derive(Debug)]
 pub struct Evolution {
@@ -29,6 +54,8 @@ pub struct Evolution {
     selection: Box<dyn Selection>,
     crossover: Box<dyn Crossover>,
     mutation: Box<dyn Mutation>,
+    /// Makes each next generation in place of the three operators above.
+    breeder: Option<Box<dyn Breeder>>,
     /// The generation `population` is, not yet evaluated unless `stopped` is set.
     generation: u32,
     population: Vec<Genome>,
@@ -43,7 +70,31 @@ pub struct Evolution {
 impl Evolution {
     /// Validates `config` and draws the first generation.
     pub fn new(config: GaConfig) -> Result<Evolution, ConfigError> {
-        let (mut evo, center) = Evolution::prepare(config)?;
+        Evolution::start(config, None)
+    }
+
+    /// A run of `config` whose generations `breeder` makes instead of the GA's operators:
+    /// from its first generation, or carrying on after the last of `records` (the run's
+    /// records so far, oldest first) as [`Evolution::resume`] does.
+    pub fn with_breeder(
+        config: GaConfig,
+        mut breeder: Box<dyn Breeder>,
+        records: &[GenerationRecord],
+    ) -> Result<Evolution, ConfigError> {
+        match records.last() {
+            None => Evolution::start(config, Some(breeder)),
+            Some(last) => {
+                breeder.restore(records).map_err(ConfigError::Resume)?;
+                Evolution::resume_with(config, Some(breeder), last)
+            }
+        }
+    }
+
+    fn start(
+        config: GaConfig,
+        breeder: Option<Box<dyn Breeder>>,
+    ) -> Result<Evolution, ConfigError> {
+        let (mut evo, center) = Evolution::prepare(config, breeder)?;
         let mut rng = game_rng(evo.config.seed, &[INIT_STREAM]);
         let genes = evo.features.len();
         let bounds = evo.config.bounds;
@@ -55,6 +106,9 @@ impl Evolution {
                 _ => genome::uniform(genes, &bounds, &mut rng),
             })
             .collect();
+        if let Some(breeder) = &mut evo.breeder {
+            evo.population = breeder.first(&bounds);
+        }
         Ok(evo)
     }
 
@@ -63,7 +117,15 @@ impl Evolution {
     /// bred it, so every later record is identical (wall times aside). The stop conditions are
     /// checked against `config`, so a finished run given more `generations` goes on.
     pub fn resume(config: GaConfig, last: &GenerationRecord) -> Result<Evolution, ConfigError> {
-        let (mut evo, _) = Evolution::prepare(config)?;
+        Evolution::resume_with(config, None, last)
+    }
+
+    fn resume_with(
+        config: GaConfig,
+        breeder: Option<Box<dyn Breeder>>,
+        last: &GenerationRecord,
+    ) -> Result<Evolution, ConfigError> {
+        let (mut evo, _) = Evolution::prepare(config, breeder)?;
         evo.check_record(last)?;
         evo.hall_of_fame = Some(last.hall_of_fame.clone());
         evo.champion = last.champion.clone();
@@ -80,7 +142,10 @@ impl Evolution {
     }
 
     /// A run without a population yet, and the centre of an `around` initialisation.
-    fn prepare(config: GaConfig) -> Result<(Evolution, Option<Genome>), ConfigError> {
+    fn prepare(
+        config: GaConfig,
+        breeder: Option<Box<dyn Breeder>>,
+    ) -> Result<(Evolution, Option<Genome>), ConfigError> {
         let resolved = config.validate()?;
         let fitness = FitnessSetup::new(&config, &resolved)?;
         let benchmark = match config.benchmark.is_on() {
@@ -100,6 +165,7 @@ impl Evolution {
             selection: operators::selection(&config.selection),
             crossover: operators::crossover(&config.crossover),
             mutation: operators::mutation(&config.mutation),
+            breeder,
             config,
             generation: 0,
             population: Vec::new(),
@@ -266,6 +332,7 @@ impl Evolution {
             benchmark: None,
             champion: None,
             learner: None,
+            breeder: self.breeder.as_ref().and_then(|b| b.checkpoint()),
             timing: Timing::default(),
         };
         record.stop = self.stop_after(self.generation, record.fitness.best);
@@ -359,9 +426,13 @@ impl Evolution {
         None
     }
 
-    /// The next generation, from a record's weights and fitness only: elites first, unchanged,
-    /// then children of selected parent pairs, each mutated.
-    fn breed(&self, record: &GenerationRecord) -> Vec<Genome> {
+    /// The next generation, from a record's weights and fitness only (and a breeder's state):
+    /// the breeder's, or the GA's: elites first, unchanged, then children of selected parent
+    /// pairs, each mutated.
+    fn breed(&mut self, record: &GenerationRecord) -> Vec<Genome> {
+        if let Some(breeder) = &mut self.breeder {
+            return breeder.breed(record, &self.config.bounds);
+        }
         let mut rng = game_rng(self.config.seed, &[BREED_STREAM, record.generation as u64]);
         let fitness: Vec<f64> = record.individuals.iter().map(|i| i.fitness).collect();
         let genomes: Vec<&Genome> = record.individuals.iter().map(|i| &i.weights).collect();

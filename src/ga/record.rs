@@ -79,6 +79,11 @@ pub struct GenerationRecord {
     /// have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learner: Option<LearnerProgress>,
+    /// What a population tuner other than the GA ([`crate::ga::engine::Breeder`]: CMA-ES,
+    /// SPSA) knew when it made this generation, from which the run resumes; GA records have
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breeder: Option<serde_json::Value>,
     #[serde(default)]
     pub timing: Timing,
 }

@@ -51,7 +51,8 @@ pub struct RunsPage {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRun {
-    /// The tuner: the GA (the default), TD(lambda), TD-Leaf(lambda) or Texel-style fitting.
+    /// The tuner: the GA (the default), CMA-ES, SPSA, TD(lambda), TD-Leaf(lambda) or
+    /// Texel-style fitting.
     #[serde(default)]
     #[schema(schema_with = super::schemas::tuner_name)]
     tuner: Option<String>,

@@ -33,10 +33,9 @@ pub fn sprt() -> RefOr<Schema> {
     }))
 }
 
-/// A run's tuner: `ga` or a learner ([`crate::tune::learning::LEARNING_TUNERS`]).
+/// A run's tuner: one of [`crate::tune::tuner_names`].
 pub fn tuner_name() -> RefOr<Schema> {
-    let mut names = vec!["ga"];
-    names.extend(crate::tune::learning::LEARNING_TUNERS);
+    let names = crate::tune::tuner_names();
     from_json(
         json!({"type": ["string", "null"], "enum": names.into_iter().map(Some).chain([None]).collect::<Vec<_>>()}),
     )

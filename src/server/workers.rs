@@ -120,13 +120,25 @@ async fn evolve(state: &SharedState, run: RunRow) -> Result<(), String> {
 }
 
 async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Result<(), String> {
-    let last = with_retries(&run.id, "reading the last generation", || {
-        state.store.last_record(&run.id)
-    })
-    .await
-    .map_err(|e| e.to_string())?;
     let config = run.config()?.clone();
-    if let Some(record) = &last {
+    // A tuner rebuilt from its whole history (CMA-ES) reads every record; the others only the
+    // last, which is all a long GA run should have to load.
+    let records = if config.resumes_from_all() {
+        with_retries(&run.id, "reading the generations", || {
+            state.store.records(&run.id)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    } else {
+        with_retries(&run.id, "reading the last generation", || {
+            state.store.last_record(&run.id)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .collect()
+    };
+    if let Some(record) = records.last() {
         tracing::info!(run = %run.id, generation = record.generation, "resuming after generation");
     }
     // Off the async runtime: locating and loading the agents' models reads the disk, and a
@@ -134,7 +146,7 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     let (files, pool, cancel) = (state.files.clone(), state.pool.clone(), budget.clone());
     let driver = tokio::task::spawn_blocking(move || {
         let config = config.locate_agents(&files)?;
-        pool.install(|| Driver::open_within(config, last, &cancel))
+        pool.install(|| Driver::open_within(config, records, &cancel))
     })
     .await
     .map_err(|e| format!("preparing the run stopped: {e}"))?
@@ -142,7 +154,7 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     let champion_config = run.config()?;
     // On PostgreSQL a GA run's fitness games go to the batch queue, where this and any other
     // process's batch workers play them.
-    let games = match (&state.queue, driver.config().ga()) {
+    let games = match (&state.queue, driver.config().population()) {
         (Some(queue), Some(config)) => Games::Queue(Box::new(
             QueueRunner::new(
                 queue.clone(),

@@ -1,25 +1,197 @@
 //! [`TunerConfig`]: the config of a run of any tuner, as a stored run and an export document
 //! keep it. Written as the tuner's own config object, as format version 1 always was; a
-//! learning config is told apart by its `method` field, which a GA config does not have.
+//! learning config is told apart by its `method` field, a CMA-ES or SPSA config by its `tuner`
+//! field, and a GA config has neither.
 
 use serde::{Deserialize, Serialize};
 
+use super::cmaes::CmaesConfig;
 use super::learning::LearningConfig;
+use super::population::{BreederSettings, PopulationConfig};
 use super::spec::TunerSpec;
+use super::spsa::SpsaConfig;
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
 use crate::ga::{ConfigError, GaConfig, GenerationRecord};
 use crate::search::Budget;
 
-/// The config of the tuner that made a document or a stored run: a GA's, or a learning
-/// run's ([`LearningConfig`]). Written as the config object itself, as format version 1 always
-/// was; a learning config is told apart by its `method` field, which a GA config does not have.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum TunerConfig {
-    Ga(Box<GaConfig>),
-    Learning(Box<LearningConfig>),
+/// Declares [`TunerConfig`], one variant a tuner, and the places that look at its variant:
+/// adding a tuner is a line here (and its file).
+macro_rules! tuner_configs {
+    ($($(#[$doc:meta])* $variant:ident($config:ty),)+) => {
+        /// The config of the tuner that made a document or a stored run. Written as the config
+        /// object itself, as format version 1 always was: a learning config is told apart by its
+        /// `method` field, a CMA-ES or SPSA config by its `tuner` field; a GA config has neither.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum TunerConfig {
+            $($(#[$doc])* $variant(Box<$config>),)+
+        }
+
+        /// Every tuner's name, as `tuner` in a request or `evolve --tuner` takes it.
+        pub fn tuner_names() -> Vec<&'static str> {
+            let mut names = Vec::new();
+            $(names.extend(<$config as ConfigForm>::NAMES);)+
+            names
+        }
+
+        impl TunerConfig {
+            /// Reads a config of any tuner: the first whose configs claim `value`'s form.
+            pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
+                $(if <$config as ConfigForm>::claims(&value) {
+                    return <$config as ConfigForm>::read(value)
+                        .map(|c| TunerConfig::$variant(Box::new(c)));
+                })+
+                Err(ConfigError::invalid(
+                    "tuner",
+                    format!(
+                        "unknown tuner {}; tuners: {}",
+                        value.get("tuner").cloned().unwrap_or_default(),
+                        tuner_names().join(", ")
+                    ),
+                ))
+            }
+
+            /// Assembles and validates the config of a run of `tuner` (one of [`tuner_names`]):
+            /// `preset` (or the tuner's defaults), then each partial config in `layers`, with
+            /// the files its agents name read under `files`.
+            pub fn load(
+                tuner: &str,
+                preset: Option<&str>,
+                layers: &[&serde_json::Value],
+                files: &FileAccess,
+            ) -> Result<TunerConfig, ConfigError> {
+                $(if <$config as ConfigForm>::NAMES.contains(&tuner) {
+                    return <$config as ConfigForm>::load(tuner, preset, layers, files)
+                        .map(|c| TunerConfig::$variant(Box::new(c)));
+                })+
+                Err(ConfigError::invalid(
+                    "tuner",
+                    format!("unknown tuner {tuner:?}; tuners: {}", tuner_names().join(", ")),
+                ))
+            }
+
+            /// What the engine asks of this config's tuner, whichever it is: with
+            /// `spec_mut`, the one place a [`TunerConfig`] looks at its variant.
+            pub fn spec(&self) -> &dyn TunerSpec {
+                match self {
+                    $(TunerConfig::$variant(config) => config.as_ref(),)+
+                }
+            }
+
+            fn spec_mut(&mut self) -> &mut dyn TunerSpec {
+                match self {
+                    $(TunerConfig::$variant(config) => config.as_mut(),)+
+                }
+            }
+        }
+    };
+}
+
+tuner_configs! {
+    /// The genetic algorithm ([`crate::ga`]).
+    Ga(GaConfig),
+    /// TD(lambda), TD-Leaf(lambda) and Texel-style fitting ([`super::learning`]).
+    Learning(LearningConfig),
+    /// CMA-ES ([`super::cmaes`]).
+    Cmaes(CmaesConfig),
+    /// SPSA ([`super::spsa`]).
+    Spsa(SpsaConfig),
+}
+
+/// How a tuner's configs are named, told apart from other tuners' and read.
+pub trait ConfigForm: Sized {
+    /// The tuner names this config type serves (`tuner` in a request).
+    const NAMES: &'static [&'static str];
+
+    /// Whether `value` is written as this tuner's config.
+    fn claims(value: &serde_json::Value) -> bool;
+
+    /// Reads a whole stored config.
+    fn read(value: serde_json::Value) -> Result<Self, ConfigError>;
+
+    /// Assembles a config of `tuner` from a preset and partial configs
+    /// ([`TunerConfig::load`]).
+    fn load(
+        tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError>;
+}
+
+impl ConfigForm for GaConfig {
+    const NAMES: &'static [&'static str] = &["ga"];
+
+    fn load(
+        _tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError> {
+        super::loader::load(preset, layers, files)
+    }
+
+    /// A GA config has neither `method` nor `tuner` (or names `"tuner": "ga"`).
+    fn claims(value: &serde_json::Value) -> bool {
+        value.get("method").is_none() && value.get("tuner").is_none_or(|t| t.as_str() == Some("ga"))
+    }
+
+    fn read(mut value: serde_json::Value) -> Result<Self, ConfigError> {
+        if let Some(map) = value.as_object_mut() {
+            map.remove("tuner");
+        }
+        serde_path_to_error::deserialize::<_, GaConfig>(value).map_err(|e| {
+            let field = e.path().to_string();
+            ConfigError::Parse {
+                field: if field == "." { String::new() } else { field },
+                reason: e.into_inner().to_string(),
+            }
+        })
+    }
+}
+
+impl ConfigForm for LearningConfig {
+    const NAMES: &'static [&'static str] = &super::learning::LEARNING_TUNERS;
+
+    fn load(
+        tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError> {
+        super::loader::load_learning(tuner, preset, layers, files)
+    }
+
+    fn claims(value: &serde_json::Value) -> bool {
+        value.get("method").is_some()
+    }
+
+    fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
+        LearningConfig::from_value(value)
+    }
+}
+
+impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
+    const NAMES: &'static [&'static str] = &[S::TUNER];
+
+    fn load(
+        _tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError> {
+        PopulationConfig::load(preset, layers, files)
+    }
+
+    fn claims(value: &serde_json::Value) -> bool {
+        PopulationConfig::<S>::claims(value)
+    }
+
+    fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
+        PopulationConfig::from_value(value)
+    }
 }
 
 impl<'de> Deserialize<'de> for TunerConfig {
@@ -30,44 +202,18 @@ impl<'de> Deserialize<'de> for TunerConfig {
 }
 
 impl TunerConfig {
-    /// Reads a config of either kind, by whether it has a `method` field.
-    pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
-        if value.get("method").is_some() {
-            return LearningConfig::from_value(value).map(|c| TunerConfig::Learning(Box::new(c)));
-        }
-        serde_path_to_error::deserialize::<_, GaConfig>(value)
-            .map(|c| TunerConfig::Ga(Box::new(c)))
-            .map_err(|e| {
-                let field = e.path().to_string();
-                ConfigError::Parse {
-                    field: if field == "." { String::new() } else { field },
-                    reason: e.into_inner().to_string(),
-                }
-            })
-    }
-
-    /// What the engine asks of this config's tuner, whichever it is: with
-    /// `spec_mut`, the one place a [`TunerConfig`] looks at its variant.
-    pub fn spec(&self) -> &dyn TunerSpec {
-        match self {
-            TunerConfig::Ga(config) => config.as_ref(),
-            TunerConfig::Learning(config) => config.as_ref(),
-        }
-    }
-
-    fn spec_mut(&mut self) -> &mut dyn TunerSpec {
-        match self {
-            TunerConfig::Ga(config) => config.as_mut(),
-            TunerConfig::Learning(config) => config.as_mut(),
-        }
-    }
-
     /// The GA config, for documents a GA run wrote.
     pub fn ga(&self) -> Option<&GaConfig> {
         match self {
             TunerConfig::Ga(config) => Some(config),
             _ => None,
         }
+    }
+
+    /// The GA config a population tuner's generations are played under (GA, CMA-ES, SPSA):
+    /// what the job queue's workers play its fitness games by.
+    pub fn population(&self) -> Option<&GaConfig> {
+        self.spec().population()
     }
 
     /// The learning config, for documents a learning run wrote.
@@ -78,7 +224,7 @@ impl TunerConfig {
         }
     }
 
-    /// `ga`, `td`, `td-leaf` or `texel`.
+    /// One of [`tuner_names`].
     pub fn tuner(&self) -> &'static str {
         self.spec().tuner()
     }
@@ -136,5 +282,20 @@ impl TunerConfig {
         cancel: &Budget,
     ) -> Result<Box<dyn Tuner>, ConfigError> {
         self.spec().open(last, cancel)
+    }
+
+    /// The tuner carrying on after `records`, the run's records so far (oldest first): all of
+    /// them when [`TunerConfig::resumes_from_all`], else at least the last.
+    pub fn open_after(
+        &self,
+        records: &[GenerationRecord],
+        cancel: &Budget,
+    ) -> Result<Box<dyn Tuner>, ConfigError> {
+        self.spec().open_after(records, cancel)
+    }
+
+    /// Whether resuming a run needs every record it wrote, not only its last.
+    pub fn resumes_from_all(&self) -> bool {
+        self.spec().resumes_from_all()
     }
 }

@@ -99,21 +99,23 @@ impl Driver {
         config: TunerConfig,
         last: Option<GenerationRecord>,
     ) -> Result<Driver, ConfigError> {
-        Driver::open_within(config, last, &Budget::unlimited())
+        Driver::open_within(config, last.into_iter().collect(), &Budget::unlimited())
     }
 
-    /// [`Driver::open`] whose preparation stops once `cancel` is set (see
-    /// [`TunerConfig::open_within`]); the driver then means nothing and is to be dropped.
+    /// A run of `config` after `records`, its records so far, oldest first (all of them when
+    /// [`TunerConfig::resumes_from_all`], else at least the last), whose preparation stops once
+    /// `cancel` is set (see [`TunerConfig::open_within`]); the driver then means nothing and is
+    /// to be dropped.
     pub fn open_within(
         config: TunerConfig,
-        last: Option<GenerationRecord>,
+        mut records: Vec<GenerationRecord>,
         cancel: &Budget,
     ) -> Result<Driver, ConfigError> {
-        let tuner = config.open_within(last.as_ref(), cancel)?;
+        let tuner = config.open_after(&records, cancel)?;
         Ok(Driver {
             config,
             tuner,
-            last,
+            last: records.pop(),
         })
     }
 
@@ -257,7 +259,7 @@ impl Observer for ExportFile {
         config: &TunerConfig,
         record: &GenerationRecord,
     ) -> Result<(), DriveError> {
-        if config.ga().is_some() {
+        if config.spec().keeps_curve() {
             self.history.push(record.summary());
         }
         let doc = config.export_with_history(self.history.clone(), record)?;

@@ -134,6 +134,10 @@ impl TunerSpec for GaConfig {
         }
     }
 
+    fn population(&self) -> Option<&GaConfig> {
+        Some(self)
+    }
+
     fn keeps_curve(&self) -> bool {
         true
     }

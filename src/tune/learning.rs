@@ -743,6 +743,7 @@ impl LearningRun {
             }),
             champion: Some(champion),
             learner: Some(self.learner.progress()),
+            breeder: None,
             timing: Timing {
                 wall_ms: started.elapsed().as_millis() as u64,
             },

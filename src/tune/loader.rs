@@ -103,6 +103,16 @@ pub fn load(
         };
         let mut patch = map.clone();
         resolve_agents(&mut patch, files)?;
+        match patch.remove("tuner") {
+            None => {}
+            Some(Value::String(t)) if t == "ga" => {}
+            Some(other) => {
+                return Err(ConfigError::invalid(
+                    "tuner",
+                    format!("the tuner is \"ga\"; got {other}"),
+                ))
+            }
+        }
         match patch.remove("preset") {
             None | Some(Value::Null) => {}
             Some(Value::String(name)) => config = GaConfig::preset(&name)?,
@@ -131,20 +141,27 @@ pub fn load_document(text: &str, format: Format) -> Result<GaConfig, ConfigError
     load(None, &[&parse_document(text, format)?], &FileAccess::Any)
 }
 
-/// Assembles and validates the config of a run of any tuner: `ga` (or none) is [`load`]'s;
-/// `td`, `td-leaf` and `texel` are [`load_learning`]'s.
+/// Assembles and validates the config of a run of any tuner: `ga` is [`load`]'s, `td`,
+/// `td-leaf` and `texel` are [`load_learning`]'s, and every other tuner's its own
+/// ([`TunerConfig::load`]). Without `tuner`, the tuner a layer names (its `tuner` field, the
+/// last layer's that has one), else the GA.
 pub fn load_tuner(
     tuner: Option<&str>,
     preset: Option<&str>,
     layers: &[&Value],
     files: &FileAccess,
 ) -> Result<TunerConfig, ConfigError> {
-    match tuner {
-        None | Some("ga") => load(preset, layers, files).map(|c| TunerConfig::Ga(Box::new(c))),
-        Some(tuner) => {
-            load_learning(tuner, preset, layers, files).map(|c| TunerConfig::Learning(Box::new(c)))
-        }
-    }
+    let named = layers
+        .iter()
+        .rev()
+        .find_map(|layer| layer.get("tuner"))
+        .map(|t| {
+            t.as_str().ok_or_else(|| {
+                ConfigError::invalid("tuner", format!("expected a tuner's name, got {t}"))
+            })
+        })
+        .transpose()?;
+    TunerConfig::load(tuner.or(named).unwrap_or("ga"), preset, layers, files)
 }
 
 /// Assembles and validates a learning run's config: the tuner's defaults (TD's from a preset
@@ -177,6 +194,16 @@ pub fn load_learning(
                 "preset",
                 "give the preset beside the tuner, not inside the config",
             ));
+        }
+        match patch.remove("tuner") {
+            None => {}
+            Some(Value::String(t)) if t == tuner => {}
+            Some(other) => {
+                return Err(ConfigError::invalid(
+                    "tuner",
+                    format!("the tuner is {tuner:?}; got {other}"),
+                ))
+            }
         }
         match patch.get("method") {
             None => {}

@@ -10,7 +10,8 @@
 //! - [`Tuner`] ([`tuner`]): one run of one tuner in ask/tell form: it hands out the game job
 //!   lists of its step ([`Ask::Games`]), is told their points, makes a record, and resumes
 //!   exactly from its last record ([`TunerConfig::open`]); [`ga`] and [`learning`] make the
-//!   GA and the learners tuners. [`TunerSpec`] ([`spec`]) is what the engine asks of a
+//!   GA and the learners tuners, [`population`] the tuners that play generations as the GA
+//!   does but breed them their own way: [`cmaes`] (CMA-ES) and [`spsa`] (SPSA). [`TunerSpec`] ([`spec`]) is what the engine asks of a
 //!   tuner's config, so the export, the store and the server never ask which tuner a run
 //!   has. A new tuner is a file here (its `Tuner` and its `TunerSpec`) and a [`TunerConfig`]
 //!   variant.
@@ -35,21 +36,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cmaes;
 pub mod config;
 pub mod driver;
 pub mod export;
 pub mod ga;
 pub mod learning;
 pub mod loader;
+pub mod population;
 pub mod schema;
 pub mod spec;
+pub mod spsa;
 pub mod tuner;
 
-pub use config::TunerConfig;
+pub use cmaes::{CmaesConfig, CmaesSettings};
+pub use config::{tuner_names, TunerConfig};
 pub use driver::{
     write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile, Step,
 };
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
 pub use learning::{LearnerConfig, LearningConfig, LearningRun};
+pub use population::{BreederSettings, PopulationConfig};
 pub use spec::TunerSpec;
+pub use spsa::{SpsaConfig, SpsaSettings};
 pub use tuner::{Ask, StepControl, Tuner};

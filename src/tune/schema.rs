@@ -3,6 +3,7 @@
 //! and when it applies. Served as `GET /api/config-schema`, so the dashboard copies no default
 //! or limit by hand; the server's validation stays the authority on what a run accepts.
 
+use crate::agents::FileAccess;
 use serde_json::{json, Map, Value};
 
 use crate::agents::spec::FeatureChoice;
@@ -279,6 +280,56 @@ fn learning_form(tuner: &str, label: &str) -> Value {
     json!({"label": label, "unit": "checkpoints", "presets": presets, "defaults": defaults, "groups": groups})
 }
 
+/// The form of a population tuner other than the GA ([`super::population`]): the GA's fields
+/// but its operators', the GA's presets, and a group of the tuner's own settings (dotted
+/// keys under its name) with their defaults.
+fn population_form(
+    tuner: &str,
+    label: &str,
+    ga_defaults: &Map<String, Value>,
+    presets: &Value,
+    ga_groups: &Value,
+) -> Option<Value> {
+    let config = super::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
+    let settings = serde_json::to_value(&config).ok()?.get(tuner)?.clone();
+    let operators = ["elite", "selection.", "crossover.", "mutation."];
+    let is_operator = |key: &str| {
+        operators
+            .iter()
+            .any(|o| key == o.trim_end_matches('.') || key.starts_with(o))
+    };
+    let mut groups: Vec<Value> = ga_groups
+        .as_array()?
+        .iter()
+        .filter_map(|group| {
+            let fields: Vec<Value> = group["fields"]
+                .as_array()?
+                .iter()
+                .filter(|f| !f["key"].as_str().is_some_and(is_operator))
+                .cloned()
+                .collect();
+            (!fields.is_empty()).then(|| json!({"title": group["title"], "fields": fields}))
+        })
+        .collect();
+    let mut defaults: Map<String, Value> = ga_defaults
+        .iter()
+        .filter(|(key, _)| !is_operator(key))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut fields = Vec::new();
+    for (name, value) in settings.as_object()? {
+        let key = format!("{tuner}.{name}");
+        if value.is_number() {
+            fields.push(json!({"key": key, "kind": "real", "min": 0, "step": 0.01}));
+            defaults.insert(key, value.clone());
+        }
+    }
+    groups.push(json!({"title": format!("{label} settings"), "fields": fields, "help": "docs/tuners.md#cma-es-and-spsa"}));
+    Some(
+        json!({"label": label, "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups}),
+    )
+}
+
 /// The whole schema: defaults, presets, field groups, feature sets and the cost limit.
 pub fn config_schema() -> Value {
     let mut defaults = flat(&GaConfig::default());
@@ -287,12 +338,22 @@ pub fn config_schema() -> Value {
     let presets = presets(&defaults);
     // Every tuner's form; the GA's is also at the top, where forms before the other tuners
     // found it.
-    let tuners = json!({
+    let mut tuners = json!({
         "ga": {"label": "GA: a genetic algorithm", "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups},
         "td": learning_form("td", "TD(λ): learning from self-play"),
         "td-leaf": learning_form("td-leaf", "TD-Leaf(λ): learning from self-play at the search's leaves"),
         "texel": learning_form("texel", "Texel: fitting to game results"),
     });
+    if let Value::Object(forms) = &mut tuners {
+        for (tuner, label) in [
+            ("cmaes", "CMA-ES: covariance matrix adaptation"),
+            ("spsa", "SPSA: simultaneous perturbation"),
+        ] {
+            if let Some(form) = population_form(tuner, label, &defaults, &presets, &groups) {
+                forms.insert(tuner.into(), form);
+            }
+        }
+    }
     let feature_set_members: Map<String, Value> = FEATURE_SETS
         .iter()
         .map(|s| {
@@ -394,10 +455,23 @@ pub fn run_config_schema() -> Value {
             Some(schema)
         })
         .collect();
+    // Every other tuner's: the shape of its defaults (CMA-ES and SPSA: the GA's fields, `tuner`
+    // and their settings).
+    let others: Vec<Value> = super::config::tuner_names()
+        .into_iter()
+        .filter(|t| *t != "ga" && !super::learning::LEARNING_TUNERS.contains(t))
+        .filter_map(|tuner| {
+            let config = super::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
+            let mut schema = shape_of(&serde_json::to_value(config).ok()?);
+            schema["title"] = json!(format!("{tuner} config"));
+            Some(schema)
+        })
+        .collect();
     let mut any_of = vec![ga];
     any_of.extend(learners);
+    any_of.extend(others);
     json!({
-        "description": "partial config laid over the tuner's preset or defaults: the GA's (GaConfig) or a learning run's (the learner's fields with play_depth, checkpoint_games and benchmark)",
+        "description": "partial config laid over the tuner's preset or defaults: the GA's (GaConfig), a learning run's (the learner's fields with play_depth, checkpoint_games and benchmark), or a CMA-ES or SPSA run's (the GA's fields with the tuner's settings under its name)",
         "anyOf": any_of,
     })
 }

@@ -54,9 +54,31 @@ pub trait TunerSpec: Send + Sync + std::fmt::Debug {
         cancel: &Budget,
     ) -> Result<Box<dyn Tuner>, ConfigError>;
 
+    /// The running tuner after `records`, the run's records so far, oldest first: all of
+    /// them when [`TunerSpec::resumes_from_all`], else at least the last (none: from the
+    /// start).
+    fn open_after(
+        &self,
+        records: &[GenerationRecord],
+        cancel: &Budget,
+    ) -> Result<Box<dyn Tuner>, ConfigError> {
+        self.open(records.last(), cancel)
+    }
+
+    /// Whether resuming needs every earlier record, not only the last (CMA-ES, whose state is
+    /// rebuilt from the fitness it was told).
+    fn resumes_from_all(&self) -> bool {
+        false
+    }
+
     /// The player the run hands out as of its record `last`: every place that names a run's
     /// player (export, `run:ID`, the dashboard, `evolve`) asks here.
     fn champion(&self, last: &GenerationRecord) -> HallOfFame;
+
+    /// The GA config a population tuner's generations are played under (GA, CMA-ES, SPSA).
+    fn population(&self) -> Option<&crate::ga::GaConfig> {
+        None
+    }
 
     /// Whether the run's export keeps its fitness curve (one summary a record).
     fn keeps_curve(&self) -> bool {

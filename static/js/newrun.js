@@ -5,7 +5,7 @@
 
 import { api, getToken } from "./api.js";
 import { loadSchema, presetDefaults, setPath } from "./config-schema.js";
-import { flash, h, shortId } from "./util.js";
+import { flash, h, isLearner, shortId } from "./util.js";
 
 /** What a number box holds when its text is not a number. */
 const NOT_A_NUMBER = "(text that is not a number)";
@@ -79,7 +79,7 @@ export async function mount(view, { query }) {
       const sets = cat?.presets?.feature_sets;
       if (!Array.isArray(sets)) return;
       const sel = controls.get("features")?.select;
-      if (!sel || tuner !== "ga") return;
+      if (!sel || isLearner(tuner)) return;
       for (const s of sets) {
         const name = typeof s === "string" ? s : s?.name;
         if (name && ![...sel.options].some((o) => o.value === name)) {
@@ -118,7 +118,7 @@ export async function mount(view, { query }) {
     fieldsBox.replaceChildren(
       ...tunerForm.groups.map((g) => h("fieldset", h("legend", g.title), g.fields.map((f) => makeField(f)))),
     );
-    if (TUNERS.ga && tuner === "ga") addCatalogueSets();
+    if (TUNERS[tuner] && !isLearner(tuner)) addCatalogueSets();
   }
   const from = query.get("from");
   if (from) await copyRun(from);

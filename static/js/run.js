@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { agreementChart, dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, weightsChart } from "./charts.js";
 import * as live from "./live.js";
-import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
+import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, isLearner, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
 const POLL_MS = 2000;
@@ -31,7 +31,7 @@ export async function mount(view, { id }) {
   }
   const features = run.features || [];
   // TD, TD-Leaf and Texel runs: checkpoints of one player, not generations of a population.
-  const learning = !!(run.tuner && run.tuner !== "ga");
+  const learning = isLearner(run.tuner);
   let lastGen = -1;
   let lastWallMs = [];
   let pollTimer = null;
@@ -484,7 +484,7 @@ export async function mount(view, { id }) {
     notesText.hidden = !r.notes;
     configJson.textContent = JSON.stringify(r.config, null, 2);
     // Tuners the form does not know (a later server's) cannot be copied into it.
-    fromConfig.hidden = !!(r.tuner && !["ga", "td", "td-leaf", "texel"].includes(r.tuner));
+    fromConfig.hidden = !!(r.tuner && !(r.tuner in TUNER_NAMES));
     cancelBtn.hidden = !(r.status === "queued" || r.status === "running");
     resumeBtn.hidden = !(r.status === "cancelled" || r.status === "failed");
     const hasGen = (r.generations_done ?? 0) > 0 || lastGen >= 0;
@@ -519,7 +519,7 @@ export async function mount(view, { id }) {
 
   function renderStats() {
     const r = run;
-    const learning = r.tuner && r.tuner !== "ga";
+    const learning = isLearner(r.tuner);
     // A learning run's records are checkpoints, its fitness the panel score of its weights.
     const items = learning ? [
       ["Tuner", TUNER_NAMES[r.tuner] || r.tuner],
@@ -528,6 +528,7 @@ export async function mount(view, { id }) {
       [r.tuner === "texel" ? "Rounds" : "Self-play games", (r.tuner === "texel" ? r.config?.rounds : r.config?.games) ?? "–"],
       ["Depth (learning / play)", `${r.config?.depth ?? "–"} / ${r.config?.play_depth ?? "–"}`],
     ] : [
+      ...(r.tuner && r.tuner !== "ga" ? [["Tuner", TUNER_NAMES[r.tuner] || r.tuner]] : []),
       ["Generations", `${r.generations_done ?? 0} / ${r.generations_total ?? "?"}`],
       ["Champion's fitness", fmtNum(r.best_fitness)],
       ["Population", r.config?.population ?? "–"],

@@ -2,7 +2,7 @@
 // Rows are keyed by run id and updated in place, so a refresh does not rebuild the table.
 
 import { api } from "./api.js";
-import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, statusBadge, TUNER_NAMES } from "./util.js";
+import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, isLearner, statusBadge, TUNER_NAMES } from "./util.js";
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["queued", "running"]);
@@ -262,7 +262,7 @@ function makeRow(run, refresh) {
     progressText.textContent = `${r.generations_done} / ${r.generations_total}`;
     // A GA's fitness is relative to its own population, a learner's is a score against the
     // benchmark panel: the two are not on one scale, so the cell says which it is.
-    const learning = r.tuner && r.tuner !== "ga";
+    const learning = isLearner(r.tuner);
     best.replaceChildren(fmtNum(r.best_fitness), ...(learning && r.best_fitness != null ? [h("span.muted.small", " panel")] : []));
     best.title = learning ? "the champion's score against the benchmark panel" : "the champion's fitness, relative to its population";
     started.textContent = fmtTime(r.started_at);

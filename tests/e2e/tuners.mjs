@@ -1,5 +1,6 @@
-// Issue 34 item 6: the New run form starts a run of every tuner (GA, TD, TD-Leaf, Texel),
-// with the benchmark panel's fields, and a learning run's config comes back into the form.
+// Issue 34 item 6: the New run form starts a run of every tuner (GA, CMA-ES, SPSA, TD,
+// TD-Leaf, Texel), with the benchmark panel's fields, and a run's config comes back into the
+// form.
 //
 //   node tests/e2e/tuners.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
 
@@ -24,7 +25,7 @@ await withBrowser("tuners-e2e", async (page) => {
     await page.goto(`${base}/#/new`);
     await page.locator("#f-tuner").waitFor();
     const tuners = await page.$$eval("#f-tuner option", (os) => os.map((o) => o.value));
-    for (const t of ["ga", "td", "td-leaf", "texel"]) check(tuners.includes(t), `no ${t} in the tuner list: ${tuners}`);
+    for (const t of ["ga", "cmaes", "spsa", "td", "td-leaf", "texel"]) check(tuners.includes(t), `no ${t} in the tuner list: ${tuners}`);
     const hint = (await page.locator('.field[data-key="preset"] .range').textContent()) || "";
     check(/mankalah/.test(hint), `the preset hint: ${hint}`);
     for (const key of ["benchmark-panel", "benchmark-pairs", "benchmark-every", "benchmark-leaders", "benchmark-opening_plies", "benchmark-agreement"]) {
@@ -44,6 +45,32 @@ await withBrowser("tuners-e2e", async (page) => {
     const run = await submitAndRead("ga");
     const b = run.config.benchmark;
     check(b.pairs === 1 && b.every === 2 && b.panel.length === 2, `the GA run's benchmark: ${JSON.stringify(b)}`);
+  });
+
+  await step("CMA-ES and SPSA runs start from the form: the GA's fields but its operators, and their own settings", async () => {
+    for (const [tuner, setting, value] of [["cmaes", "cmaes-step", "0.2"], ["spsa", "spsa-gain", "0.3"]]) {
+      await page.goto(`${base}/#/new`);
+      await page.selectOption("#f-tuner", tuner);
+      await page.locator(`#f-${setting}`).waitFor();
+      check((await page.locator("#f-mutation-sigma").count()) === 0, `the ${tuner} form asks for a mutation`);
+      check((await page.locator("#f-population").count()) === 1, `the ${tuner} form has no population`);
+      const presets = await page.$$eval("#f-preset option", (os) => os.map((o) => o.value));
+      check(presets.includes("abrams"), `${tuner}'s presets: ${presets}`);
+      await page.fill("#f-name", `form ${tuner}`);
+      await page.fill("#f-population", "5");
+      await page.fill("#f-generations", "2");
+      await page.fill("#f-depth", "1");
+      await page.fill("#f-fitness-games_per_pair", "2");
+      await page.fill("#f-benchmark-panel", "random");
+      await page.fill("#f-benchmark-pairs", "1");
+      await page.fill(`#f-${setting}`, value);
+      await page.locator(`#f-${setting}`).dispatchEvent("change");
+      await page.locator(".estimate", { hasText: "generations" }).waitFor();
+      const run = await submitAndRead(tuner);
+      const [section, key] = setting.split("-");
+      check(run.config.tuner === tuner && run.config[section][key] === Number(value), `the ${tuner} run's config: ${JSON.stringify(run.config)}`);
+      check(run.config.population === 5, `the ${tuner} run's population: ${run.config.population}`);
+    }
   });
 
   await step("a TD run under the ahmed preset starts from the form", async () => {
@@ -116,7 +143,7 @@ await withBrowser("tuners-e2e", async (page) => {
   });
 
   await step("every run started from the form finishes, its page naming its tuner", async () => {
-    const names = { ga: "GA", td: "TD", "td-leaf": "TD-Leaf", texel: "Texel" };
+    const names = { ga: "GA", cmaes: "CMA-ES", spsa: "SPSA", td: "TD", "td-leaf": "TD-Leaf", texel: "Texel" };
     for (const [kind, id] of Object.entries(started)) {
       await page.goto(`${base}/#/runs/${encodeURIComponent(id)}`);
       await page.locator(".title-line .badge", { hasText: /finished|failed|cancelled/ }).waitFor();

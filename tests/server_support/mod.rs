@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kalah_tuner::ga::{Evolution, GenerationRecord};
+use kalah_tuner::ga::GenerationRecord;
+use kalah_tuner::search::Budget;
 use kalah_tuner::server::{start, RunningServer, ServerConfig};
-use kalah_tuner::tune::{LearningRun, TunerConfig};
+use kalah_tuner::tune::{StepControl, TunerConfig};
 use serde_json::{json, Value};
 use sqlx::Connection;
 
@@ -294,15 +295,9 @@ impl Api {
 /// records.
 pub fn reference_run(config: &Value) -> (TunerConfig, Vec<GenerationRecord>, Value) {
     let config: TunerConfig = serde_json::from_value(config.clone()).expect("config");
-    let records = match &config {
-        TunerConfig::Ga(c) => Evolution::new((**c).clone())
-            .expect("valid config")
-            .run(|_| {}),
-        TunerConfig::Learning(c) => {
-            let mut run = LearningRun::new((**c).clone()).expect("valid config");
-            std::iter::from_fn(|| run.step()).collect()
-        }
-    };
+    let mut tuner = config.open(None).expect("valid config");
+    let control = StepControl::new(Budget::unlimited());
+    let records: Vec<GenerationRecord> = std::iter::from_fn(|| tuner.step(&control)).collect();
     let doc = config.export(&records).expect("export");
     let doc: Value = serde_json::from_str(&doc.to_json_pretty()).expect("json");
     (config, records, doc)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The tuner comparison of docs/reproductions.md#tuner-comparison: the GA, TD-Leaf(lambda) and
-# Texel-style fitting on hunter10 and on the thirteen features of configs/beat-published.toml,
+# The tuner comparison of docs/reproductions.md#tuner-comparison: the GA, CMA-ES, SPSA,
+# TD-Leaf(lambda) and Texel-style fitting on hunter10 and on the thirteen features of configs/beat-published.toml,
 # at depth 4, each from scratch (random or zero weights) with the same budget of processor
 # time (20 minutes of it by default: ten minutes on two cores), each choosing its champion on
 # the DESIGN.md section 11 panel. Then every champion plays 1,000 games against each panel
 # player from 8-ply openings, a length no tuner's panel or fitness used.
-#   bash configs/experiments/compare/run.sh            # from the project's root, ~2 hours
+#   bash configs/experiments/compare/run.sh            # from the project's root, ~3.5 hours
 # BIN, OUT, BUDGET (processor minutes) and SETS override the defaults.
 set -euo pipefail
 BIN=${BIN:-target/release/kalah-tuner}
@@ -39,15 +39,17 @@ measure() {
 for set in $SETS; do
     f=$(features "$set")
     z=$(zeros "$set")
-    "$BIN" evolve --config "configs/experiments/compare/ga-$set.toml" --cpu-minutes "$BUDGET" \
-        --out "$OUT/ga-$set.json" >"$OUT/ga-$set.log" 2>&1
+    for tuner in ga cmaes spsa; do
+        "$BIN" evolve --config "configs/experiments/compare/$tuner-$set.toml" --cpu-minutes "$BUDGET" \
+            --out "$OUT/$tuner-$set.json" >"$OUT/$tuner-$set.log" 2>&1
+    done
     "$BIN" learn --method td-leaf --features "$f" --init "$z" --depth 4 --games 10000000 \
         --every 10000 --panel "${PANEL[@]}" --pairs 32 --panel-opening-plies 6 --play-depth 4 \
         --cpu-minutes "$BUDGET" --out "$OUT/td-leaf-$set.json" >"$OUT/td-leaf-$set.log" 2>&1
     "$BIN" learn --method texel --features "$f" --init "$z" --source minimax:4 --depth 4 \
         --games 50000 --rounds 100 --panel "${PANEL[@]}" --pairs 32 --panel-opening-plies 6 \
         --play-depth 4 --cpu-minutes "$BUDGET" --out "$OUT/texel-$set.json" >"$OUT/texel-$set.log" 2>&1
-    for tuner in ga td-leaf texel; do
+    for tuner in ga cmaes spsa td-leaf texel; do
         measure "$tuner-$set"
     done
 done

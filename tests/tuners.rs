@@ -1,0 +1,171 @@
+//! The population tuners beside the GA, CMA-ES and SPSA (`tune::cmaes`, `tune::spsa`): their
+//! configs as the loader and stored runs read them, determinism, resuming from any record, and
+//! that each climbs from bad weights against fixed opponents. Small configs: seconds in release.
+
+use kalah_tuner::agents::FileAccess;
+use kalah_tuner::ga::{ConfigError, GenerationRecord};
+use kalah_tuner::search::Budget;
+use kalah_tuner::tune::{loader, ExportDocument, StepControl, TunerConfig};
+use serde_json::{json, Value};
+
+const TUNERS: [&str; 2] = ["cmaes", "spsa"];
+
+/// Ten hunter10 weights against greedy and depth-2 minimax, with shared openings. Both tuners
+/// start in the middle of the bounds: all weights 0, a player that loses every game.
+fn easy_target(generations: u32) -> Value {
+    json!({
+        "seed": 31,
+        "population": 9,
+        "generations": generations,
+        "features": "hunter10",
+        "depth": 2,
+        "bounds": {"min": -1.0, "max": 1.0},
+        "fitness": {"mode": "opponents", "games_per_pair": 20, "opening_plies": 2,
+                    "common_openings": true, "opponents": ["greedy", "minimax:2"]},
+        "benchmark": {"panel": []}
+    })
+}
+
+fn load(tuner: &str, layer: &Value) -> Result<TunerConfig, ConfigError> {
+    loader::load_tuner(Some(tuner), None, &[layer], &FileAccess::Any)
+}
+
+fn run(config: &TunerConfig, records: &[GenerationRecord]) -> Vec<GenerationRecord> {
+    let mut tuner = config
+        .open_after(records, &Budget::unlimited())
+        .expect("opens");
+    let control = StepControl::new(Budget::unlimited());
+    std::iter::from_fn(|| tuner.step(&control)).collect()
+}
+
+fn canonical(records: &[GenerationRecord]) -> String {
+    let stripped: Vec<GenerationRecord> = records.iter().map(|r| r.without_timing()).collect();
+    serde_json::to_string(&stripped).expect("records serialise")
+}
+
+#[test]
+fn configs_name_their_tuner_and_read_back() {
+    for tuner in TUNERS {
+        let config = load(tuner, &easy_target(4)).expect("loads");
+        assert_eq!(config.tuner(), tuner);
+        let text = serde_json::to_string(&config).expect("serialises");
+        let value: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(value["tuner"], tuner, "{text}");
+        assert!(
+            value[tuner].is_object(),
+            "its settings under its name: {text}"
+        );
+        let back: TunerConfig = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, config);
+        assert_eq!(back.population().map(|ga| ga.population), Some(9));
+        // A GA config is still a GA config.
+        let ga = load("ga", &easy_target(4)).expect("loads");
+        let back: TunerConfig =
+            serde_json::from_str(&serde_json::to_string(&ga).expect("serialises")).expect("reads");
+        assert_eq!(back.tuner(), "ga");
+    }
+}
+
+#[test]
+fn settings_are_checked_with_their_field_named() {
+    let bad = |tuner: &str, patch: Value| {
+        let mut layer = easy_target(4);
+        for (k, v) in patch.as_object().expect("object") {
+            layer[k] = v.clone();
+        }
+        load(tuner, &layer).expect_err("refused")
+    };
+    let e = bad("cmaes", json!({"cmaes": {"step": 0.0}}));
+    assert_eq!(e.field(), "cmaes.step", "{e}");
+    let e = bad("cmaes", json!({"cmaes": {"stepp": 0.2}}));
+    assert!(e.to_string().contains("stepp"), "{e}");
+    let e = bad("cmaes", json!({"population": 2}));
+    assert_eq!(e.field(), "population", "{e}");
+    let e = bad("spsa", json!({"spsa": {"gain": -1.0}}));
+    assert_eq!(e.field(), "spsa.gain", "{e}");
+    let e = bad("spsa", json!({"spsa": {"perturbation": 2.0}}));
+    assert_eq!(e.field(), "spsa.perturbation", "{e}");
+    let e = bad("spsa", json!({"tuner": "cmaes"}));
+    assert_eq!(e.field(), "tuner", "{e}");
+    let e = load("annealing", &json!({})).expect_err("unknown");
+    assert!(
+        e.to_string().contains("cmaes") && e.to_string().contains("spsa"),
+        "the tuners are listed: {e}"
+    );
+    // The GA's own field checks still apply.
+    let e = bad("spsa", json!({"depth": 0}));
+    assert_eq!(e.field(), "depth", "{e}");
+}
+
+#[test]
+fn runs_are_reproducible_and_resume_from_any_record() {
+    for tuner in TUNERS {
+        let config = load(tuner, &easy_target(5)).expect("loads");
+        let whole = run(&config, &[]);
+        assert_eq!(whole.len(), 5);
+        assert_eq!(canonical(&whole), canonical(&run(&config, &[])), "{tuner}");
+        for k in 0..whole.len() {
+            let rest = run(&config, &whole[..=k]);
+            assert_eq!(
+                canonical(&rest),
+                canonical(&whole[k + 1..]),
+                "{tuner} resumed after generation {k}"
+            );
+        }
+        if config.resumes_from_all() {
+            // CMA-ES is rebuilt from every record: the last alone is refused, not misread.
+            assert!(
+                !whole.iter().any(|r| r.breeder.is_some()),
+                "nothing extra stored"
+            );
+            let e = config.open(Some(&whole[2])).err().expect("refused");
+            assert!(e.to_string().contains("every record"), "{e}");
+        } else {
+            // SPSA's theta is in each record: the last is enough, and one without it refused.
+            assert!(whole.iter().all(|r| r.breeder.is_some()), "theta kept");
+            let rest = run(&config, &whole[2..=2]);
+            assert_eq!(canonical(&rest), canonical(&whole[3..]), "{tuner}");
+            let mut foreign = whole[2].clone();
+            foreign.breeder = None;
+            assert!(config.open(Some(&foreign)).is_err(), "{tuner}");
+        }
+    }
+}
+
+#[test]
+fn each_climbs_from_a_losing_start() {
+    for tuner in TUNERS {
+        let config = load(tuner, &easy_target(12)).expect("loads");
+        let records = run(&config, &[]);
+        // The last individual is the strategy's own estimate (CMA-ES's mean, SPSA's theta).
+        let estimate = |r: &GenerationRecord| r.individuals.last().expect("individuals").fitness;
+        let first = estimate(&records[0]);
+        let last: f64 = records[records.len() - 3..]
+            .iter()
+            .map(estimate)
+            .sum::<f64>()
+            / 3.0;
+        assert!(
+            last >= first + 0.25,
+            "{tuner}: its estimate scored {first:.3} at first and {last:.3} over the last three generations"
+        );
+    }
+}
+
+#[test]
+fn a_run_exports_a_player_with_its_config() {
+    for tuner in TUNERS {
+        let config = load(tuner, &easy_target(3)).expect("loads");
+        let records = run(&config, &[]);
+        let doc = config.export(&records).expect("exports");
+        let text = doc.to_json_pretty();
+        let back = ExportDocument::from_json(&text).expect("reads back");
+        assert_eq!(back.config, config, "{tuner}");
+        assert_eq!(back.weights.len(), 10);
+        let spec = back.agent_spec().to_string();
+        assert!(
+            spec.starts_with("heuristic:"),
+            "{tuner}'s export plays: {spec}"
+        );
+    }
+}
