@@ -18,7 +18,7 @@
 //! one more generation, whose points are the samples. A run resumes the same way from all its
 //! records ([`crate::tune::TunerSpec::resumes_from_all`]); the records carry nothing extra.
 //! The cost grows with the run: rebuilding after generation g tells g generations again
-//! (`bench`-measured figures in docs/tuners.md). The samples are drawn unbounded and clamped to the config's bounds before they
+//! (measured in docs/tuners.md#cma-es-and-spsa). The samples are drawn unbounded and clamped to the config's bounds before they
 //! play; the strategy learns from the samples it drew, each told its fitness less a penalty
 //! for how far it lies outside the bounds (Hansen's repair-and-penalise handling of box
 //! bounds).
@@ -58,6 +58,7 @@ impl Default for CmaesSettings {
 
 impl BreederSettings for CmaesSettings {
     const TUNER: &'static str = "cmaes";
+    const LABEL: &'static str = "CMA-ES: covariance matrix adaptation";
 
     fn validate(&self, ga: &GaConfig, _genes: usize) -> Result<(), ConfigError> {
         at_least(ga, 3, "CMA-ES (two samples and the mean)")?;

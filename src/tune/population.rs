@@ -34,6 +34,9 @@ pub trait BreederSettings:
     /// The tuner's name (`"cmaes"`): the `tuner` of its configs, and the key of its settings.
     const TUNER: &'static str;
 
+    /// What the dashboard's form calls it.
+    const LABEL: &'static str;
+
     /// Checks the settings against the GA config they run under.
     fn validate(&self, ga: &GaConfig, genes: usize) -> Result<(), ConfigError>;
 
@@ -278,6 +281,10 @@ impl<S: BreederSettings> TunerSpec for PopulationConfig<S> {
 
     fn population(&self) -> Option<&GaConfig> {
         Some(&self.ga)
+    }
+
+    fn label(&self) -> &'static str {
+        S::LABEL
     }
 
     fn keeps_curve(&self) -> bool {

@@ -285,12 +285,13 @@ fn learning_form(tuner: &str, label: &str) -> Value {
 /// keys under its name) with their defaults.
 fn population_form(
     tuner: &str,
-    label: &str,
     ga_defaults: &Map<String, Value>,
     presets: &Value,
     ga_groups: &Value,
 ) -> Option<Value> {
     let config = super::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
+    config.population()?;
+    let label = config.spec().label();
     let settings = serde_json::to_value(&config).ok()?.get(tuner)?.clone();
     let operators = ["elite", "selection.", "crossover.", "mutation."];
     let is_operator = |key: &str| {
@@ -344,12 +345,13 @@ pub fn config_schema() -> Value {
         "td-leaf": learning_form("td-leaf", "TD-Leaf(λ): learning from self-play at the search's leaves"),
         "texel": learning_form("texel", "Texel: fitting to game results"),
     });
+    // Every other population tuner's (CMA-ES, SPSA): the GA's form with its own settings.
     if let Value::Object(forms) = &mut tuners {
-        for (tuner, label) in [
-            ("cmaes", "CMA-ES: covariance matrix adaptation"),
-            ("spsa", "SPSA: simultaneous perturbation"),
-        ] {
-            if let Some(form) = population_form(tuner, label, &defaults, &presets, &groups) {
+        for tuner in super::config::tuner_names() {
+            if forms.contains_key(tuner) {
+                continue;
+            }
+            if let Some(form) = population_form(tuner, &defaults, &presets, &groups) {
                 forms.insert(tuner.into(), form);
             }
         }

@@ -75,6 +75,11 @@ pub trait TunerSpec: Send + Sync + std::fmt::Debug {
     /// player (export, `run:ID`, the dashboard, `evolve`) asks here.
     fn champion(&self, last: &GenerationRecord) -> HallOfFame;
 
+    /// What the dashboard's form calls the tuner.
+    fn label(&self) -> &'static str {
+        self.tuner()
+    }
+
     /// The GA config a population tuner's generations are played under (GA, CMA-ES, SPSA).
     fn population(&self) -> Option<&crate::ga::GaConfig> {
         None

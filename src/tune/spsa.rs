@@ -77,6 +77,7 @@ impl SpsaSettings {
 
 impl BreederSettings for SpsaSettings {
     const TUNER: &'static str = "spsa";
+    const LABEL: &'static str = "SPSA: simultaneous perturbation";
 
     fn validate(&self, ga: &GaConfig, _genes: usize) -> Result<(), ConfigError> {
         at_least(ga, 2, "SPSA (a pair of perturbations)")?;
