@@ -22,6 +22,11 @@ pub struct Health {
 
 /// Liveness: the process answers. It asks the database nothing, so a slow or lost database
 /// never makes an orchestrator restart a server that would only wait for it again.
+#[utoipa::path(
+    get, path = "/healthz", operation_id = "healthz",
+    summary = "Liveness (answers at once, asks the database nothing) and database kind",
+    responses((status = 200, description = "alive", body = Health))
+)]
 pub async fn healthz(State(state): State<SharedState>) -> Json<Health> {
     Json(Health {
         database: state.store.backend(),
@@ -34,6 +39,11 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
 /// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
+#[utoipa::path(
+    get, path = "/readyz", operation_id = "readyz",
+    summary = format!("Readiness: the database answers within {} s", READY_TIMEOUT.as_secs_f64()),
+    responses((status = 200, description = "ready", body = Health), super::openapi::NotReady)
+)]
 pub async fn readyz(State(state): State<SharedState>) -> Result<Json<Health>, ApiError> {
     let unready = |why: &str| {
         ApiError::new(
