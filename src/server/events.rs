@@ -51,7 +51,7 @@ impl utoipa::IntoParams for EventsQuery {
     fn into_params(
         _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
     ) -> Vec<utoipa::openapi::path::Parameter> {
-        use super::openapi::{query_param, text};
+        use super::api_doc::{query_param, text};
         vec![query_param(
             "runs",
             &format!("comma-separated run ids, at most {MAX_RUNS}; every run when absent"),
@@ -205,8 +205,8 @@ impl RunStream for Follow {
     summary = "Server-sent events of many runs in one connection (the dashboard opens one per browser): the events of `/api/runs/{id}/events`, each naming its run (`status`: the run; `generation`: a point with run_id; `end`: run_id and the final status, `deleted` for a deleted run). Each run named in `runs` gets its `status` first (and `end` if it has ended). The stream stays open after runs end",
     params(EventsQuery),
     responses(
-        (status = 200, description = "an event stream", content_type = "text/event-stream", body = super::openapi::StreamEventSchema),
-        super::openapi::BadRequest, super::openapi::Invalid,
+        (status = 200, description = "an event stream", content_type = "text/event-stream", body = super::api_doc::StreamEventSchema),
+        super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
 pub async fn stream(

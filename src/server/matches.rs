@@ -128,7 +128,7 @@ pub struct MatchGames {
     request_body = MatchRequest,
     responses(
         (status = 200, description = "games, A's score and the report; with sprt, the test's report", body = MatchAnswer),
-        super::openapi::BadRequest, super::openapi::Invalid, super::openapi::Busy,
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::Busy,
     )
 )]
 pub async fn play_match(

@@ -156,7 +156,7 @@ pub struct MoveRequest {
     request_body = MoveRequest,
     responses(
         (status = 200, description = "the move and the position after it", body = MoveResult),
-        super::openapi::BadRequest, super::openapi::Invalid, super::openapi::Busy,
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::Busy,
     )
 )]
 pub async fn best_move(
@@ -228,7 +228,7 @@ pub struct PositionMove {
     request_body = PositionMove,
     responses(
         (status = 200, description = "the position after the move", body = PlayedMove),
-        super::openapi::BadRequest, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
 pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<PlayedMove>> {
@@ -251,7 +251,7 @@ impl utoipa::IntoParams for StartQuery {
     fn into_params(
         _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
     ) -> Vec<utoipa::openapi::path::Parameter> {
-        use super::openapi::{integer, query_param};
+        use super::api_doc::{integer, query_param};
         vec![
             query_param(
                 "pits",
@@ -282,7 +282,7 @@ fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32
     params(StartQuery),
     responses(
         (status = 200, description = "the position", body = PositionView),
-        super::openapi::BadRequest, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
 pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<PositionView>> {

@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document of every route, generated from the router.
 //!
 //! Each handler carries its own `#[utoipa::path]` (method, path, parameters, request body,
-//! answers), and [`super::routes`] registers the handlers through utoipa-axum's
+//! answers), and `routes` registers the handlers through utoipa-axum's
 //! `OpenApiRouter`, which adds a handler's route and its document entry in one step: a route
 //! cannot be served without being documented, nor documented without being served. The
 //! request and answer schemas are generated from the Rust types the handlers read and write
@@ -18,25 +18,20 @@
 //!
 //! Written by hand, because no Rust type describes them: the event streams' frames
 //! (`text/event-stream`), the GA's and the store's documents that have no `ToSchema`
-//! (`GenerationPoint`, `GenerationRecord`, `ExportDocument`, the config form; the SPRT report
-//! in `schemas`), and an agent in any of the forms a request may give it (`ApiAgent`). The API
+//! (`GenerationPoint`, `GenerationRecord`, `ExportDocument`, the config form: in `api_doc`,
+//! where the handlers' annotations name them; the SPRT report in `schemas`), and an agent in
+//! any of the forms a request may give it (`ApiAgent`, here). The API
 //! fuzzing run (`tests/fuzz/schemathesis.sh`) checks all of them against real answers.
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use axum::Json;
 use serde_json::{json, Map, Value};
-use utoipa::openapi::response::Response;
-use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::RefOr;
-use utoipa::{IntoResponses, OpenApi, PartialSchema, ToSchema};
+use utoipa::OpenApi;
 
 use super::agents::Catalogue;
+use super::api_doc::{error_answer, GenerationPointSchema};
 use super::batch_workers::Workers;
 use super::error::ErrorBody;
-use super::health::{Health, READY_TIMEOUT};
+use super::health::Health;
 use super::limits::Limits;
 use super::matches::{BoardBody, MatchAnswer, MatchRequest, MAX_MATCH_GAMES, MAX_SPRT_PAIRS};
 use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionView};
@@ -45,7 +40,7 @@ use super::runs::{
     CreateRun, DescribeRun, GenerationsPage, RunEstimate, RunsPage, MAX_NAME_CHARS,
     MAX_NOTES_CHARS, MAX_TAGS,
 };
-use super::schemas::{from_json, SprtReportSchema};
+use super::schemas::SprtReportSchema;
 use super::sprt_tests::{SprtTestList, SprtTestRequest, SprtTestView};
 use super::state::MAX_BODY_BYTES;
 use super::tournaments::{
@@ -137,8 +132,8 @@ fn bounds() -> [(&'static str, &'static str, &'static str, u64); 14] {
     ]
 }
 
-/// Writes [`bounds`] into `schemas`; answers the entries that found no such property.
-fn write_bounds(schemas: &mut Map<String, Value>) -> Vec<String> {
+/// Writes the table of limits (`bounds`) into `schemas`; answers the entries that found no such property.
+pub fn write_bounds(schemas: &mut Map<String, Value>) -> Vec<String> {
     let mut missed = Vec::new();
     for (schema, property, keyword, value) in bounds() {
         match schemas
@@ -154,104 +149,6 @@ fn write_bounds(schemas: &mut Map<String, Value>) -> Vec<String> {
         }
     }
     missed
-}
-
-/// An error answer: the API's one error body.
-fn error_answer(description: impl Into<String>) -> RefOr<Response> {
-    let content = utoipa::openapi::ContentBuilder::new()
-        .schema(Some(utoipa::openapi::Ref::from_schema_name(
-            ErrorBody::name(),
-        )))
-        .build();
-    RefOr::T(
-        utoipa::openapi::ResponseBuilder::new()
-            .description(description)
-            .content("application/json", content)
-            .build(),
-    )
-}
-
-/// Error answers that several routes share, named in the handlers' `responses(...)`: each
-/// is one status with the [`ErrorBody`].
-macro_rules! error_answers {
-    ($($(#[$doc:meta])* $name:ident = $status:literal, $text:expr;)*) => {$(
-        $(#[$doc])*
-        pub struct $name;
-
-        impl IntoResponses for $name {
-            fn responses() -> BTreeMap<String, RefOr<Response>> {
-                BTreeMap::from([($status.to_string(), error_answer($text))])
-            }
-        }
-    )*};
-}
-
-error_answers! {
-    /// 400: the request cannot be read.
-    BadRequest = 400, "malformed JSON, a body that is not an object, or a query field given twice";
-    /// 404: no such run, tournament or test.
-    NotFound = 404, "unknown id";
-    /// 409: the object is not in a state that allows this.
-    Conflict = 409, "not in a state that allows this";
-    /// 422: a field the server refuses, named by `field`.
-    Invalid = 422, "an invalid field; `field` names it";
-    /// 429: the queue is full.
-    TooMany = 429, "too many queued runs or tournaments";
-    /// 503: no compute slot came free, or a computation ran past its deadline.
-    Busy = 503, "busy: every compute slot is taken (with Retry-After), or a computation ran past its deadline";
-    /// 503: the database did not answer the readiness probe in time.
-    NotReady = 503, format!("the database did not answer within {} s", READY_TIMEOUT.as_secs_f64());
-}
-
-/// A schema written as JSON for a document that no Rust type describes, under its name.
-macro_rules! written_schemas {
-    ($($(#[$doc:meta])* $name:ident = $schema:literal, $json:expr;)*) => {$(
-        $(#[$doc])*
-        pub struct $name;
-
-        impl PartialSchema for $name {
-            fn schema() -> RefOr<Schema> {
-                from_json($json)
-            }
-        }
-
-        impl ToSchema for $name {
-            fn name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed($schema)
-            }
-        }
-    )*};
-}
-
-written_schemas! {
-    /// A point of a run's fitness curve (`crate::store::GenerationPoint`, a store type).
-    GenerationPointSchema = "GenerationPoint", json!({"type": "object", "properties": {
-        "generation": {"type": "integer"}, "best": {"type": "number"}, "mean": {"type": "number"},
-        "min": {"type": "number"}, "std": {"type": "number"}, "diversity": {"type": "number"},
-        "best_so_far": {"type": "number"}, "best_weights": {"type": "array", "items": {"type": "number"}},
-        "games_played": {"type": "integer"}, "wall_ms": {"type": "integer"}}});
-    /// A generation's full record ([`crate::ga::GenerationRecord`], the GA's document).
-    GenerationRecordSchema = "GenerationRecord", json!({"type": "object", "properties": {
-        "generation": {"type": "integer"}, "features": {"type": "array", "items": {"type": "string"}},
-        "individuals": {"type": "array", "items": {"type": "object", "properties": {"weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"}}}},
-        "fitness": {"type": "object"}, "best_index": {"type": "integer"}, "diversity": {"type": "number"},
-        "hall_of_fame": {"type": "object"}, "games_played": {"type": "integer"}, "stop": {"type": ["string", "null"]},
-        "timing": {"type": "object", "properties": {"wall_ms": {"type": "integer"}}}}});
-    /// A run's export ([`crate::tune::ExportDocument`], a file format of its own).
-    ExportDocumentSchema = "ExportDocument", json!({"type": "object", "properties": {
-        "format_version": {"type": "integer"}, "generator": {"type": "string"}, "rules": {"type": "string"},
-        "board": {"type": "object"}, "features": {"type": "array", "items": {"type": "string"}},
-        "weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"},
-        "generation": {"type": "integer"}, "depth": {"type": "integer"}, "seed": {"type": "integer"},
-        "config": {"type": "object"}, "history": {"type": "array", "items": {"type": "object"}}, "agent": {"type": "object"}}});
-    /// The config form ([`crate::tune::schema::config_schema`], built as JSON).
-    ConfigFormSchema = "ConfigForm", json!({"type": "object", "properties": {
-        "defaults": {"type": "object"}, "presets": {"type": "object"}, "groups": {"type": "array", "items": {"type": "object"}},
-        "feature_sets": {"type": "array", "items": {"type": "string"}}, "max_core_hours": {"type": "number"}}});
-    /// One frame of a run event stream (`text/event-stream`: an `event:` and a `data:` line).
-    StreamEventSchema = "StreamEvent", json!({"type": "object", "required": ["event", "data"], "properties": {
-        "event": {"type": "string", "enum": ["status", "generation", "end"]},
-        "data": {"type": "string", "description": "JSON: the run (status), a generation point with run_id (generation), or run_id and the final status, `deleted` for a deleted run (end)"}}});
 }
 
 /// Every form an agent takes in a request: a short spec, an [`AgentSpec`] object within the
@@ -359,11 +256,19 @@ fn write_refusals(paths: &mut Map<String, Value>) {
     }
 }
 
-/// The OpenAPI 3 document: the routers' paths and schemas ([`super::routes::documented`]),
-/// with what is derived after generation (module doc) written in.
-pub fn spec() -> Value {
+/// The schemas of the request and answer types, with the paths and schemas of `routes`: the
+/// document before what is derived after generation (module doc) is written in.
+pub fn generated(routes: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
     let mut doc = ApiTypes::openapi();
-    doc.merge(super::routes::documented());
+    doc.merge(routes);
+    doc
+}
+
+/// The OpenAPI 3 document of `routes`, the routers' paths and schemas
+/// (`routes::documented`), with what is derived after generation (module doc)
+/// written in.
+pub fn spec(routes: utoipa::openapi::OpenApi) -> Value {
+    let mut doc = generated(routes);
     doc.info.title = "kalah-tuner".into();
     doc.info.version = env!("CARGO_PKG_VERSION").into();
     doc.info.description = Some(format!("Evolve Kalah evaluation weights with a GA, play agents, run matches and tournaments. JSON bodies up to {MAX_BODY_BYTES} bytes. When KALAH_TUNER_TOKEN is set, POST, PATCH and DELETE need `Authorization: Bearer <token>`."));
@@ -387,158 +292,4 @@ pub fn spec() -> Value {
         schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());
     }
     value
-}
-
-/// Built once: the routers and the schemas do not change while the process runs.
-static DOCUMENT: LazyLock<Value> = LazyLock::new(spec);
-
-#[utoipa::path(
-    get,
-    path = "/openapi.json",
-    operation_id = "openapi",
-    summary = "This document",
-    responses((status = 200, description = "OpenAPI 3.1", body = Object))
-)]
-pub async fn document() -> Json<Value> {
-    Json(DOCUMENT.clone())
-}
-
-/// An optional query parameter, for the queries' hand-written `IntoParams`: the handlers read
-/// most parameters as text to answer a bad one in the API's error shape, so the query types'
-/// fields do not say what the parameters hold.
-pub fn query_param(
-    name: &str,
-    description: &str,
-    schema: utoipa::openapi::ObjectBuilder,
-) -> utoipa::openapi::path::Parameter {
-    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
-    ParameterBuilder::new()
-        .name(name)
-        .parameter_in(ParameterIn::Query)
-        .required(utoipa::openapi::Required::False)
-        .description(Some(description))
-        .schema(Some(schema.build()))
-        .build()
-}
-
-/// The schema of an integer parameter.
-pub fn integer() -> utoipa::openapi::ObjectBuilder {
-    utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::Integer)
-}
-
-/// The schema of a text parameter.
-pub fn text() -> utoipa::openapi::ObjectBuilder {
-    utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn refs(value: &Value, out: &mut Vec<String>) {
-        match value {
-            Value::Object(map) => {
-                if let Some(Value::String(r)) = map.get("$ref") {
-                    out.push(r.clone());
-                }
-                map.values().for_each(|v| refs(v, out));
-            }
-            Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
-            _ => {}
-        }
-    }
-
-    /// Every `$ref` of the document names a schema it holds: the generated ones come under
-    /// their types' names (or their `as`), the written ones under theirs (a written schema
-    /// that does not parse would name `#/invalid`).
-    #[test]
-    fn every_reference_resolves() {
-        let doc = spec();
-        let mut found = Vec::new();
-        refs(&doc, &mut found);
-        assert!(found.iter().any(|r| r == "#/components/schemas/Run"));
-        for r in found {
-            let name = r.trim_start_matches("#/components/schemas/");
-            assert!(doc["components"]["schemas"][name].is_object(), "{r}");
-        }
-    }
-
-    /// Each limit of the table lands on a property of the generated schemas (a renamed field
-    /// would otherwise lose its bound without a word), and the document carries it.
-    #[test]
-    fn the_bounds_are_the_handlers_constants() {
-        let mut doc = ApiTypes::openapi();
-        doc.merge(crate::server::routes::documented());
-        let mut generated = serde_json::to_value(&doc).unwrap_or(Value::Null);
-        let schemas = generated
-            .pointer_mut("/components/schemas")
-            .and_then(Value::as_object_mut)
-            .expect("generated schemas");
-        assert_eq!(write_bounds(schemas), Vec::<String>::new());
-        let served = spec();
-        let field = |schema: &str, field: &str| {
-            served["components"]["schemas"][schema]["properties"][field].clone()
-        };
-        assert_eq!(field("MatchRequest", "games")["maximum"], MAX_MATCH_GAMES);
-        assert_eq!(
-            field("MatchRequest", "max_pairs")["maximum"],
-            MAX_SPRT_PAIRS
-        );
-        assert_eq!(
-            field("TournamentRequest", "games")["maximum"],
-            MAX_TOURNAMENT_GAMES
-        );
-        assert_eq!(field("BoardBody", "pits")["maximum"], MAX_PITS);
-        assert_eq!(field("PositionMove", "move")["maximum"], SWAP);
-        assert_eq!(field("DescribeRun", "tags")["maxItems"], MAX_TAGS);
-        assert_eq!(field("DescribeRun", "notes")["maxLength"], MAX_NOTES_CHARS);
-        assert_eq!(field("CreateRun", "name")["maxLength"], MAX_NAME_CHARS);
-        // The query limits come from the handlers' constants too.
-        let limit = |path: &str| {
-            served["paths"][path]["get"]["parameters"]
-                .as_array()
-                .and_then(|ps| ps.iter().find(|p| p["name"] == "limit"))
-                .map(|p| p["schema"]["maximum"].clone())
-        };
-        assert_eq!(
-            limit("/api/runs"),
-            Some(json!(crate::server::runs::MAX_RUNS_PAGE))
-        );
-        assert_eq!(
-            limit("/api/runs/{id}/generations"),
-            Some(json!(crate::server::runs::MAX_GENERATIONS_PAGE))
-        );
-        // Every schema written as JSON parses.
-        use crate::server::schemas::{preset_name, sprt, tuner_name};
-        let agents = crate::server::tournaments::agent_list_schema();
-        let report = crate::server::schemas::sprt_report();
-        for schema in [agents, sprt(), tuner_name(), preset_name(), report] {
-            assert!(!matches!(schema, RefOr::Ref(ref r) if r.ref_location == "#/invalid"));
-        }
-    }
-
-    /// Operation ids name one operation each (the probes are served at two paths), and every
-    /// state change documents the guards' refusals.
-    #[test]
-    fn operations_are_named_once_and_state_changes_are_guarded() {
-        let doc = spec();
-        let mut ids = Vec::new();
-        for (path, item) in doc["paths"].as_object().expect("paths") {
-            for (method, op) in item.as_object().expect("path item") {
-                let id = op["operationId"].as_str().unwrap_or_default().to_string();
-                assert!(!id.is_empty(), "{method} {path} has an operation id");
-                assert!(!ids.contains(&id), "{id} names two operations");
-                ids.push(id);
-                if method != "get" {
-                    for code in ["401", "403"] {
-                        assert!(op["responses"][code].is_object(), "{method} {path} {code}");
-                    }
-                }
-                if op.get("requestBody").is_some() {
-                    assert!(op["responses"]["415"].is_object(), "{method} {path} 415");
-                }
-            }
-        }
-        assert!(ids.contains(&"healthz_unprefixed".to_string()));
-    }
 }

@@ -3,12 +3,14 @@
 //! `OpenApiRouter` from the handlers' own `#[utoipa::path]`, so the OpenAPI document
 //! ([`super::openapi`]) lists exactly the routes served.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, OriginalUri};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
-use axum::Router;
+use axum::{Json, Router};
+use serde_json::Value;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::{DefaultMakeSpan, TraceLayer};
 use tracing::Level;
@@ -58,7 +60,7 @@ fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(batch_workers::list))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
-        .routes(routes!(openapi::document))
+        .routes(routes!(document))
 }
 
 /// The routes outside the API: the probes where orchestrators look for them, and the metrics.
@@ -85,6 +87,20 @@ pub fn documented() -> utoipa::openapi::OpenApi {
         }
     }
     root.nest(API_PREFIX, api).into_openapi()
+}
+
+/// Built once: the routers and the schemas do not change while the process runs.
+static DOCUMENT: LazyLock<Value> = LazyLock::new(|| openapi::spec(documented()));
+
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapi",
+    summary = "This document",
+    responses((status = 200, description = "OpenAPI 3.1", body = Object))
+)]
+pub async fn document() -> Json<Value> {
+    Json(DOCUMENT.clone())
 }
 
 fn operations(paths: &Paths) -> impl Iterator<Item = &Operation> {
@@ -122,7 +138,7 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
 pub fn router(state: SharedState, limits: limits::Limits) -> Router {
     let counts = state.requests.clone();
     let cors = guard::cors(&state.allowed_origins);
-    // The documents are dropped here: `openapi::document` serves the one `documented` builds
+    // The documents are dropped here: `document` serves the one `documented` builds
     // from these same routers.
     let (api, _) = api_routes().split_for_parts();
     let api = api
@@ -195,4 +211,125 @@ async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> Ap
             excerpt(uri.path())
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{MAX_PITS, SWAP};
+    use crate::server::matches::{MAX_MATCH_GAMES, MAX_SPRT_PAIRS};
+    use crate::server::runs::{MAX_NAME_CHARS, MAX_NOTES_CHARS, MAX_TAGS};
+    use crate::server::tournaments::MAX_TOURNAMENT_GAMES;
+    use serde_json::json;
+    use utoipa::openapi::RefOr;
+
+    fn spec() -> Value {
+        openapi::spec(documented())
+    }
+
+    fn refs(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    out.push(r.clone());
+                }
+                map.values().for_each(|v| refs(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+
+    /// Every `$ref` of the document names a schema it holds: the generated ones come under
+    /// their types' names (or their `as`), the written ones under theirs (a written schema
+    /// that does not parse would name `#/invalid`).
+    #[test]
+    fn every_reference_resolves() {
+        let doc = spec();
+        let mut found = Vec::new();
+        refs(&doc, &mut found);
+        assert!(found.iter().any(|r| r == "#/components/schemas/Run"));
+        for r in found {
+            let name = r.trim_start_matches("#/components/schemas/");
+            assert!(doc["components"]["schemas"][name].is_object(), "{r}");
+        }
+    }
+
+    /// Each limit of the table lands on a property of the generated schemas (a renamed field
+    /// would otherwise lose its bound without a word), and the document carries it.
+    #[test]
+    fn the_bounds_are_the_handlers_constants() {
+        let doc = openapi::generated(documented());
+        let mut generated = serde_json::to_value(&doc).unwrap_or(Value::Null);
+        let schemas = generated
+            .pointer_mut("/components/schemas")
+            .and_then(Value::as_object_mut)
+            .expect("generated schemas");
+        assert_eq!(openapi::write_bounds(schemas), Vec::<String>::new());
+        let served = spec();
+        let field = |schema: &str, field: &str| {
+            served["components"]["schemas"][schema]["properties"][field].clone()
+        };
+        assert_eq!(field("MatchRequest", "games")["maximum"], MAX_MATCH_GAMES);
+        assert_eq!(
+            field("MatchRequest", "max_pairs")["maximum"],
+            MAX_SPRT_PAIRS
+        );
+        assert_eq!(
+            field("TournamentRequest", "games")["maximum"],
+            MAX_TOURNAMENT_GAMES
+        );
+        assert_eq!(field("BoardBody", "pits")["maximum"], MAX_PITS);
+        assert_eq!(field("PositionMove", "move")["maximum"], SWAP);
+        assert_eq!(field("DescribeRun", "tags")["maxItems"], MAX_TAGS);
+        assert_eq!(field("DescribeRun", "notes")["maxLength"], MAX_NOTES_CHARS);
+        assert_eq!(field("CreateRun", "name")["maxLength"], MAX_NAME_CHARS);
+        // The query limits come from the handlers' constants too.
+        let limit = |path: &str| {
+            served["paths"][path]["get"]["parameters"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == "limit"))
+                .map(|p| p["schema"]["maximum"].clone())
+        };
+        assert_eq!(
+            limit("/api/runs"),
+            Some(json!(crate::server::runs::MAX_RUNS_PAGE))
+        );
+        assert_eq!(
+            limit("/api/runs/{id}/generations"),
+            Some(json!(crate::server::runs::MAX_GENERATIONS_PAGE))
+        );
+        // Every schema written as JSON parses.
+        use crate::server::schemas::{preset_name, sprt, tuner_name};
+        let agents = crate::server::tournaments::agent_list_schema();
+        let report = crate::server::schemas::sprt_report();
+        for schema in [agents, sprt(), tuner_name(), preset_name(), report] {
+            assert!(!matches!(schema, RefOr::Ref(ref r) if r.ref_location == "#/invalid"));
+        }
+    }
+
+    /// Operation ids name one operation each (the probes are served at two paths), and every
+    /// state change documents the guards' refusals.
+    #[test]
+    fn operations_are_named_once_and_state_changes_are_guarded() {
+        let doc = spec();
+        let mut ids = Vec::new();
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            for (method, op) in item.as_object().expect("path item") {
+                let id = op["operationId"].as_str().unwrap_or_default().to_string();
+                assert!(!id.is_empty(), "{method} {path} has an operation id");
+                assert!(!ids.contains(&id), "{id} names two operations");
+                ids.push(id);
+                if method != "get" {
+                    for code in ["401", "403"] {
+                        assert!(op["responses"][code].is_object(), "{method} {path} {code}");
+                    }
+                }
+                if op.get("requestBody").is_some() {
+                    assert!(op["responses"]["415"].is_object(), "{method} {path} 415");
+                }
+            }
+        }
+        assert!(ids.contains(&"healthz_unprefixed".to_string()));
+    }
 }

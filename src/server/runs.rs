@@ -107,7 +107,7 @@ pub fn build_config(
 #[utoipa::path(
     get, path = "/config-schema", operation_id = "config_schema",
     summary = "The GA config as a form: defaults, presets, every field's range and when it applies",
-    responses((status = 200, description = "the schema", body = super::openapi::ConfigFormSchema))
+    responses((status = 200, description = "the schema", body = super::api_doc::ConfigFormSchema))
 )]
 pub async fn config_schema() -> Json<Value> {
     Json(crate::tune::schema::config_schema())
@@ -153,7 +153,7 @@ async fn prepare(state: &SharedState, body: &CreateRun) -> ApiResult<TunerConfig
     request_body = CreateRun,
     responses(
         (status = 200, description = "the estimate", body = RunEstimate),
-        super::openapi::BadRequest, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
 pub async fn estimate(
@@ -197,7 +197,7 @@ pub struct RunEstimate {
     request_body = CreateRun,
     responses(
         (status = 201, description = "the new run", body = RunView),
-        super::openapi::BadRequest, super::openapi::Invalid, super::openapi::TooMany,
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::TooMany,
     )
 )]
 pub async fn create(
@@ -251,7 +251,7 @@ impl utoipa::IntoParams for ListQuery {
     fn into_params(
         _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
     ) -> Vec<utoipa::openapi::path::Parameter> {
-        use super::openapi::{integer, query_param, text};
+        use super::api_doc::{integer, query_param, text};
         vec![
             query_param(
                 "limit",
@@ -306,7 +306,7 @@ fn decode_cursor(cursor: &str) -> Option<(String, String)> {
     params(ListQuery),
     responses(
         (status = 200, description = "a page of runs, and the cursor of the next page (null after the last)", body = RunsPage),
-        super::openapi::BadRequest, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
 pub async fn list(
@@ -440,7 +440,7 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
     get, path = "/runs/{id}", operation_id = "show_run",
     summary = "Show a run",
     params(("id" = String, Path, description = "the run's id")),
-    responses((status = 200, description = "the run", body = RunView), super::openapi::NotFound)
+    responses((status = 200, description = "the run", body = RunView), super::api_doc::NotFound)
 )]
 pub async fn show(
     State(state): State<SharedState>,
@@ -455,7 +455,7 @@ pub async fn show(
     params(("id" = String, Path, description = "the run's id")),
     responses(
         (status = 200, description = "the run, cancelled", body = RunView),
-        super::openapi::NotFound, super::openapi::Conflict,
+        super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
 pub async fn cancel(
@@ -534,7 +534,7 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
     request_body = DescribeRun,
     responses(
         (status = 200, description = "the run", body = RunView),
-        super::openapi::BadRequest, super::openapi::NotFound, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
     )
 )]
 pub async fn describe(
@@ -579,7 +579,7 @@ pub async fn describe(
     params(("id" = String, Path, description = "the run's id")),
     responses(
         (status = 200, description = "the run, queued", body = RunView),
-        super::openapi::NotFound, super::openapi::Conflict,
+        super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
 pub async fn resume(
@@ -604,7 +604,7 @@ pub async fn resume(
     delete, path = "/runs/{id}", operation_id = "delete_run",
     summary = "Delete a run and its generations (cancels it first)",
     params(("id" = String, Path, description = "the run's id")),
-    responses((status = 204, description = "deleted"), super::openapi::NotFound)
+    responses((status = 204, description = "deleted"), super::api_doc::NotFound)
 )]
 pub async fn delete(
     State(state): State<SharedState>,
@@ -638,7 +638,7 @@ impl utoipa::IntoParams for SinceQuery {
     fn into_params(
         _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
     ) -> Vec<utoipa::openapi::path::Parameter> {
-        use super::openapi::{integer, query_param};
+        use super::api_doc::{integer, query_param};
         vec![
             query_param("since", "only generations after this one", integer()),
             query_param(
@@ -661,7 +661,7 @@ pub const MAX_GENERATIONS_PAGE: i64 = 5000;
     params(("id" = String, Path, description = "the run's id"), SinceQuery),
     responses(
         (status = 200, description = "one point per generation", body = GenerationsPage),
-        super::openapi::BadRequest, super::openapi::NotFound, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
     )
 )]
 pub async fn generations(
@@ -727,8 +727,8 @@ pub struct GenerationsPage {
     summary = "A generation's full record: every individual's weights and fitness",
     params(("id" = String, Path, description = "the run's id"), ("g" = i64, Path, description = "the generation's number")),
     responses(
-        (status = 200, description = "the record", body = super::openapi::GenerationRecordSchema),
-        super::openapi::NotFound,
+        (status = 200, description = "the record", body = super::api_doc::GenerationRecordSchema),
+        super::api_doc::NotFound,
     )
 )]
 pub async fn generation(
@@ -773,8 +773,8 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
     summary = "The export document (as a download)",
     params(("id" = String, Path, description = "the run's id")),
     responses(
-        (status = 200, description = "the export document", body = super::openapi::ExportDocumentSchema),
-        super::openapi::NotFound, super::openapi::Conflict,
+        (status = 200, description = "the export document", body = super::api_doc::ExportDocumentSchema),
+        super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
 pub async fn export(State(state): State<SharedState>, RunPath(id): RunPath) -> ApiResult<Response> {
@@ -865,8 +865,8 @@ impl RunStream for Follow {
     summary = "Server-sent events: `status` (data: the run; sent first on connect), `generation` (data: a generation point plus run_id), and once the run has ended (finished, failed, cancelled or deleted; at once for a run that already has) `end` (data: run_id and status), after which the stream closes",
     params(("id" = String, Path, description = "the run's id")),
     responses(
-        (status = 200, description = "an event stream", content_type = "text/event-stream", body = super::openapi::StreamEventSchema),
-        super::openapi::NotFound,
+        (status = 200, description = "an event stream", content_type = "text/event-stream", body = super::api_doc::StreamEventSchema),
+        super::api_doc::NotFound,
     )
 )]
 pub async fn events(

@@ -224,7 +224,7 @@ fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
             ("GetSprtTest" = (operation_id = "show_sprt_test", parameters(("id" = "$response.body#/id")))),
             ("CancelSprtTest" = (operation_id = "cancel_sprt_test", parameters(("id" = "$response.body#/id")))),
         )),
-        super::openapi::BadRequest, super::openapi::Conflict, super::openapi::Invalid,
+        super::api_doc::BadRequest, super::api_doc::Conflict, super::api_doc::Invalid,
     )
 )]
 pub async fn start(
@@ -397,7 +397,7 @@ fn not_found(id: &str) -> ApiError {
     get, path = "/sprt-tests/{id}", operation_id = "show_sprt_test",
     summary = "An SPRT test: counts, LLR and its path, bounds, verdict, Elo",
     params(("id" = String, Path, description = "the test's id")),
-    responses((status = 200, description = "the test", body = SprtTestView), super::openapi::NotFound)
+    responses((status = 200, description = "the test", body = SprtTestView), super::api_doc::NotFound)
 )]
 pub async fn show(
     State(state): State<SharedState>,
@@ -416,7 +416,7 @@ pub async fn show(
     params(("id" = String, Path, description = "the test's id")),
     responses(
         (status = 200, description = "the test, cancelled", body = SprtTestView),
-        super::openapi::NotFound, super::openapi::Conflict,
+        super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
 pub async fn cancel(

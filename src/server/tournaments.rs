@@ -166,7 +166,7 @@ const STOPPED_BEFORE_THE_END: &str =
             ("GetTournament" = (operation_id = "show_tournament", parameters(("id" = "$response.body#/id")))),
             ("CancelTournament" = (operation_id = "cancel_tournament", parameters(("id" = "$response.body#/id")))),
         )),
-        super::openapi::BadRequest, super::openapi::Invalid, super::openapi::TooMany,
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::TooMany,
     )
 )]
 pub async fn start(
@@ -510,7 +510,7 @@ impl CrossCell {
     get, path = "/tournaments/{id}", operation_id = "show_tournament",
     summary = "A tournament's state and cross-table",
     params(("id" = String, Path, description = "the tournament's id")),
-    responses((status = 200, description = "the tournament", body = TournamentState), super::openapi::NotFound)
+    responses((status = 200, description = "the tournament", body = TournamentState), super::api_doc::NotFound)
 )]
 pub async fn show(
     State(state): State<SharedState>,
@@ -531,7 +531,7 @@ pub async fn show(
     params(("id" = String, Path, description = "the tournament's id")),
     responses(
         (status = 200, description = "the tournament, cancelled", body = TournamentState),
-        super::openapi::NotFound, super::openapi::Conflict,
+        super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
 pub async fn cancel(
