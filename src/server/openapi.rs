@@ -38,7 +38,7 @@ use super::moves::{MoveRequest, MoveResult, PlayedMove, PositionMove, PositionVi
 use super::run_view::RunView;
 use super::runs::{
     CreateRun, DescribeRun, GenerationsPage, RunEstimate, RunsPage, MAX_NAME_CHARS,
-    MAX_NOTES_CHARS, MAX_TAGS,
+    MAX_NOTES_CHARS, MAX_TAGS, SUMMARY_OMITS,
 };
 use super::schemas::SprtReportSchema;
 use super::sprt_tests::{SprtTestList, SprtTestRequest, SprtTestView};
@@ -204,6 +204,23 @@ fn write_agent_limits(schemas: &mut Map<String, Value>) {
     }
 }
 
+/// A run as `GET /api/runs?fields=summary` lists it: the run's schema without the fields
+/// the handler leaves out ([`SUMMARY_OMITS`]).
+fn run_summary(run: &Value) -> Value {
+    let mut summary = run.clone();
+    if let Some(props) = summary.get_mut("properties").and_then(Value::as_object_mut) {
+        props.retain(|name, _| !SUMMARY_OMITS.contains(&name.as_str()));
+    }
+    if let Some(required) = summary.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|name| !SUMMARY_OMITS.iter().any(|o| name == o));
+    }
+    summary["description"] = json!(format!(
+        "a run without {} (`fields=summary`)",
+        SUMMARY_OMITS.join(", ")
+    ));
+    summary
+}
+
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
@@ -287,6 +304,9 @@ pub fn spec(routes: utoipa::openapi::OpenApi) -> Value {
         .and_then(Value::as_object_mut)
     {
         write_agent_limits(schemas);
+        if let Some(summary) = schemas.get("Run").map(run_summary) {
+            schemas.insert("RunSummary".into(), summary);
+        }
         write_bounds(schemas);
         schemas.insert("ApiAgent".into(), api_agent_schema());
         schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());

@@ -44,7 +44,18 @@ pub async fn publish_status(state: &SharedState, id: &str) {
 pub struct RunsPage {
     /// The cursor of the next page; null after the last.
     next_cursor: Option<String>,
+    #[schema(schema_with = runs_page_items)]
     runs: Vec<RunView>,
+}
+
+/// Whole runs, or with `fields=summary` runs without [`SUMMARY_OMITS`] (`RunSummary`, which
+/// `openapi` derives from the run's schema): one schema for both, as a query parameter
+/// cannot choose the answer's schema.
+fn runs_page_items() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    super::schemas::from_json(json!({"type": "array", "items": {"anyOf": [
+        {"$ref": "#/components/schemas/Run"},
+        {"$ref": "#/components/schemas/RunSummary"}
+    ]}}))
 }
 
 /// `POST /api/runs`.
@@ -275,7 +286,7 @@ impl utoipa::IntoParams for ListQuery {
 
 /// What `fields=summary` leaves out of each run: its config, feature list and best weights,
 /// most of a run's bytes, which a run's own page (`GET /api/runs/{id}`) still has.
-const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
+pub const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
 
 /// A cursor is the last run's `created_at` and id, hex-encoded: opaque to clients, and free
 /// of the `+` and `:` a query string would mangle.
