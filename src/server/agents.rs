@@ -81,6 +81,11 @@ async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<Agen
 
 /// The agent catalogue under the API's limits, GA presets, and one agent per run of this
 /// server that has a generation.
+#[utoipa::path(
+    get, path = "/agents", operation_id = "agents",
+    summary = "Agent catalogue: kinds with parameters, presets, and an agent per run with a generation",
+    responses((status = 200, description = "the catalogue", body = Catalogue))
+)]
 pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Catalogue>> {
     let mut kinds = catalogue::kinds(Profile::Api);
     if let Some(list) = kinds.as_array_mut() {

@@ -90,6 +90,11 @@ fn shown(w: StoredWorker, now: OffsetDateTime) -> WorkerView {
 }
 
 /// The workers that beat last, newest beat first.
+#[utoipa::path(
+    get, path = "/workers", operation_id = "workers",
+    summary = "The batch workers on the database (the 100 that beat last), newest heartbeat first: host, threads, status (playing, idle, stopped, lost), the batch under way, batches and games played, games per second",
+    responses((status = 200, description = "the workers", body = Workers))
+)]
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Workers>> {
     let workers = state.store.list_workers(LISTED).await?;
     let now = OffsetDateTime::now_utc();

@@ -47,6 +47,19 @@ pub struct EventsQuery {
     runs: Option<String>,
 }
 
+impl utoipa::IntoParams for EventsQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use super::api_doc::{query_param, text};
+        vec![query_param(
+            "runs",
+            &format!("comma-separated run ids, at most {MAX_RUNS}; every run when absent"),
+            text(),
+        )]
+    }
+}
+
 struct Follow {
     state: SharedState,
     /// The runs asked for; every run when `None`.
@@ -187,6 +200,15 @@ impl RunStream for Follow {
 /// Server-sent events of the runs named in `runs` (every run when absent). For each named
 /// run, first its `status` (and `end` if it has ended, `end` alone if there is no such run);
 /// then `status`, `generation` and `end` events as they come. The stream stays open.
+#[utoipa::path(
+    get, path = "/events", operation_id = "events",
+    summary = "Server-sent events of many runs in one connection (the dashboard opens one per browser): the events of `/api/runs/{id}/events`, each naming its run (`status`: the run; `generation`: a point with run_id; `end`: run_id and the final status, `deleted` for a deleted run). Each run named in `runs` gets its `status` first (and `end` if it has ended). The stream stays open after runs end",
+    params(EventsQuery),
+    responses(
+        (status = 200, description = "an event stream", content_type = "text/event-stream", body = super::api_doc::StreamEventSchema),
+        super::api_doc::BadRequest, super::api_doc::Invalid,
+    )
+)]
 pub async fn stream(
     State(state): State<SharedState>,
     ApiQuery(query): ApiQuery<EventsQuery>,

@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::state::SharedState;
 use crate::game::excerpt;
 
-fn changes_state(method: &Method) -> bool {
+pub(crate) fn changes_state(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 

@@ -22,6 +22,11 @@ pub struct Health {
 
 /// Liveness: the process answers. It asks the database nothing, so a slow or lost database
 /// never makes an orchestrator restart a server that would only wait for it again.
+#[utoipa::path(
+    get, path = "/healthz", operation_id = "healthz",
+    summary = "Liveness (answers at once, asks the database nothing) and database kind",
+    responses((status = 200, description = "alive", body = Health))
+)]
 pub async fn healthz(State(state): State<SharedState>) -> Json<Health> {
     Json(Health {
         database: state.store.backend(),
@@ -32,8 +37,29 @@ pub async fn healthz(State(state): State<SharedState>) -> Json<Health> {
 /// How long `/readyz` waits for the database before it answers 503.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// 503 from `/readyz`: the database did not answer the probe in time.
+pub struct NotReady;
+
+impl utoipa::IntoResponses for NotReady {
+    fn responses() -> std::collections::BTreeMap<
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+    > {
+        let text = format!(
+            "the database did not answer within {} s",
+            READY_TIMEOUT.as_secs_f64()
+        );
+        [("503".to_string(), super::api_doc::error_answer(text))].into()
+    }
+}
+
 /// Readiness: the database answers a query within [`READY_TIMEOUT`], else 503 at once (a
 /// pool waiting to connect would otherwise hold the probe for its whole acquire timeout).
+#[utoipa::path(
+    get, path = "/readyz", operation_id = "readyz",
+    summary = format!("Readiness: the database answers within {} s", READY_TIMEOUT.as_secs_f64()),
+    responses((status = 200, description = "ready", body = Health), NotReady)
+)]
 pub async fn readyz(State(state): State<SharedState>) -> Result<Json<Health>, ApiError> {
     let unready = |why: &str| {
         ApiError::new(

@@ -24,7 +24,7 @@ pub const MAX_MATCH_GAMES: u32 = 200;
 #[derive(Deserialize, Clone, Copy, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BoardBody {
-    #[schema(minimum = 1, maximum = 12)]
+    #[schema(minimum = 1)]
     pits: usize,
     #[schema(minimum = 1)]
     seeds: u32,
@@ -45,13 +45,12 @@ pub struct MatchRequest {
     north: Value,
     /// Games in all (default 10); not with `sprt`, which decides how many it needs.
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 200)]
+    #[schema(minimum = 1)]
     games: Option<u32>,
     #[serde(default)]
     seed: u64,
     /// Random sowings from the start, shared by both games of a pair.
     #[serde(default)]
-    #[schema(maximum = 30)]
     opening_plies: u32,
     #[serde(default)]
     board: Option<BoardBody>,
@@ -70,7 +69,7 @@ pub struct MatchRequest {
     sprt: Option<SprtBounds>,
     /// With `sprt`: the most pairs to play before stopping inconclusive (default 1000).
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 2000)]
+    #[schema(minimum = 1)]
     max_pairs: Option<u64>,
 }
 
@@ -123,6 +122,15 @@ pub struct MatchGames {
     summary: Value,
 }
 
+#[utoipa::path(
+    post, path = "/matches", operation_id = "play_match",
+    summary = "Play a match of colour-swapped pairs",
+    request_body = MatchRequest,
+    responses(
+        (status = 200, description = "games, A's score and the report; with sprt, the test's report", body = MatchAnswer),
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::Busy,
+    )
+)]
 pub async fn play_match(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MatchRequest>,

@@ -15,10 +15,13 @@
 //!   moves and positions, matches and tournaments.
 //! - [`metrics`]: `GET /metrics`, for Prometheus.
 //! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
-//! - [`openapi`]: the OpenAPI 3.1 document, its request schemas generated from the types.
+//! - [`openapi`]: the OpenAPI 3.1 document, generated from the handlers' `#[utoipa::path]`
+//!   through the router ([`routes`]) and from the request and answer types.
+//!   [`api_doc`]: the error answers and written schemas the handlers' annotations name.
 //! - [`assets`]: the dashboard, embedded at compile time or read from `--static-dir`.
 
 pub mod agents;
+pub mod api_doc;
 pub mod assets;
 pub mod batch_workers;
 pub mod compute;

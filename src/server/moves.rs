@@ -150,6 +150,15 @@ pub struct MoveRequest {
     pie: bool,
 }
 
+#[utoipa::path(
+    post, path = "/move", operation_id = "best_move",
+    summary = "Ask an agent for a move",
+    request_body = MoveRequest,
+    responses(
+        (status = 200, description = "the move and the position after it", body = MoveResult),
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::Busy,
+    )
+)]
 pub async fn best_move(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MoveRequest>,
@@ -204,7 +213,7 @@ pub struct PositionMove {
     position: String,
     /// 1 to the number of pits from the mover's side, or 16 for the pie rule's swap.
     #[serde(rename = "move")]
-    #[schema(minimum = 1, maximum = 16)]
+    #[schema(minimum = 1)]
     mv: usize,
     #[serde(default, deserialize_with = "super::moves::rules_by_name")]
     rules: Option<Rules>,
@@ -213,6 +222,15 @@ pub struct PositionMove {
     pie: bool,
 }
 
+#[utoipa::path(
+    post, path = "/position", operation_id = "position_move",
+    summary = "Play a move (a human's) in a position",
+    request_body = PositionMove,
+    responses(
+        (status = 200, description = "the position after the move", body = PlayedMove),
+        super::api_doc::BadRequest, super::api_doc::Invalid,
+    )
+)]
 pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<PlayedMove>> {
     let rules = req.rules.unwrap_or_default();
     let pos = parse_position("position", &req.position)?.with_pie(req.pie);
@@ -225,6 +243,30 @@ pub struct StartQuery {
     seeds: Option<String>,
 }
 
+/// Kalah(6, 4) when the query names no board: the usual game.
+const START_PITS: u32 = 6;
+const START_SEEDS: u32 = 4;
+
+impl utoipa::IntoParams for StartQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use super::api_doc::{integer, query_param};
+        vec![
+            query_param(
+                "pits",
+                "pits a side",
+                integer().default(Some(serde_json::json!(START_PITS))),
+            ),
+            query_param(
+                "seeds",
+                "seeds a pit",
+                integer().default(Some(serde_json::json!(START_SEEDS))),
+            ),
+        ]
+    }
+}
+
 fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32> {
     match value {
         None | Some("") => Ok(default),
@@ -234,9 +276,18 @@ fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32
     }
 }
 
+#[utoipa::path(
+    get, path = "/position/start", operation_id = "position_start",
+    summary = "The start position of Kalah(pits, seeds)",
+    params(StartQuery),
+    responses(
+        (status = 200, description = "the position", body = PositionView),
+        super::api_doc::BadRequest, super::api_doc::Invalid,
+    )
+)]
 pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<PositionView>> {
-    let pits = query_number("pits", q.pits.as_deref(), 6)?;
-    let seeds = query_number("seeds", q.seeds.as_deref(), 4)?;
+    let pits = query_number("pits", q.pits.as_deref(), START_PITS)?;
+    let seeds = query_number("seeds", q.seeds.as_deref(), START_SEEDS)?;
     let pos = Position::start(pits as usize, seeds).map_err(|e| ApiError::from_game("pits", &e))?;
     Ok(Json(position_view(&pos)))
 }

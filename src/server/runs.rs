@@ -44,7 +44,18 @@ pub async fn publish_status(state: &SharedState, id: &str) {
 pub struct RunsPage {
     /// The cursor of the next page; null after the last.
     next_cursor: Option<String>,
+    #[schema(schema_with = runs_page_items)]
     runs: Vec<RunView>,
+}
+
+/// Whole runs, or with `fields=summary` runs without [`SUMMARY_OMITS`] (`RunSummary`, which
+/// `openapi` derives from the run's schema): one schema for both, as a query parameter
+/// cannot choose the answer's schema.
+fn runs_page_items() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    super::schemas::from_json(json!({"type": "array", "items": {"anyOf": [
+        {"$ref": "#/components/schemas/Run"},
+        {"$ref": "#/components/schemas/RunSummary"}
+    ]}}))
 }
 
 /// `POST /api/runs`.
@@ -66,7 +77,6 @@ pub struct CreateRun {
     config: Option<Value>,
     /// At most 200 characters.
     #[serde(default)]
-    #[schema(max_length = 200)]
     name: Option<String>,
 }
 
@@ -106,6 +116,11 @@ pub fn build_config(
 }
 
 /// The GA config as the dashboard's form shows it: defaults, presets, ranges.
+#[utoipa::path(
+    get, path = "/config-schema", operation_id = "config_schema",
+    summary = "The GA config as a form: defaults, presets, every field's range and when it applies",
+    responses((status = 200, description = "the schema", body = super::api_doc::ConfigFormSchema))
+)]
 pub async fn config_schema() -> Json<Value> {
     Json(crate::tune::schema::config_schema())
 }
@@ -144,6 +159,15 @@ async fn prepare(state: &SharedState, body: &CreateRun) -> ApiResult<TunerConfig
 /// `POST /api/runs/estimate`: a dry run of `POST /api/runs`. The same body, the same checks
 /// and errors, nothing stored: the config the run would get and what it would cost, from the
 /// one cost model the server also refuses runs by (the dashboard's form shows it).
+#[utoipa::path(
+    post, path = "/runs/estimate", operation_id = "estimate_run",
+    summary = "A dry run of creating a run: the config it would get and its estimated cost; nothing is stored",
+    request_body = CreateRun,
+    responses(
+        (status = 200, description = "the estimate", body = RunEstimate),
+        super::api_doc::BadRequest, super::api_doc::Invalid,
+    )
+)]
 pub async fn estimate(
     State(state): State<SharedState>,
     ApiJson(body): ApiJson<CreateRun>,
@@ -179,6 +203,15 @@ pub struct RunEstimate {
     tuner: &'static str,
 }
 
+#[utoipa::path(
+    post, path = "/runs", operation_id = "create_run",
+    summary = "Create a run (queued for a worker)",
+    request_body = CreateRun,
+    responses(
+        (status = 201, description = "the new run", body = RunView),
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::TooMany,
+    )
+)]
 pub async fn create(
     State(state): State<SharedState>,
     ApiJson(body): ApiJson<CreateRun>,
@@ -226,9 +259,35 @@ pub struct ListQuery {
     pub fields: Option<String>,
 }
 
+impl utoipa::IntoParams for ListQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use super::api_doc::{integer, query_param, text};
+        vec![
+            query_param(
+                "limit",
+                "runs in the page",
+                integer()
+                    .minimum(Some(1))
+                    .maximum(Some(MAX_RUNS_PAGE))
+                    .default(Some(json!(DEFAULT_RUNS_PAGE))),
+            ),
+            query_param("cursor", "next_cursor of the previous page", text()),
+            query_param(
+                "fields",
+                "summary: each run without config, features and best_weights",
+                text()
+                    .enum_values(Some(["all", "summary"]))
+                    .default(Some(json!("all"))),
+            ),
+        ]
+    }
+}
+
 /// What `fields=summary` leaves out of each run: its config, feature list and best weights,
 /// most of a run's bytes, which a run's own page (`GET /api/runs/{id}`) still has.
-const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
+pub const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
 
 /// A cursor is the last run's `created_at` and id, hex-encoded: opaque to clients, and free
 /// of the `+` and `:` a query string would mangle.
@@ -253,6 +312,15 @@ fn decode_cursor(cursor: &str) -> Option<(String, String)> {
     Some((created_at.to_string(), id.to_string()))
 }
 
+#[utoipa::path(
+    get, path = "/runs", operation_id = "list_runs",
+    summary = "List runs, newest first, a page at a time",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "a page of runs, and the cursor of the next page (null after the last)", body = RunsPage),
+        super::api_doc::BadRequest, super::api_doc::Invalid,
+    )
+)]
 pub async fn list(
     State(state): State<SharedState>,
     headers: axum::http::HeaderMap,
@@ -380,6 +448,12 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
         .ok_or_else(|| ApiError::not_found(format!("no run {id}")))
 }
 
+#[utoipa::path(
+    get, path = "/runs/{id}", operation_id = "show_run",
+    summary = "Show a run",
+    params(("id" = String, Path, description = "the run's id")),
+    responses((status = 200, description = "the run", body = RunView), super::api_doc::NotFound)
+)]
 pub async fn show(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -387,6 +461,15 @@ pub async fn show(
     Ok(Json(run_view(&find(&state, &id).await?)))
 }
 
+#[utoipa::path(
+    post, path = "/runs/{id}/cancel", operation_id = "cancel_run",
+    summary = "Cancel a queued or running run",
+    params(("id" = String, Path, description = "the run's id")),
+    responses(
+        (status = 200, description = "the run, cancelled", body = RunView),
+        super::api_doc::NotFound, super::api_doc::Conflict,
+    )
+)]
 pub async fn cancel(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -412,14 +495,11 @@ pub async fn cancel(
 pub struct DescribeRun {
     /// Empty clears the name.
     #[serde(default)]
-    #[schema(max_length = 200)]
     name: Option<String>,
     #[serde(default)]
-    #[schema(max_length = 10000)]
     notes: Option<String>,
     /// Up to 20 tags of at most 40 characters: letters, digits, spaces and `-_.:`.
     #[serde(default)]
-    #[schema(max_items = 20)]
     tags: Option<Vec<String>>,
 }
 
@@ -459,6 +539,16 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
 }
 
 /// Renames a run, or sets its notes or tags; any status.
+#[utoipa::path(
+    patch, path = "/runs/{id}", operation_id = "describe_run",
+    summary = "Rename a run or set its notes and tags (any status; each part only when given)",
+    params(("id" = String, Path, description = "the run's id")),
+    request_body = DescribeRun,
+    responses(
+        (status = 200, description = "the run", body = RunView),
+        super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
+    )
+)]
 pub async fn describe(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -495,6 +585,15 @@ pub async fn describe(
     Ok(Json(run_view(&run)))
 }
 
+#[utoipa::path(
+    post, path = "/runs/{id}/resume", operation_id = "resume_run",
+    summary = "Queue a cancelled or failed run again; it continues from its last generation",
+    params(("id" = String, Path, description = "the run's id")),
+    responses(
+        (status = 200, description = "the run, queued", body = RunView),
+        super::api_doc::NotFound, super::api_doc::Conflict,
+    )
+)]
 pub async fn resume(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -513,6 +612,12 @@ pub async fn resume(
 }
 
 /// Deletes without reading the run: a run whose stored data no longer reads must still go.
+#[utoipa::path(
+    delete, path = "/runs/{id}", operation_id = "delete_run",
+    summary = "Delete a run and its generations (cancels it first)",
+    params(("id" = String, Path, description = "the run's id")),
+    responses((status = 204, description = "deleted"), super::api_doc::NotFound)
+)]
 pub async fn delete(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -541,9 +646,36 @@ pub struct SinceQuery {
     limit: Option<String>,
 }
 
+impl utoipa::IntoParams for SinceQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use super::api_doc::{integer, query_param};
+        vec![
+            query_param("since", "only generations after this one", integer()),
+            query_param(
+                "limit",
+                "at most this many points; `next_since` says where the next page starts",
+                integer()
+                    .minimum(Some(1))
+                    .maximum(Some(MAX_GENERATIONS_PAGE)),
+            ),
+        ]
+    }
+}
+
 /// Most points a page of `/generations` holds.
 pub const MAX_GENERATIONS_PAGE: i64 = 5000;
 
+#[utoipa::path(
+    get, path = "/runs/{id}/generations", operation_id = "run_generations",
+    summary = "The fitness curve, whole or a page at a time",
+    params(("id" = String, Path, description = "the run's id"), SinceQuery),
+    responses(
+        (status = 200, description = "one point per generation", body = GenerationsPage),
+        super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
+    )
+)]
 pub async fn generations(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -602,6 +734,15 @@ pub struct GenerationsPage {
     run_id: String,
 }
 
+#[utoipa::path(
+    get, path = "/runs/{id}/generations/{g}", operation_id = "run_generation",
+    summary = "A generation's full record: every individual's weights and fitness",
+    params(("id" = String, Path, description = "the run's id"), ("g" = i64, Path, description = "the generation's number")),
+    responses(
+        (status = 200, description = "the record", body = super::api_doc::GenerationRecordSchema),
+        super::api_doc::NotFound,
+    )
+)]
 pub async fn generation(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
@@ -639,6 +780,15 @@ pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<Exp
     config.export(&records).map_err(ApiError::internal)
 }
 
+#[utoipa::path(
+    get, path = "/runs/{id}/export", operation_id = "export_run",
+    summary = "The export document (as a download)",
+    params(("id" = String, Path, description = "the run's id")),
+    responses(
+        (status = 200, description = "the export document", body = super::api_doc::ExportDocumentSchema),
+        super::api_doc::NotFound, super::api_doc::Conflict,
+    )
+)]
 pub async fn export(State(state): State<SharedState>, RunPath(id): RunPath) -> ApiResult<Response> {
     let run = find(&state, &id).await?;
     let doc = export_document(&state, &run).await?;
@@ -722,6 +872,15 @@ impl RunStream for Follow {
 /// database made them (see [`super::run_events`]); once the run has ended
 /// (finished, failed, cancelled, deleted) an `end` event, and the stream closes. A run that
 /// has already ended gets its `status` and `end` at once.
+#[utoipa::path(
+    get, path = "/runs/{id}/events", operation_id = "run_events",
+    summary = "Server-sent events: `status` (data: the run; sent first on connect), `generation` (data: a generation point plus run_id), and once the run has ended (finished, failed, cancelled or deleted; at once for a run that already has) `end` (data: run_id and status), after which the stream closes",
+    params(("id" = String, Path, description = "the run's id")),
+    responses(
+        (status = 200, description = "an event stream", content_type = "text/event-stream", body = super::api_doc::StreamEventSchema),
+        super::api_doc::NotFound,
+    )
+)]
 pub async fn events(
     State(state): State<SharedState>,
     RunPath(id): RunPath,

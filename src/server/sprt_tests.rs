@@ -77,12 +77,11 @@ pub struct SprtTestRequest {
     sprt: SprtBounds,
     /// The most pairs before the test stops inconclusive (default 1000).
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 2000)]
+    #[schema(minimum = 1)]
     max_pairs: Option<u64>,
     #[serde(default)]
     seed: u64,
     #[serde(default)]
-    #[schema(maximum = 30)]
     opening_plies: u32,
     #[serde(default)]
     board: Option<BoardBody>,
@@ -92,7 +91,6 @@ pub struct SprtTestRequest {
     pie: bool,
     /// A name to show instead of the agents' specs.
     #[serde(default)]
-    #[schema(max_length = 200)]
     name: Option<String>,
 }
 
@@ -217,6 +215,18 @@ fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
     Ok(shown)
 }
 
+#[utoipa::path(
+    post, path = "/sprt-tests", operation_id = "start_sprt_test",
+    summary = "Start an SPRT test of agent a against agent b, played in the background until the LLR leaves its bounds",
+    request_body = SprtTestRequest,
+    responses(
+        (status = 202, description = "started", body = SprtTestView, links(
+            ("GetSprtTest" = (operation_id = "show_sprt_test", parameters(("id" = "$response.body#/id")))),
+            ("CancelSprtTest" = (operation_id = "cancel_sprt_test", parameters(("id" = "$response.body#/id")))),
+        )),
+        super::api_doc::BadRequest, super::api_doc::Conflict, super::api_doc::Invalid,
+    )
+)]
 pub async fn start(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<SprtTestRequest>,
@@ -231,8 +241,11 @@ pub async fn start(
         ));
     }
     if let Some(name) = &req.name {
-        if name.chars().count() > 200 {
-            return Err(ApiError::invalid("name", "at most 200 characters"));
+        if name.chars().count() > super::runs::MAX_NAME_CHARS {
+            return Err(ApiError::invalid(
+                "name",
+                format!("at most {} characters", super::runs::MAX_NAME_CHARS),
+            ));
         }
     }
     let a = resolve_agent(&state, "a", &req.a).await?;
@@ -355,6 +368,11 @@ pub async fn start(
 }
 
 /// The newest tests of every server on the database, newest first, without their LLR paths.
+#[utoipa::path(
+    get, path = "/sprt-tests", operation_id = "list_sprt_tests",
+    summary = "The SPRT tests of every server on the database (the newest 100), newest first, without their LLR paths",
+    responses((status = 200, description = "the tests", body = SprtTestList))
+)]
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<SprtTestList>> {
     let stored = read_failing_abandoned(
         &state,
@@ -375,6 +393,12 @@ fn not_found(id: &str) -> ApiError {
 }
 
 /// A test, from the database: the same on every server, while it plays and after.
+#[utoipa::path(
+    get, path = "/sprt-tests/{id}", operation_id = "show_sprt_test",
+    summary = "An SPRT test: counts, LLR and its path, bounds, verdict, Elo",
+    params(("id" = String, Path, description = "the test's id")),
+    responses((status = 200, description = "the test", body = SprtTestView), super::api_doc::NotFound)
+)]
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
@@ -386,6 +410,15 @@ pub async fn show(
 /// Stops a running test, whichever server plays it: stored as `cancelled` at once, with the
 /// report of the owner's last beat; the owner stops its games within a beat. 409 when it is
 /// over, 404 when there is no such test.
+#[utoipa::path(
+    post, path = "/sprt-tests/{id}/cancel", operation_id = "cancel_sprt_test",
+    summary = "Stop a running SPRT test: the batch under way finishes, the rest is not played",
+    params(("id" = String, Path, description = "the test's id")),
+    responses(
+        (status = 200, description = "the test, cancelled", body = SprtTestView),
+        super::api_doc::NotFound, super::api_doc::Conflict,
+    )
+)]
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,

@@ -121,12 +121,11 @@ pub struct TournamentRequest {
     agents: Vec<Value>,
     /// Games of each pairing (default 20), in colour-swapped pairs; the cap of an SPRT.
     #[serde(default = "default_tournament_games")]
-    #[schema(minimum = 2, maximum = 100, multiple_of = 2)]
+    #[schema(minimum = 2, multiple_of = 2)]
     games: u32,
     #[serde(default)]
     seed: u64,
     #[serde(default)]
-    #[schema(maximum = 30)]
     opening_plies: u32,
     /// Each agent also plays itself (not with `sprt`).
     #[serde(default)]
@@ -158,6 +157,18 @@ const STOPPED_BEFORE_THE_END: &str =
     "the server playing this tournament stopped before it finished; start it again";
 
 /// Starts a tournament in the background and answers its id at once (202).
+#[utoipa::path(
+    post, path = "/tournaments", operation_id = "start_tournament",
+    summary = "Start a round-robin tournament",
+    request_body = TournamentRequest,
+    responses(
+        (status = 202, description = "started", body = TournamentStarted, links(
+            ("GetTournament" = (operation_id = "show_tournament", parameters(("id" = "$response.body#/id")))),
+            ("CancelTournament" = (operation_id = "cancel_tournament", parameters(("id" = "$response.body#/id")))),
+        )),
+        super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::TooMany,
+    )
+)]
 pub async fn start(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<TournamentRequest>,
@@ -412,6 +423,11 @@ fn shown(t: PlayedRow) -> ApiResult<TournamentState> {
 }
 
 /// The newest tournaments, newest first, without their tables.
+#[utoipa::path(
+    get, path = "/tournaments", operation_id = "list_tournaments",
+    summary = "The newest 100 tournaments (stored; without their tables), newest first",
+    responses((status = 200, description = "the tournaments", body = TournamentList))
+)]
 pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<TournamentList>> {
     let stored = read_failing_abandoned(
         &state,
@@ -490,6 +506,12 @@ impl CrossCell {
 }
 
 /// A tournament, from the database: the same on every server, while it plays and after.
+#[utoipa::path(
+    get, path = "/tournaments/{id}", operation_id = "show_tournament",
+    summary = "A tournament's state and cross-table",
+    params(("id" = String, Path, description = "the tournament's id")),
+    responses((status = 200, description = "the tournament", body = TournamentState), super::api_doc::NotFound)
+)]
 pub async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
@@ -503,6 +525,15 @@ pub async fn show(
 /// Stops a queued or running tournament, whichever server plays it: it is stored as `cancelled` at
 /// once, and the server playing it stops its games within a beat (the games under way
 /// finish). 409 when it is not running, 404 when there is no such one.
+#[utoipa::path(
+    post, path = "/tournaments/{id}/cancel", operation_id = "cancel_tournament",
+    summary = "Cancel a queued or running tournament, through any server: the games under way finish, the rest are not played",
+    params(("id" = String, Path, description = "the tournament's id")),
+    responses(
+        (status = 200, description = "the tournament, cancelled", body = TournamentState),
+        super::api_doc::NotFound, super::api_doc::Conflict,
+    )
+)]
 pub async fn cancel(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
