@@ -4,7 +4,8 @@
 
 use kalah_tuner::agents::FileAccess;
 use kalah_tuner::ga::{GaConfig, GenerationRecord};
-use kalah_tuner::tune::loader::{load_learning, load_tuner};
+use kalah_tuner::tune::load_tuner;
+use kalah_tuner::tune::loader::load_learning;
 use kalah_tuner::tune::{LearningConfig, LearningRun, TunerConfig};
 use serde_json::{json, Value};
 

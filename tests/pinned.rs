@@ -126,7 +126,7 @@ fn run_fingerprints(config: kalah_tuner::tune::TunerConfig) -> (u64, u64, String
 }
 
 fn tuner(tuner: &str, layer: serde_json::Value) -> kalah_tuner::tune::TunerConfig {
-    kalah_tuner::tune::loader::load_tuner(
+    kalah_tuner::tune::load_tuner(
         Some(tuner),
         None,
         &[&layer],

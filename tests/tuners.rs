@@ -5,7 +5,7 @@
 use kalah_tuner::agents::FileAccess;
 use kalah_tuner::ga::{ConfigError, GenerationRecord};
 use kalah_tuner::search::Budget;
-use kalah_tuner::tune::{loader, ExportDocument, StepControl, TunerConfig};
+use kalah_tuner::tune::{ExportDocument, StepControl, TunerConfig};
 use serde_json::{json, Value};
 
 const TUNERS: [&str; 2] = ["cmaes", "spsa"];
@@ -27,7 +27,7 @@ fn easy_target(generations: u32) -> Value {
 }
 
 fn load(tuner: &str, layer: &Value) -> Result<TunerConfig, ConfigError> {
-    loader::load_tuner(Some(tuner), None, &[layer], &FileAccess::Any)
+    kalah_tuner::tune::load_tuner(Some(tuner), None, &[layer], &FileAccess::Any)
 }
 
 fn run(config: &TunerConfig, records: &[GenerationRecord]) -> Vec<GenerationRecord> {

@@ -16,7 +16,6 @@ use crate::agents::FileAccess;
 use crate::ga::benchmark::PanelGain;
 use crate::ga::{GaConfig, GenerationRecord};
 use crate::search::Budget;
-use crate::tune::loader;
 use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl, TunerConfig};
 
 #[derive(Args, Debug)]
@@ -90,7 +89,7 @@ pub fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
             "tuner: evolve runs ga, cmaes or spsa (learn runs td, td-leaf and texel); the config names {tuner:?}"
         )));
     }
-    Ok(loader::load_tuner(
+    Ok(crate::tune::load_tuner(
         args.tuner.as_deref(),
         args.preset.as_deref(),
         &layers,

@@ -19,7 +19,7 @@ use super::run_view::{run_json, run_view, RunView};
 use super::state::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
-use crate::tune::{loader, ExportDocument, TunerConfig};
+use crate::tune::{ExportDocument, TunerConfig};
 
 /// Most runs waiting in the queue at once.
 pub const MAX_QUEUED: u64 = 100;
@@ -108,7 +108,7 @@ pub fn build_config(
         Some(_) => return Err(ApiError::invalid("config", "must be an object")),
     };
     let layers: Vec<&Value> = layer.into_iter().collect();
-    loader::load_tuner(tuner, preset, &layers, files).map_err(|e| match e.field() {
+    crate::tune::load_tuner(tuner, preset, &layers, files).map_err(|e| match e.field() {
         // The tuner and preset are the request's own fields, not the config's.
         "tuner" | "preset" => ApiError::from_config("", &e),
         _ => ApiError::from_config("config", &e),

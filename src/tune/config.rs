@@ -182,7 +182,9 @@ impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
         layers: &[&serde_json::Value],
         files: &FileAccess,
     ) -> Result<Self, ConfigError> {
-        PopulationConfig::load(preset, layers, files)
+        PopulationConfig::load(layers, |ga_layers| {
+            super::loader::load(preset, ga_layers, files)
+        })
     }
 
     fn claims(value: &serde_json::Value) -> bool {
@@ -298,4 +300,27 @@ impl TunerConfig {
     pub fn resumes_from_all(&self) -> bool {
         self.spec().resumes_from_all()
     }
+}
+
+/// Assembles and validates the config of a run of any tuner: `ga` is [`super::loader::load`]'s, `td`,
+/// `td-leaf` and `texel` are [`super::loader::load_learning`]'s, and every other tuner's its own
+/// ([`TunerConfig::load`]). Without `tuner`, the tuner a layer names (its `tuner` field, the
+/// last layer's that has one), else the GA.
+pub fn load_tuner(
+    tuner: Option<&str>,
+    preset: Option<&str>,
+    layers: &[&serde_json::Value],
+    files: &FileAccess,
+) -> Result<TunerConfig, ConfigError> {
+    let named = layers
+        .iter()
+        .rev()
+        .find_map(|layer| layer.get("tuner"))
+        .map(|t| {
+            t.as_str().ok_or_else(|| {
+                ConfigError::invalid("tuner", format!("expected a tuner's name, got {t}"))
+            })
+        })
+        .transpose()?;
+    TunerConfig::load(tuner.or(named).unwrap_or("ga"), preset, layers, files)
 }

@@ -1,4 +1,4 @@
-//! The one way a GA config is put together, for `evolve`, the server and config files alike:
+//! The one way a GA config is put together (and, through [`super::load_tuner`], any tuner's), for `evolve`, the server and config files alike:
 //! a preset (or the defaults), then partial configs laid over it in order, then validation.
 //! Having one loader means a config file, an API request and command-line flags that say the
 //! same thing give the same run.
@@ -10,7 +10,6 @@
 
 use serde_json::{Map, Value};
 
-use super::config::TunerConfig;
 use super::learning::{LearnerConfig, LearningConfig, LEARNING_TUNERS};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::ga::config::{agent_error, ConfigError, GaConfig, PRESETS};
@@ -139,29 +138,6 @@ pub fn load(
 /// command line reads them.
 pub fn load_document(text: &str, format: Format) -> Result<GaConfig, ConfigError> {
     load(None, &[&parse_document(text, format)?], &FileAccess::Any)
-}
-
-/// Assembles and validates the config of a run of any tuner: `ga` is [`load`]'s, `td`,
-/// `td-leaf` and `texel` are [`load_learning`]'s, and every other tuner's its own
-/// ([`TunerConfig::load`]). Without `tuner`, the tuner a layer names (its `tuner` field, the
-/// last layer's that has one), else the GA.
-pub fn load_tuner(
-    tuner: Option<&str>,
-    preset: Option<&str>,
-    layers: &[&Value],
-    files: &FileAccess,
-) -> Result<TunerConfig, ConfigError> {
-    let named = layers
-        .iter()
-        .rev()
-        .find_map(|layer| layer.get("tuner"))
-        .map(|t| {
-            t.as_str().ok_or_else(|| {
-                ConfigError::invalid("tuner", format!("expected a tuner's name, got {t}"))
-            })
-        })
-        .transpose()?;
-    TunerConfig::load(tuner.or(named).unwrap_or("ga"), preset, layers, files)
 }
 
 /// Assembles and validates a learning run's config: the tuner's defaults (TD's from a preset

@@ -25,10 +25,10 @@
 //! ```no_run
 //! use kalah_tuner::agents::FileAccess;
 //! use kalah_tuner::search::Budget;
-//! use kalah_tuner::tune::{loader, Driver, ExportFile, StepControl};
+//! use kalah_tuner::tune::{load_tuner, Driver, ExportFile, StepControl};
 //!
 //! let layer = serde_json::json!({"population": 10, "generations": 5, "depth": 3});
-//! let config = loader::load_tuner(Some("ga"), Some("abrams"), &[&layer], &FileAccess::Any)?;
+//! let config = load_tuner(Some("ga"), Some("abrams"), &[&layer], &FileAccess::Any)?;
 //! let mut driver = Driver::open(config, None)?;
 //! let mut export = ExportFile::new("best.json");
 //! driver.run(&StepControl::new(Budget::unlimited()), &mut [&mut export])?;
@@ -50,7 +50,7 @@ pub mod spsa;
 pub mod tuner;
 
 pub use cmaes::{CmaesConfig, CmaesSettings};
-pub use config::{tuner_names, TunerConfig};
+pub use config::{load_tuner, tuner_names, TunerConfig};
 pub use driver::{
     write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile, Step,
 };

@@ -85,13 +85,13 @@ impl<S: BreederSettings> PopulationConfig<S> {
         Ok(PopulationConfig { ga, settings })
     }
 
-    /// Assembles and validates a config as [`super::loader::load`] does a GA's: `preset`, then
-    /// each layer, whose `tuner` (if any) must name this tuner and whose settings (under the
-    /// tuner's name) merge field by field.
+    /// Assembles and validates a config from partial configs: each layer's `tuner` (if any)
+    /// must name this tuner, its settings (under the tuner's name) merge field by field, and
+    /// the rest goes to `load_ga`, the GA's loader (`loader::load` with the preset and the
+    /// caller's file access).
     pub fn load(
-        preset: Option<&str>,
         layers: &[&Value],
-        files: &FileAccess,
+        load_ga: impl FnOnce(&[&Value]) -> Result<GaConfig, ConfigError>,
     ) -> Result<Self, ConfigError> {
         let mut settings = S::default();
         let mut ga_layers = Vec::with_capacity(layers.len());
@@ -108,7 +108,7 @@ impl<S: BreederSettings> PopulationConfig<S> {
             ga_layers.push(Value::Object(map));
         }
         let ga_layers: Vec<&Value> = ga_layers.iter().collect();
-        let ga = super::loader::load(preset, &ga_layers, files)?;
+        let ga = load_ga(&ga_layers)?;
         let config = PopulationConfig { ga, settings };
         config.check()?;
         Ok(config)
