@@ -276,6 +276,8 @@ fn evolve_rejects_bad_config_naming_the_field() {
         (vec!["--preset", "nosuch"], "preset"),
         (vec!["--population", "0"], "population"),
         (vec!["--config", config.to_str().unwrap()], "population"),
+        (vec!["--tuner", "texel"], "tuner"),
+        (vec!["--tuner", "cmaes", "--population", "2"], "population"),
     ] {
         let mut all = vec!["evolve", "--out", out_path.to_str().unwrap()];
         all.extend(args.iter().copied());

@@ -23,7 +23,7 @@ pub struct EvolveArgs {
     /// The tuner that breeds each generation: ga (the genetic algorithm, the default), cmaes
     /// (CMA-ES) or spsa (SPSA); all play their generations by the same config fields
     /// (docs/tuners.md). Default: the config file's "tuner", else ga
-    #[arg(long, value_parser = ["ga", "cmaes", "spsa"])]
+    #[arg(long)]
     pub tuner: Option<String>,
     /// Start from a preset: abrams (the blog), hunter (Hunter's thesis) or mankalah
     /// (Kalah(7,7) with the pie rule, the ManKalah engine's game)
@@ -84,9 +84,16 @@ pub fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
         .tuner
         .as_deref()
         .or_else(|| file.as_ref()?.get("tuner")?.as_str());
-    if let Some(tuner) = named.filter(|t| !["ga", "cmaes", "spsa"].contains(t)) {
+    // The tuners that breed generations of a population; `learn` runs the others.
+    let population: Vec<&str> = crate::tune::tuner_names()
+        .into_iter()
+        .filter(|t| !crate::tune::learning::LEARNING_TUNERS.contains(t))
+        .collect();
+    if let Some(tuner) = named.filter(|t| !population.contains(t)) {
         return Err(usage(format!(
-            "tuner: evolve runs ga, cmaes or spsa (learn runs td, td-leaf and texel); the config names {tuner:?}"
+            "tuner: evolve runs {} (learn runs {}); got {tuner:?}",
+            population.join(", "),
+            crate::tune::learning::LEARNING_TUNERS.join(", ")
         )));
     }
     Ok(crate::tune::load_tuner(
