@@ -275,3 +275,72 @@ fn a_player_is_valued_the_same_from_either_chair_and_across_the_pie_swap() {
         }
     }
 }
+
+/// The capture features work out each pit's capture without playing it; playing every move
+/// is the definition they must match, on random boards of every size whose pits hold from
+/// nothing to two laps (a move of exactly one lap lands in its own emptied pit).
+#[test]
+fn captures_worked_out_without_playing_match_playing_every_move() {
+    use kalah_tuner::eval::{best_capture, exposed_seeds};
+    let played = |pos: &Position, side: Side, rules: Rules| -> (u32, u32) {
+        let view = pos.with_side_to_move(side);
+        let mut best = 0;
+        let mut taken = [0u32; kalah_tuner::game::MAX_PITS];
+        for mv in view.legal_moves().into_iter() {
+            let mut child = view;
+            let captured = child.play_unchecked(mv, rules).captured as u32;
+            best = best.max(captured);
+            if captured > 1 {
+                let pit = view.opposite(view.landing_cell(side, mv));
+                let index = pit - view.first_pit(side.opponent());
+                taken[index] = taken[index].max(captured - 1);
+            }
+        }
+        (best, taken.iter().sum())
+    };
+    let mut rng = rng_from_seed(41);
+    let mut positions = positions();
+    for m in 1..=12usize {
+        let lap = 2 * m as u32 + 1;
+        for _ in 0..400 {
+            let mut pits = || -> Vec<u32> {
+                (0..m)
+                    .map(|_| match rng.random_range(0..4) {
+                        0 => 0,
+                        1 => rng.random_range(1..=3),
+                        2 => rng.random_range(lap - 1..=lap + 1),
+                        _ => rng.random_range(0..=2 * lap),
+                    })
+                    .collect()
+            };
+            let (south, north) = (pits(), pits());
+            let side = if rng.random_range(0..2) == 0 {
+                Side::South
+            } else {
+                Side::North
+            };
+            positions.push(Position::new(&south, 3, &north, 5, side).unwrap());
+        }
+    }
+    let mut captures = 0;
+    for pos in &positions {
+        for rules in [Rules::Standard, Rules::EmptyCapture] {
+            for side in [Side::South, Side::North] {
+                let (best, _) = played(pos, side, rules);
+                let (_, exposed) = played(pos, side.opponent(), rules);
+                captures += (best > 0) as usize;
+                assert_eq!(
+                    best_capture(pos, side, rules),
+                    best,
+                    "best capture of {side} on {pos} ({rules})"
+                );
+                assert_eq!(
+                    exposed_seeds(pos, side, rules),
+                    exposed,
+                    "seeds of {side} exposed on {pos} ({rules})"
+                );
+            }
+        }
+    }
+    assert!(captures > 1000, "the boards hold captures ({captures})");
+}

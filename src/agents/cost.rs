@@ -19,17 +19,20 @@ pub fn board_scale(pits: usize, seeds: u32) -> f64 {
 
 /// One side of a game of an alpha-beta search at `depth` on `pits` x `seeds`, in
 /// milliseconds, whose evaluation costs `leaf` times the store difference's a position
-/// ([`leaf_cost`]): `K x pits^1.92 x seeds^0.43 x (0.614 x pits^0.515 x seeds^0.324)^depth`
-/// (a game's moves grow with the board, and every ply multiplies a search's positions by the
-/// effective branching of alpha-beta with Kalah's extra turns, wider with more pits and more
-/// seeds). Fitted by least squares on the logarithms of `kalah-tuner bench --cost`
-/// (self-play on one thread, processor time; 2026-11-26, boards 4x3 to 12x8, depths 2 to 8,
-/// store difference and 1 to 24 features): every fitted cell is within 1.93x
-/// (docs/performance.md#cost-estimates).
+/// ([`leaf_cost`]): `K x pits^1.27 x seeds^0.63 x (0.445 x pits^0.695 x seeds^0.224)^depth x
+/// pits^(0.00913 x depth^2)` (a game's moves grow with the board, and every ply multiplies a
+/// search's positions by the effective branching of alpha-beta with Kalah's extra turns,
+/// wider with more pits and more seeds, and wider still deeper on wide boards: 12x8 costs
+/// about 20 times more a side for each two plies from depth 2 to 6, and 48 times from 6 to
+/// 10). Fitted by least squares on the logarithms of `kalah-tuner bench --cost` (self-play on
+/// one thread, processor time; boards 4x3 to 12x8, depths 2 to 10, store difference and 1 to
+/// 24 features; 2026-11-26, and 12x8 at depth 10 on 2026-11-27, weighted four times as the
+/// one cell that deep; 0.77 of the mean of three games): every cell is within 2x but two 2-game cells on 12x8 (0.24 and 3.5,
+/// as before the depth-squared term) (docs/performance.md#cost-estimates).
 pub fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
-    let (p, s) = (pits as f64, seeds as f64);
-    let branching = 0.6138 * p.powf(0.515) * s.powf(0.324);
-    1.334e-4 * p.powf(1.917) * s.powf(0.426) * branching.powi(depth as i32) * leaf
+    let (p, s, d) = (pits as f64, seeds as f64, depth as f64);
+    let branching = 0.4447 * p.powf(0.6955) * s.powf(0.2240);
+    4.457e-4 * p.powf(1.2656) * s.powf(0.6287) * branching.powf(d) * p.powf(0.00913 * d * d) * leaf
 }
 
 /// What a search position costs with an evaluation of `features` (none: the store difference)
@@ -76,10 +79,17 @@ pub const TD_GAME_OVERHEAD_MS: f64 = 0.35;
 
 /// How an exact solve's cost grows with the pits: (pits / 6) to this power. Boards up to 8x8
 /// fitted 3, which made `perfect:32` on 12x2 0.41 of even a lower bound of its measured time
-/// (159 s a side, 2026-11-26: the games did not finish); 4.3 puts the model at that lower
-/// bound and keeps the measured 4x3 to 8x8 cells within 2x (0.68 to 1.23). Fitted to a lower
-/// bound, the 12-pit figure can still be low: the finished measurement is to come.
+/// (159 s a side, 2026-11-26: the games did not finish); 4.3 keeps the measured 4x3 to 8x8
+/// cells (all solving from 22 seeds) within 2x.
 pub const SOLVE_PITS_EXPONENT: f64 = 4.3;
+
+/// How the growth of a solve with every two more seeds it solves from widens with the pits:
+/// fourfold on 6 pits, times (pits / 6) to this power. Solves from 22 seeds (every measured
+/// cell up to 8x8) do not depend on it. `perfect:32` on 12x2 ran past 2,361 processor-seconds
+/// without finishing its first game (2026-11-27, beside another benchmark: over 1,180 s a side),
+/// 0.14 of what the model said without this term; 0.6 puts the model at 1.09 of that lower
+/// bound. Fitted to a lower bound: the 12-pit figure can still be low.
+pub const SOLVE_SEEDS_PITS_EXPONENT: f64 = 0.6;
 
 /// Rough processor time, in milliseconds, that one side of a game on `pits` x `seeds` costs
 /// when played by `spec`: what estimates count for opponents and panel agents. Searches as
@@ -88,7 +98,7 @@ pub const SOLVE_PITS_EXPONENT: f64 = 4.3;
 /// and more moves: 4.3, 33, 95 and 317 ms a side for `mcts:1000` on 4x3, 6x4, 6x6 and 8x8);
 /// `perfect` its fallback searches (above `max_seeds`) and a solve of about 8 ms x
 /// (pits / 6)^[`SOLVE_PITS_EXPONENT`] on Kalah(6,4)'s 22 seeds, fourfold with every two more
-/// seeds it solves from
+/// seeds it solves from on 6 pits and more on wider boards ([`SOLVE_SEEDS_PITS_EXPONENT`])
 /// (2.3, 16, 43 and 500 ms a side on those boards). Greedy, random and `pekar` are under the
 /// table's resolution and counted at 0.05 ms, `a3c` 0.2 ms (2026-11-25), scaled by the seeds
 /// ([`board_scale`]). A time budget is counted as spent in full on every move.
@@ -128,8 +138,9 @@ pub fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
             ..
         } => {
             let solved_from = (*max_seeds).min(2 * pits as u32 * seeds) as f64;
+            let widening = (pits as f64 / 6.0).powf(SOLVE_SEEDS_PITS_EXPONENT);
             8.0 * (pits as f64 / 6.0).powf(SOLVE_PITS_EXPONENT)
-                * 4f64.powf((solved_from - 22.0) / 2.0)
+                * (4.0 * widening).powf((solved_from - 22.0) / 2.0)
                 + *solve_nodes as f64 / 5_000.0 * MOVES_A_SIDE * scale
                 + search(*fallback_depth, 1.0)
         }

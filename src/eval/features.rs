@@ -216,18 +216,16 @@ fn overflow(pos: &Position, side: Side) -> u32 {
         .sum()
 }
 
-/// The most seeds one sowing of `side` could capture if `side` were to move now.
+/// The most seeds one sowing of `side` could capture if `side` were to move now (the
+/// capturing seed included, as [`crate::game::MoveOutcome::captured`] counts them).
 pub fn best_capture(pos: &Position, side: Side, rules: Rules) -> u32 {
     if pos.is_game_over() {
         return 0;
     }
-    let view = pos.with_side_to_move(side);
-    view.legal_moves()
-        .into_iter()
-        .map(|mv| {
-            let mut child = view;
-            child.play_unchecked(mv, rules).captured as u32
-        })
+    let (mine, theirs) = (pos.side_pits(side), pos.side_pits(side.opponent()));
+    (0..mine.len())
+        .filter_map(|pit| capture_from(mine, theirs, pit, rules))
+        .map(|(_, captured)| captured)
         .max()
         .unwrap_or(0)
 }
@@ -240,20 +238,51 @@ pub fn exposed_seeds(pos: &Position, side: Side, rules: Rules) -> u32 {
     if pos.is_game_over() {
         return 0;
     }
-    let attacker = side.opponent();
-    let view = pos.with_side_to_move(attacker);
+    let (mine, theirs) = (pos.side_pits(side), pos.side_pits(side.opponent()));
+    let m = mine.len();
     let mut taken = [0u32; crate::game::MAX_PITS];
-    for mv in view.legal_moves().into_iter() {
-        let mut child = view;
-        let captured = child.play_unchecked(mv, rules).captured as u32;
-        if captured > 1 {
-            // The capture takes the landing seed and the seeds opposite it, which are ours.
-            let pit = view.opposite(view.landing_cell(attacker, mv));
-            let index = pit - view.first_pit(side);
-            taken[index] = taken[index].max(captured - 1);
+    for pit in 0..m {
+        if let Some((landing, captured)) = capture_from(theirs, mine, pit, rules) {
+            // The capture takes the landing seed and the seeds of our pit facing it.
+            let ours = m - 1 - landing;
+            taken[ours] = taken[ours].max(captured - 1);
         }
     }
     taken.iter().sum()
+}
+
+/// What sowing pit `pit` (0-based) of `mover` would capture, worked out without playing the
+/// move, since the capture features ask it of every pit of both sides at every leaf: the
+/// landing pit (the mover's, 0-based) and the seeds captured, the capturing one included.
+/// `None` when the move captures nothing. `theirs` is the opponent's pits in their own order,
+/// so the pit facing the mover's pit `j` is `theirs[m - 1 - j]`.
+///
+/// Along the mover's cycle of `2m + 1` cells (its pits, its store, the opponent's pits) a
+/// move of `s` seeds from pit `i` ends at `i + s`. Its last seed can leave a pit holding one
+/// seed only if no earlier seed of the move fell there, so only moves of at most one lap
+/// capture: ending on the mover's side without wrapping (`i + s < m`, the opponent's pits
+/// untouched), or after passing the opponent's pits once (`i + s > 2m`, each of them one seed
+/// richer), the lifted pit itself included when `s` is exactly a lap. `tests/eval.rs` checks
+/// this against playing the move.
+#[inline]
+fn capture_from(mine: &[u16], theirs: &[u16], pit: usize, rules: Rules) -> Option<(usize, u32)> {
+    let m = mine.len();
+    let seeds = mine[pit] as usize;
+    let end = pit + seeds;
+    let (landing, passed) = if seeds == 0 || seeds > 2 * m + 1 {
+        return None;
+    } else if end < m {
+        (end, 0)
+    } else if end > 2 * m {
+        (end - (2 * m + 1), 1)
+    } else {
+        return None;
+    };
+    if landing != pit && mine[landing] != 0 {
+        return None;
+    }
+    let facing = theirs[m - 1 - landing] as u32 + passed;
+    (facing > 0 || rules == Rules::EmptyCapture).then_some((landing, facing + 1))
 }
 
 impl fmt::Display for Feature {

@@ -14,7 +14,7 @@ pub mod features;
 pub mod sets;
 pub mod weighted;
 
-pub use features::{best_capture, Feature};
+pub use features::{best_capture, exposed_seeds, Feature};
 pub use sets::{feature_set, parse_features, FeatureSet, FEATURE_SETS};
 pub use weighted::{round_to_i64, WeightedEval};
 

@@ -91,6 +91,35 @@ impl ConfigError {
         }
     }
 
+    /// Reads `value` as a `T`; a failure names the field at fault as a dotted path after
+    /// `prefix` (a tuner's settings sit under its name). Every config reader goes through here
+    /// so that the API and the command line name fields the same way.
+    pub fn read<T: serde::de::DeserializeOwned>(
+        value: serde_json::Value,
+        prefix: &str,
+    ) -> Result<T, ConfigError> {
+        serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+            let path = e.path().to_string();
+            let mut field = match (prefix, path.as_str()) {
+                (prefix, ".") => prefix.to_string(),
+                ("", path) => path.to_string(),
+                (prefix, path) => format!("{prefix}.{path}"),
+            };
+            let mut reason = e.into_inner().to_string();
+            // List fields with their own checks (opponents) report the element as "[i]: ...";
+            // fold the index into the path.
+            if let Some((index, rest)) = reason
+                .strip_prefix('[')
+                .and_then(|r| r.split_once("]: "))
+                .filter(|(i, _)| i.bytes().all(|b| b.is_ascii_digit()))
+            {
+                field = format!("{field}[{index}]");
+                reason = rest.to_string();
+            }
+            ConfigError::Parse { field, reason }
+        })
+    }
+
     /// The dotted path of the field at fault (empty for syntax errors and resume mismatches).
     pub fn field(&self) -> &str {
         match self {
@@ -728,24 +757,7 @@ impl GaConfig {
             reason: e.to_string(),
         })?;
         merge(&mut merged, patch);
-        serde_path_to_error::deserialize::<_, GaConfig>(merged).map_err(|e| {
-            let mut field = e.path().to_string();
-            if field == "." {
-                field.clear();
-            }
-            let mut reason = e.into_inner().to_string();
-            // List fields with their own checks (opponents) report the element as "[i]: ...";
-            // fold the index into the path.
-            if let Some((index, rest)) = reason
-                .strip_prefix('[')
-                .and_then(|r| r.split_once("]: "))
-                .filter(|(i, _)| i.bytes().all(|b| b.is_ascii_digit()))
-            {
-                field = format!("{field}[{index}]");
-                reason = rest.to_string();
-            }
-            ConfigError::Parse { field, reason }
-        })
+        ConfigError::read(merged, "")
     }
 
     /// This config with its agents' model names replaced by the files `files` resolves them

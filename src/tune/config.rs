@@ -142,13 +142,7 @@ impl ConfigForm for GaConfig {
         if let Some(map) = value.as_object_mut() {
             map.remove("tuner");
         }
-        serde_path_to_error::deserialize::<_, GaConfig>(value).map_err(|e| {
-            let field = e.path().to_string();
-            ConfigError::Parse {
-                field: if field == "." { String::new() } else { field },
-                reason: e.into_inner().to_string(),
-            }
-        })
+        ConfigError::read(value, "")
     }
 }
 

@@ -74,14 +74,7 @@ impl<S: BreederSettings> PopulationConfig<S> {
         };
         check_tuner::<S>(map.remove("tuner"))?;
         let settings = read_settings::<S>(S::default(), map.remove(S::TUNER))?;
-        let ga =
-            serde_path_to_error::deserialize::<_, GaConfig>(Value::Object(map)).map_err(|e| {
-                let field = e.path().to_string();
-                ConfigError::Parse {
-                    field: if field == "." { String::new() } else { field },
-                    reason: e.into_inner().to_string(),
-                }
-            })?;
+        let ga: GaConfig = ConfigError::read(Value::Object(map), "")?;
         Ok(PopulationConfig { ga, settings })
     }
 
@@ -153,15 +146,7 @@ fn read_settings<S: BreederSettings>(base: S, patch: Option<Value>) -> Result<S,
         return Err(parse(String::new(), "settings are not an object".into()));
     };
     merged.extend(patch);
-    serde_path_to_error::deserialize::<_, S>(Value::Object(merged)).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." {
-            String::new()
-        } else {
-            format!(".{path}")
-        };
-        parse(field, e.into_inner().to_string())
-    })
+    ConfigError::read(Value::Object(merged), S::TUNER)
 }
 
 impl<S: BreederSettings> Serialize for PopulationConfig<S> {
