@@ -27,8 +27,9 @@ pub fn board_scale(pits: usize, seeds: u32) -> f64 {
 /// 10). Fitted by least squares on the logarithms of `kalah-tuner bench --cost` (self-play on
 /// one thread, processor time; boards 4x3 to 12x8, depths 2 to 10, store difference and 1 to
 /// 24 features; 2026-11-26, and 12x8 at depth 10 on 2026-11-27, weighted four times as the
-/// one cell that deep; 0.77 of the mean of three games): every cell is within 2x but two 2-game cells on 12x8 (0.24 and 3.5,
-/// as before the depth-squared term) (docs/performance.md#cost-estimates).
+/// one cell that deep; 0.77 of the mean of three games): every cell is within 2x but two
+/// 2-game cells on 12x8 (0.24 and 3.5, as before the depth-squared term)
+/// (docs/performance.md#cost-estimates).
 pub fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
     let (p, s, d) = (pits as f64, seeds as f64, depth as f64);
     let branching = 0.4447 * p.powf(0.6955) * s.powf(0.2240);

@@ -251,11 +251,11 @@ pub fn exposed_seeds(pos: &Position, side: Side, rules: Rules) -> u32 {
     taken.iter().sum()
 }
 
-/// What sowing pit `pit` (0-based) of `mover` would capture, worked out without playing the
-/// move, since the capture features ask it of every pit of both sides at every leaf: the
-/// landing pit (the mover's, 0-based) and the seeds captured, the capturing one included.
-/// `None` when the move captures nothing. `theirs` is the opponent's pits in their own order,
-/// so the pit facing the mover's pit `j` is `theirs[m - 1 - j]`.
+/// What sowing pit `pit` (0-based) of `mine`, the mover's pits, would capture, worked out
+/// without playing the move, since the capture features ask it of every pit of both sides at
+/// every leaf: the landing pit (the mover's, 0-based) and the seeds captured, the capturing one
+/// included. `None` when the move captures nothing. `theirs` is the opponent's pits in their
+/// own order, so the pit facing the mover's pit `j` is `theirs[m - 1 - j]`.
 ///
 /// Along the mover's cycle of `2m + 1` cells (its pits, its store, the opponent's pits) a
 /// move of `s` seeds from pit `i` ends at `i + s`. Its last seed can leave a pit holding one
