@@ -88,11 +88,15 @@ pub const SOLVE_PITS_EXPONENT: f64 = 4.3;
 
 /// How the growth of a solve with every two more seeds it solves from widens with the pits:
 /// fourfold on 6 pits, times (pits / 6) to this power. Solves from 22 seeds (every measured
-/// cell up to 8x8) do not depend on it. `perfect:32` on 12x2 ran past 2,361 processor-seconds
-/// without finishing its first game (2026-11-27, beside another benchmark: over 1,180 s a side),
-/// 0.14 of what the model said without this term; 0.6 puts the model at 1.09 of that lower
-/// bound. Fitted to a lower bound: the 12-pit figure can still be low.
-pub const SOLVE_SEEDS_PITS_EXPONENT: f64 = 0.6;
+/// cell up to 8x8) do not depend on it. Fitted to single solves of Kalah(12,2) positions from
+/// greedy games (`solve --threads 1 --no-egdb`, 2026-11-27, docs/performance.md): 0.6 to 42 s
+/// from 24 seeds, 13 and 19 s from 26, both past 480 s from 28, so about fifteenfold or more
+/// with every two seeds from 26; 1.9 puts 28 seeds at 524 s. `perfect:32` on 12x2, whose one
+/// game ran past 2,361 processor-seconds without finishing, is then a day and more a side:
+/// a run that plays it is refused by the core-hour cap, which is what such a run would need.
+/// A single wide-board solve varies 65-fold at the same seeds, so no model is within 2x of
+/// one; a `solve_nodes` cap bounds it.
+pub const SOLVE_SEEDS_PITS_EXPONENT: f64 = 1.9;
 
 /// Rough processor time, in milliseconds, that one side of a game on `pits` x `seeds` costs
 /// when played by `spec`: what estimates count for opponents and panel agents. Searches as
