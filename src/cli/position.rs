@@ -56,10 +56,12 @@ pub struct SolveArgs {
     /// cores), `never` searches without one
     #[arg(long, value_enum, default_value_t = EgdbBuild::Auto)]
     pub egdb_build: EgdbBuild,
-    /// Largest database that `--egdb-build auto` builds, in MiB. Each two seeds more take
-    /// about three times as long to build and save a solve less than that: Kalah(6,4) standard
-    /// from nothing on two cores (2026-11-27) took 4.0 s to build + 45.6 s to solve with 16
-    /// seeds (30 MiB), 16.7 + 27.5 s with 18 (82 MiB), 51 to 67 + 14 s with 20 (215 MiB)
+    /// Largest database that `--egdb-build auto` builds, in MiB (the default is the size that
+    /// solves fastest from nothing; a larger one pays when it is reused)
+    // Each two seeds more take about three times as long to build and save a solve less than
+    // that: Kalah(6,4) standard from nothing on two cores (2026-11-27) took 4.0 s to build +
+    // 45.6 s to solve with 16 seeds (30 MiB), 16.7 + 27.5 s with 18 (82 MiB), 51 to 67 + 14 s
+    // with 20 (215 MiB); docs/solver.md.
     #[arg(long, default_value_t = 96, value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub egdb_mb: u64,
     /// Most memory of the transposition table, in MiB (rounded down to a power of two of
