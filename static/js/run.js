@@ -38,6 +38,7 @@ export async function mount(view, { id }) {
   let tickTimer = null;
   let stopped = false;
   let catchingUp = null;
+  let catchUpAgain = false;
 
   // ---- header ----------------------------------------------------------------------------
   const title = h("h1");
@@ -299,19 +300,27 @@ export async function mount(view, { id }) {
   }
 
   async function catchUp() {
-    // One catch-up at a time; a second request while one is running would fetch the same.
-    if (catchingUp) return catchingUp;
+    // One request at a time; a call while one is out asks for one more round after it, since
+    // that request may have been answered before what this call was told about was written
+    // (a generation event during the page's first fetch would otherwise be lost).
+    if (catchingUp) {
+      catchUpAgain = true;
+      return catchingUp;
+    }
     catchingUp = (async () => {
-      try {
-        const res = await api.generations(id, lastGen >= 0 ? lastGen : undefined);
-        if (!stopped) append(res.generations || []);
-        clearFlash("Could not load generations");
-      } catch (e) {
-        if (e.status === 404 && !stopped) markDeleted();
-        else if (!stopped) flash(`Could not load generations: ${e.message}`, "error");
-      } finally {
-        catchingUp = null;
-      }
+      do {
+        catchUpAgain = false;
+        try {
+          const res = await api.generations(id, lastGen >= 0 ? lastGen : undefined);
+          if (!stopped) append(res.generations || []);
+          clearFlash("Could not load generations");
+        } catch (e) {
+          if (e.status === 404 && !stopped) markDeleted();
+          else if (!stopped) flash(`Could not load generations: ${e.message}`, "error");
+          break;
+        }
+      } while (catchUpAgain && !stopped && !deleted);
+      catchingUp = null;
     })();
     return catchingUp;
   }

@@ -1,7 +1,7 @@
 // Issue 34: axe-core finds no serious or critical accessibility violation on any page of the
 // dashboard, in the light and the dark theme, at 1280 px and on a 390 px phone.
 //
-//   node tests/e2e/axe.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
+//   node tests/e2e/axe.mjs <base-url>     (tests/server/dashboard.rs starts the server)
 
 import { api, axeViolations, base, check, setTheme, step, withBrowser } from "./lib.mjs";
 

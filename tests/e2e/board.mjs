@@ -1,7 +1,7 @@
 // Issue 34 item 13: the largest board (12 pits) fits at 1280 px with pits as large as fit,
 // and on a phone (390 px) it stands upright with pits a finger can hit, and a tap plays.
 //
-//   node tests/e2e/board.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
+//   node tests/e2e/board.mjs <base-url>     (tests/server/dashboard.rs starts the server)
 
 import { base, check, step, withBrowser } from "./lib.mjs";
 

@@ -2,7 +2,7 @@
 //
 //   node tests/e2e/dashboard.mjs <base-url> [screenshot.png]
 //
-// Needs a running server on a fresh database (tests/dashboard_e2e.rs starts one). Env:
+// Needs a running server on a fresh database (tests/server/dashboard.rs starts one). Env:
 // CHROMIUM (browser binary, default /usr/bin/chromium), E2E_TIMEOUT_MS (per step, default
 // 120000). Exits non-zero on the first failed check or on any uncaught page error.
 
@@ -21,7 +21,7 @@ const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 
 /**
  * Asks the test that started the server to kill it and start another on the same database
- * (tests/dashboard_e2e.rs), and carries on against the new address.
+ * (tests/server/dashboard.rs), and carries on against the new address.
  */
 async function restartServer() {
   console.log("RESTART-SERVER");
@@ -38,7 +38,7 @@ async function restartServer() {
     };
     process.stdin.setEncoding("utf8");
     process.stdin.on("data", onData);
-    process.stdin.once("end", () => reject(new Error("no new server address: run this script through tests/dashboard_e2e.rs")));
+    process.stdin.once("end", () => reject(new Error("no new server address: run this script through tests/server/dashboard.rs")));
     process.stdin.resume();
   });
   base = line.replace(/\/+$/, "");
@@ -628,11 +628,15 @@ try {
     await page.goto(`${base}/#/runs/${created.body.id}`);
     await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
     await page.locator("#chart-agreement .uplot").waitFor();
-    await page.waitForFunction(
-      () => /Perfect-move agreement, 2 generations; .*perfect moves % \d/.test(document.querySelector("#chart-agreement")?.getAttribute("aria-label") || ""),
-      null,
-      { timeout: TIMEOUT },
-    );
+    await page
+      .waitForFunction(
+        () => /Perfect-move agreement, 2 generations; .*perfect moves % \d/.test(document.querySelector("#chart-agreement")?.getAttribute("aria-label") || ""),
+        null,
+        { timeout: TIMEOUT },
+      )
+      .catch(async (e) => {
+        throw new Error(`the agreement chart says "${await page.getAttribute("#chart-agreement", "aria-label")}": ${e.message}`);
+      });
     console.log(`     ${await page.getAttribute("#chart-agreement", "aria-label")}`);
   });
 

@@ -3,7 +3,7 @@
 // a long one is stopped from its page; a tournament with an SPRT shows each pairing's
 // verdict and LLR; a plain match is played from the same page (/api/matches).
 //
-//   node tests/e2e/sprt.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
+//   node tests/e2e/sprt.mjs <base-url>     (tests/server/dashboard.rs starts the server)
 
 import { api, base, check, step, withBrowser } from "./lib.mjs";
 

@@ -1,6 +1,6 @@
 // Issue 34, item 19: "a wrong token is saved without a check, and a read-only visitor learns
 // that a token is needed only on submit". The server runs with KALAH_TUNER_TOKEN set
-// (tests/dashboard_e2e.rs starts it and hands the token over in E2E_TOKEN); the browser starts
+// (tests/server/dashboard.rs starts it and hands the token over in E2E_TOKEN); the browser starts
 // without one, as a visitor's does.
 //
 //   E2E_TOKEN=... node tests/e2e/token.mjs <base-url>
@@ -9,7 +9,7 @@ import { base, check, step, withBrowser } from "./lib.mjs";
 
 const token = process.env.E2E_TOKEN || "";
 if (!token) {
-  console.error("E2E_TOKEN: the server's KALAH_TUNER_TOKEN (tests/dashboard_e2e.rs sets it)");
+  console.error("E2E_TOKEN: the server's KALAH_TUNER_TOKEN (tests/server/dashboard.rs sets it)");
   process.exit(2);
 }
 

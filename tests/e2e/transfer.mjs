@@ -4,7 +4,7 @@
 // the runs list comes in pages (limit + cursor), as a summary without configs and weights,
 // and an unchanged list polled again is a 304 (ETag).
 //
-//   node tests/e2e/transfer.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
+//   node tests/e2e/transfer.mjs <base-url>     (tests/server/dashboard.rs starts the server)
 
 import http from "node:http";
 import { api, base, check, step, withBrowser } from "./lib.mjs";

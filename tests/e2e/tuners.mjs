@@ -2,7 +2,7 @@
 // TD-Leaf, Texel), with the benchmark panel's fields, and a run's config comes back into the
 // form.
 //
-//   node tests/e2e/tuners.mjs <base-url>     (tests/dashboard_e2e.rs starts the server)
+//   node tests/e2e/tuners.mjs <base-url>     (tests/server/dashboard.rs starts the server)
 
 import { api, base, check, step, withBrowser } from "./lib.mjs";
 

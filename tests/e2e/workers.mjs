@@ -1,6 +1,6 @@
 // Issue 34: "a workers page shows two `worker` processes on PostgreSQL playing a run's
 // batches". The server is a PostgreSQL-backed `serve --no-batches` with two
-// `kalah-tuner worker` processes beside it (tests/dashboard_e2e.rs starts them); a small GA
+// `kalah-tuner worker` processes beside it (tests/server/dashboard.rs starts them); a small GA
 // run is started, and the workers page, reached from the top bar, shows both workers with
 // batches played, their threads, games per second and heartbeats.
 //

@@ -18,7 +18,7 @@
 #
 # The event streams are left out: GET /api/runs/{id}/events stays open until its run ends and
 # GET /api/events until the server stops, so every generated request would wait for the
-# timeout. tests/server_api.rs and tests/server_shared.rs read them.
+# timeout. tests/server/api.rs and tests/server/shared.rs read them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -1,16 +1,14 @@
 //! The HTTP API against a real server on port 0, on SQLite and on PostgreSQL (set
 //! KALAH_TUNER_TEST_PG_URL; `.ci/run` does). Runs are tiny so the suite stays fast.
 
-mod server_support;
-
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use serde_json::{json, Value};
-use server_support::{
+use crate::support::{
     check_finishes_as_uninterrupted, check_records, execute_sql, export, pg_db, reference_run,
     server, server_with, sqlite_db, temp_folder, Api, TestDb,
 };
+use futures_util::StreamExt;
+use serde_json::{json, Value};
 
 /// A small run: 4 individuals at depth 1, `generations` generations.
 fn tiny(generations: u32, seed: u64) -> Value {

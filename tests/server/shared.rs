@@ -12,15 +12,13 @@
 //!   on the other exactly as an uninterrupted run, and the tournament reads as failed there at
 //!   once, not as running forever.
 
-mod server_support;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use server_support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
 use sqlx::Row;
 
 /// A child server killed when a failing assertion unwinds past it.

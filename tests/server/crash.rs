@@ -2,16 +2,14 @@
 //! TD-Leaf or Texel), started again on the same database, and the run finishes with every
 //! generation (checkpoint) exactly once and the export of an uninterrupted run.
 
-mod server_support;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use serde_json::{json, Value};
-use server_support::{
+use crate::support::{
     check_finishes_as_uninterrupted, check_records, export, pg_db, reference_run, server_with,
     sqlite_db, Api, TestDb,
 };
+use serde_json::{json, Value};
 
 /// Kills the child server when a failing assertion unwinds past it.
 struct Server(Child);

@@ -6,14 +6,12 @@
 //! - Two `serve` processes on one database (SQLite and PostgreSQL) never evaluate one run at
 //!   once, and SIGTERM followed by an immediate restart loses nothing.
 
-mod server_support;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{pg_db, reference_run, sqlite_db, temp_folder, Api, TestDb};
 use serde_json::{json, Value};
-use server_support::{pg_db, reference_run, sqlite_db, temp_folder, Api, TestDb};
 use sqlx::Row;
 
 /// A child process killed when a failing assertion unwinds past it.
@@ -319,8 +317,8 @@ async fn two_servers_share_runs(db: TestDb) {
         let done = api2.wait_status(id, &["finished", "failed"]).await;
         assert_eq!(done["status"], "finished", "{done}");
         let (_, records, reference) = reference_run(config);
-        server_support::check_records(&api3, id, &records).await;
-        assert_eq!(server_support::export(&api3, id).await, reference);
+        crate::support::check_records(&api3, id, &records).await;
+        assert_eq!(crate::support::export(&api3, id).await, reference);
     }
     // Each run was claimed once, or twice when the stopped server handed it back: never
     // taken over from a live owner.

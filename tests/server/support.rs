@@ -1,6 +1,5 @@
 //! Shared by the server tests: fresh databases (a SQLite file in a temporary folder, or a
 //! PostgreSQL database with a random name), servers on port 0, and small HTTP helpers.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

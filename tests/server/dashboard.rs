@@ -12,8 +12,6 @@
 //! script's standard input, so that pages can be checked against what a restarted server
 //! reads back.
 
-mod server_support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -273,7 +271,7 @@ fn run_script_on(script: &str, backend: Backend) {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime for the database set-up");
     let pg = match backend {
         Backend::Sqlite | Backend::SqliteWithToken => None,
-        Backend::PostgresWithTwoWorkers => match runtime.block_on(server_support::pg_db()) {
+        Backend::PostgresWithTwoWorkers => match runtime.block_on(crate::support::pg_db()) {
             Some(db) => Some(db),
             // Not configured outside CI: pg_db said so.
             None => return,
