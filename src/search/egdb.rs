@@ -253,6 +253,7 @@ fn next_board(board: &mut [u8]) -> bool {
 }
 
 /// What a move does to a board written from the mover's point of view.
+#[derive(Clone, Copy)]
 struct Played {
     /// Seeds the mover gained: sown into its store, and captured.
     gain: i32,
@@ -417,8 +418,9 @@ impl Egdb {
                 let count = CHUNK.min(len - first);
                 let mut board = index.unrank(k, first);
                 let parts = 2 * pits;
+                let at = index.level_start[k as usize] + first;
                 for i in 0..count {
-                    builder.value(&board[..parts], k);
+                    builder.value(&board[..parts], k, at + i);
                     if i + 1 < count {
                         next_board(&mut board[..parts]);
                     }
@@ -559,6 +561,13 @@ impl Egdb {
     /// difference for the final margin), when the database covers it.
     #[inline]
     pub fn gain(&self, pos: &Position) -> Option<i32> {
+        self.locate(pos).map(|at| self.gain_at(at))
+    }
+
+    /// The entry of `pos`, when the database covers it: for [`Egdb::prefetch`] now and
+    /// [`Egdb::gain_at`] later.
+    #[inline]
+    pub fn locate(&self, pos: &Position) -> Option<usize> {
         if pos.pits() != self.pits() || pos.pie() != Pie::Off {
             return None;
         }
@@ -567,8 +576,20 @@ impl Egdb {
         if seeds > self.max_seeds() {
             return None;
         }
-        let at = self.index.rank(&board[..2 * self.pits()], seeds);
-        Some(self.entries.bytes()[at as usize] as i8 as i32)
+        Some(self.index.rank(&board[..2 * self.pits()], seeds) as usize)
+    }
+
+    /// The gain stored at entry `at` (from [`Egdb::locate`]).
+    #[inline]
+    pub fn gain_at(&self, at: usize) -> i32 {
+        self.entries.bytes()[at] as i8 as i32
+    }
+
+    /// Asks the processor to fetch entry `at`, which will be read soon: a search that locates
+    /// all of a node's children first has their cache misses overlap.
+    #[inline]
+    pub fn prefetch(&self, at: usize) {
+        prefetch(&self.entries.bytes()[at..]);
     }
 
     /// The exact final margin of `pos` for the side to move, stores included.
@@ -576,6 +597,18 @@ impl Egdb {
         self.gain(pos)
             .map(|gain| gain + pos.store_diff(pos.side_to_move()))
     }
+}
+
+/// Asks the processor to fetch the cache line that `rest` starts with.
+#[inline]
+fn prefetch<T>(rest: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint and never faults; the address lies inside `rest`.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(rest.as_ptr() as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = rest;
 }
 
 /// Fills one level of the table.
@@ -586,12 +619,15 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// The gain of `board` (with `k` seeds), computing it and the same-level positions it
-    /// needs when not known yet. Two threads may compute one entry at once: both write the
-    /// same value.
-    fn value(&self, board: &[u8], k: u32) -> i32 {
-        let at = self.index.rank(board, k) as usize;
-        let known = self.table[at].load(Ordering::Relaxed);
+    /// The gain of `board` (with `k` seeds, at entry `at`), computing it and the same-level
+    /// positions it needs when not known yet. Two threads may compute one entry at once: both
+    /// write the same value.
+    ///
+    /// The children's entries are asked of memory in a first pass, before any of them is
+    /// read: the table is far larger than the caches, and the reads then wait for memory
+    /// together, not one after another (one read per child was most of the build's time).
+    fn value(&self, board: &[u8], k: u32, at: u64) -> i32 {
+        let known = self.table[at as usize].load(Ordering::Relaxed);
         if known != UNKNOWN {
             return known as i8 as i32;
         }
@@ -601,32 +637,62 @@ impl Builder<'_> {
         let value = if mine == 0 || theirs == 0 {
             mine - theirs
         } else {
-            let mut best = i32::MIN;
-            for pit in 0..m {
-                if board[pit] == 0 {
-                    continue;
+            let mut children = [Child::EMPTY; MAX_EGDB_PITS];
+            let mut count = 0;
+            for pit in (0..m).filter(|&pit| board[pit] > 0) {
+                let child = &mut children[count];
+                child.board[..2 * m].copy_from_slice(board);
+                child.played = play(&mut child.board[..2 * m], m, pit, self.rules);
+                if !child.played.over {
+                    child.left = k - child.played.gain as u32;
+                    child.at = self.index.rank(&child.board[..2 * m], child.left);
+                    prefetch(&self.table[child.at as usize..]);
                 }
-                let mut child = [0u8; 2 * MAX_EGDB_PITS];
-                child[..2 * m].copy_from_slice(board);
-                let played = play(&mut child[..2 * m], m, pit, self.rules);
-                let value = if played.over {
-                    played.gain
-                } else {
-                    let left = k - played.gain as u32;
-                    let rest = self.value(&child[..2 * m], left);
+                count += 1;
+            }
+            children[..count]
+                .iter()
+                .map(|child| {
+                    let played = &child.played;
+                    if played.over {
+                        return played.gain;
+                    }
+                    let rest = self.value(&child.board[..2 * m], child.left, child.at);
                     if played.again {
                         played.gain + rest
                     } else {
                         played.gain - rest
                     }
-                };
-                best = best.max(value);
-            }
-            best
+                })
+                .max()
+                .unwrap_or(i32::MIN)
         };
-        self.table[at].store(value as i8 as u8, Ordering::Relaxed);
+        self.table[at as usize].store(value as i8 as u8, Ordering::Relaxed);
         value
     }
+}
+
+/// One move of a position being built: the board after it and where its entry is.
+#[derive(Clone, Copy)]
+struct Child {
+    board: [u8; 2 * MAX_EGDB_PITS],
+    played: Played,
+    /// Seeds left in the pits and the entry of `board` (when the game goes on).
+    left: u32,
+    at: u64,
+}
+
+impl Child {
+    const EMPTY: Child = Child {
+        board: [0; 2 * MAX_EGDB_PITS],
+        played: Played {
+            gain: 0,
+            over: true,
+            again: false,
+        },
+        left: 0,
+        at: 0,
+    };
 }
 
 /// The folder databases are built into and looked up in: `KALAH_TUNER_EGDB_DIR`, else the

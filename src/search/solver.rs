@@ -370,6 +370,8 @@ struct Kid {
     pos: Option<Position>,
     /// The child's table key when computed ahead (`Some(None)`: it has none).
     key: Option<Option<u128>>,
+    /// The child's database entry when located ahead.
+    egdb_at: Option<usize>,
 }
 
 /// One thread's walk of the tree within a probe.
@@ -446,12 +448,18 @@ impl<'a> Walker<'a> {
         self.probe.stop.load(Relaxed) || self.cuts.iter().any(|cut| cut.load(Relaxed))
     }
 
+    /// `pos`'s gain from the database, when it covers `pos`; `at` is its entry when located
+    /// ahead.
     #[inline]
-    fn egdb_gain(&mut self, pos: &Position) -> Option<i32> {
+    fn egdb_gain(&mut self, pos: &Position, at: Option<usize>) -> Option<i32> {
         if pos.seeds_in_pits() > self.egdb_seeds {
             return None;
         }
-        let gain = self.egdb?.gain(pos)?;
+        let db = self.egdb?;
+        let gain = match at {
+            Some(at) => db.gain_at(at),
+            None => db.gain(pos)?,
+        };
         self.egdb_hits += 1;
         Some(gain)
     }
@@ -510,6 +518,7 @@ impl<'a> Walker<'a> {
         alpha: i32,
         beta: i32,
         key: Option<Option<u128>>,
+        egdb_at: Option<usize>,
     ) -> Result<i32, Entry> {
         self.nodes += 1;
         if self.nodes & CHECK_EVERY == 0 {
@@ -518,7 +527,7 @@ impl<'a> Walker<'a> {
         if self.aborted {
             return Ok(0);
         }
-        if let Some(gain) = self.egdb_gain(pos) {
+        if let Some(gain) = self.egdb_gain(pos, egdb_at) {
             return Ok(gain);
         }
         let seeds = gain_bound(pos);
@@ -565,7 +574,7 @@ impl<'a> Walker<'a> {
 
     /// Fail-soft alpha-beta on the gain from here.
     fn search(&mut self, pos: &Position, alpha: i32, beta: i32, ply: u32) -> i32 {
-        match self.enter(pos, alpha, beta, None) {
+        match self.enter(pos, alpha, beta, None, None) {
             Ok(value) => value,
             Err(entry) => self.expand(pos, alpha, beta, entry, ply),
         }
@@ -658,16 +667,24 @@ impl<'a> Walker<'a> {
         if !split {
             // Every child is looked at before any is searched (Irving's peek, enhanced
             // transposition cutoffs): one whose game end, database entry, seeds left or
-            // table entry already refutes the window ends the node at once. Their buckets
-            // are fetched first, so that the children's cache misses overlap.
+            // table entry already refutes the window ends the node at once. Their buckets and
+            // database entries are fetched first, so that the children's cache misses overlap.
             for kid in &mut kids[..n] {
                 let child = kid.pos.expect("played");
-                if !kid.over && child.seeds_in_pits() > self.egdb_seeds {
+                if kid.over {
+                    continue;
+                }
+                if child.seeds_in_pits() > self.egdb_seeds {
                     let key = self.table.key(&child);
                     kid.key = Some(key);
                     if let Some(key) = key {
                         let side = self.side_code(&child);
                         self.table.prefetch(self.table.bucket(key, side));
+                    }
+                } else if let Some(db) = self.egdb {
+                    kid.egdb_at = db.locate(&child);
+                    if let Some(at) = kid.egdb_at {
+                        db.prefetch(at);
                     }
                 }
             }
@@ -676,7 +693,13 @@ impl<'a> Walker<'a> {
                 let value = if kid.over {
                     kid.gain
                 } else if kid.extra {
-                    match self.enter(&child, alpha - kid.gain, beta - kid.gain, kid.key) {
+                    match self.enter(
+                        &child,
+                        alpha - kid.gain,
+                        beta - kid.gain,
+                        kid.key,
+                        kid.egdb_at,
+                    ) {
                         Ok(v) => kid.gain + v,
                         Err(e) => {
                             looked[i] = Some(e);
@@ -684,7 +707,13 @@ impl<'a> Walker<'a> {
                         }
                     }
                 } else {
-                    match self.enter(&child, kid.gain - beta, kid.gain - alpha, kid.key) {
+                    match self.enter(
+                        &child,
+                        kid.gain - beta,
+                        kid.gain - alpha,
+                        kid.key,
+                        kid.egdb_at,
+                    ) {
                         Ok(v) => kid.gain - v,
                         Err(e) => {
                             looked[i] = Some(e);
