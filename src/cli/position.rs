@@ -52,7 +52,7 @@ pub struct SolveArgs {
     pub no_egdb: bool,
     /// When the folder holds no database for the board and rules and the position has more
     /// than 24 seeds in its pits: `auto` first builds the largest database within --egdb-mb
-    /// into the folder (with progress; Kalah(6,n): 18 seeds, 82 MiB, about 17 s on two
+    /// into the folder (with progress; Kalah(6,n): 18 seeds, 82 MiB, about 10 s on two
     /// cores), `never` searches without one
     #[arg(long, value_enum, default_value_t = EgdbBuild::Auto)]
     pub egdb_build: EgdbBuild,

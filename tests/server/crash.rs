@@ -2,7 +2,6 @@
 //! TD-Leaf or Texel), started again on the same database, and the run finishes with every
 //! generation (checkpoint) exactly once and the export of an uninterrupted run.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use crate::support::{
@@ -40,16 +39,7 @@ fn spawn_server(db: &TestDb) -> (Server, String) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("the server binary starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the server prints its address");
-    let base = line
-        .trim()
-        .strip_prefix("kalah-tuner listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let base = crate::support::listening_address(&mut child);
     (Server(child), base)
 }
 
@@ -369,16 +359,7 @@ fn spawn_server_logged(
         command.env(name, value);
     }
     let mut child = command.spawn().expect("the server binary starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the server prints its address");
-    let base = line
-        .trim()
-        .strip_prefix("kalah-tuner listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let base = crate::support::listening_address(&mut child);
     (Server(child), base)
 }
 

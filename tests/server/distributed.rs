@@ -74,11 +74,7 @@ fn serve(db: &TestDb, extra: &[&str]) -> (Proc, Api) {
     ];
     args.extend_from_slice(extra);
     let (proc, line) = spawn(&args);
-    let base = line
-        .strip_prefix("kalah-tuner listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (proc, Api::new(base))
+    (proc, Api::new(crate::support::address_in(&line)))
 }
 
 fn worker(db: &TestDb) -> Proc {

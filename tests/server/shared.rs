@@ -12,7 +12,6 @@
 //!   on the other exactly as an uninterrupted run, and the tournament reads as failed there at
 //!   once, not as running forever.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -68,16 +67,7 @@ fn serve(db: &TestDb) -> (Proc, Api) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("the server binary starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the server prints its address");
-    let base = line
-        .trim()
-        .strip_prefix("kalah-tuner listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let base = crate::support::listening_address(&mut child);
     (Proc(child), Api::new(base))
 }
 

@@ -354,3 +354,23 @@ pub async fn export(api: &Api, id: &str) -> Value {
     assert_eq!(code, 200, "{doc}");
     doc
 }
+
+/// Reads the first line a `kalah-tuner serve` child prints on its piped standard output and
+/// returns the address in it.
+pub fn listening_address(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    address_in(&line)
+}
+
+/// The address in `serve`'s first line.
+pub fn address_in(line: &str) -> String {
+    line.trim()
+        .strip_prefix("kalah-tuner listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string()
+}
