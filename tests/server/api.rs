@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::support::{
-    check_finishes_as_uninterrupted, check_records, execute_sql, export, pg_db, reference_run,
-    server, server_with, sqlite_db, temp_folder, Api, TestDb,
+    check_finishes_as_uninterrupted, check_records, execute_sql, export, on_both_backends,
+    reference_run, server, server_with, sqlite_db, temp_folder, Api, TestDb,
 };
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -345,19 +345,11 @@ async fn text_refuses_nul_and_bidi_controls(db: &TestDb) {
     srv.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_text_refuses_nul_and_bidi_controls() {
-    let db = sqlite_db();
-    text_refuses_nul_and_bidi_controls(&db).await;
-    db.drop_db().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_text_refuses_nul_and_bidi_controls() {
-    let Some(db) = pg_db().await else { return };
-    text_refuses_nul_and_bidi_controls(&db).await;
-    db.drop_db().await;
-}
+on_both_backends!(
+    text_refuses_nul_and_bidi_controls(&db):
+    sqlite_text_refuses_nul_and_bidi_controls,
+    postgres_text_refuses_nul_and_bidi_controls
+);
 
 /// Sends `request` on a new connection and reads until the server closes it or `wait` passes:
 /// (what arrived, whether the server closed the connection).
@@ -621,19 +613,11 @@ async fn event_streams_end_with_their_run(db: &TestDb) {
     srv.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_event_streams_end_with_their_run() {
-    let db = sqlite_db();
-    event_streams_end_with_their_run(&db).await;
-    db.drop_db().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_event_streams_end_with_their_run() {
-    let Some(db) = pg_db().await else { return };
-    event_streams_end_with_their_run(&db).await;
-    db.drop_db().await;
-}
+on_both_backends!(
+    event_streams_end_with_their_run(&db):
+    sqlite_event_streams_end_with_their_run,
+    postgres_event_streams_end_with_their_run
+);
 
 /// `/api/events`: one stream for many runs (a browser's dashboard holds one for all its tabs).
 /// Each run named gets its state first; events of other runs are left out; the stream stays
@@ -1128,16 +1112,7 @@ async fn all_scenarios(db: TestDb, backend: &str) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_api() {
-    all_scenarios(sqlite_db(), "sqlite").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_api() {
-    let Some(db) = pg_db().await else { return };
-    all_scenarios(db, "postgres").await;
-}
+on_both_backends!(all_scenarios(db, backend): sqlite_api, postgres_api);
 
 /// A database survives a restart of the server: runs and their generations are still there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2116,16 +2091,7 @@ async fn unreadable_rows(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_unreadable_rows() {
-    unreadable_rows(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_unreadable_rows() {
-    let Some(db) = pg_db().await else { return };
-    unreadable_rows(db).await;
-}
+on_both_backends!(unreadable_rows(db): sqlite_unreadable_rows, postgres_unreadable_rows);
 
 /// With two workers, a run cancelled and resumed at once is claimed again (often by the other
 /// worker) while its first owner may still be computing a generation: the first owner then
@@ -2154,16 +2120,11 @@ async fn cancel_and_resume_at_once(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_cancel_and_resume_at_once() {
-    cancel_and_resume_at_once(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_cancel_and_resume_at_once() {
-    let Some(db) = pg_db().await else { return };
-    cancel_and_resume_at_once(db).await;
-}
+on_both_backends!(
+    cancel_and_resume_at_once(db):
+    sqlite_cancel_and_resume_at_once,
+    postgres_cancel_and_resume_at_once
+);
 
 /// Every error is in the one JSON shape, and none quotes a huge input back whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2908,19 +2869,7 @@ async fn storage_budgets(db: &TestDb) {
     srv.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_storage_budgets() {
-    let db = sqlite_db();
-    storage_budgets(&db).await;
-    db.drop_db().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_storage_budgets() {
-    let Some(db) = pg_db().await else { return };
-    storage_budgets(&db).await;
-    db.drop_db().await;
-}
+on_both_backends!(storage_budgets(&db): sqlite_storage_budgets, postgres_storage_budgets);
 
 /// `GET /api/runs` comes in pages that follow each other by cursor, newest first, without a
 /// run missed or repeated; the default page is the dashboard's.
@@ -2982,19 +2931,7 @@ async fn runs_are_paged(db: &TestDb) {
     srv.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_runs_are_paged() {
-    let db = sqlite_db();
-    runs_are_paged(&db).await;
-    db.drop_db().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_runs_are_paged() {
-    let Some(db) = pg_db().await else { return };
-    runs_are_paged(&db).await;
-    db.drop_db().await;
-}
+on_both_backends!(runs_are_paged(&db): sqlite_runs_are_paged, postgres_runs_are_paged);
 
 /// `POST /api/runs/estimate` is a dry run of `POST /api/runs`: the same checks and errors, the
 /// config the run would get and its cost from the server's one cost model, and nothing stored.
@@ -3120,16 +3057,11 @@ async fn tournaments_queue_for_their_own_cores(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_tournaments_queue_for_their_own_cores() {
-    tournaments_queue_for_their_own_cores(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_tournaments_queue_for_their_own_cores() {
-    let Some(db) = pg_db().await else { return };
-    tournaments_queue_for_their_own_cores(db).await;
-}
+on_both_backends!(
+    tournaments_queue_for_their_own_cores(db):
+    sqlite_tournaments_queue_for_their_own_cores,
+    postgres_tournaments_queue_for_their_own_cores
+);
 
 /// `GET /metrics`: Prometheus's text format with runs by status, the queues, batches, each
 /// worker's games a second and the permits in use.
@@ -3197,13 +3129,8 @@ async fn metrics_are_served_for_prometheus(db: TestDb, backend: &str) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_metrics_are_served_for_prometheus() {
-    metrics_are_served_for_prometheus(sqlite_db(), "sqlite").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_metrics_are_served_for_prometheus() {
-    let Some(db) = pg_db().await else { return };
-    metrics_are_served_for_prometheus(db, "postgres").await;
-}
+on_both_backends!(
+    metrics_are_served_for_prometheus(db, backend):
+    sqlite_metrics_are_served_for_prometheus,
+    postgres_metrics_are_served_for_prometheus
+);

@@ -5,8 +5,8 @@
 use std::process::{Child, Command, Stdio};
 
 use crate::support::{
-    check_finishes_as_uninterrupted, check_records, export, pg_db, reference_run, server_with,
-    sqlite_db, Api, TestDb,
+    check_finishes_as_uninterrupted, check_records, export, on_both_backends, pg_db, reference_run,
+    server_with, sqlite_db, Api, TestDb,
 };
 use serde_json::{json, Value};
 
@@ -91,10 +91,11 @@ async fn crash_and_resume(db: TestDb, body: Value) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_run_survives_sigkill() {
-    crash_and_resume(sqlite_db(), ga_run()).await;
-}
+on_both_backends!(
+    crash_and_resume(db, ga_run()):
+    sqlite_run_survives_sigkill,
+    postgres_run_survives_sigkill
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_td_leaf_run_survives_sigkill() {
@@ -104,12 +105,6 @@ async fn sqlite_td_leaf_run_survives_sigkill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_texel_run_survives_sigkill() {
     crash_and_resume(sqlite_db(), texel_run()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_run_survives_sigkill() {
-    let Some(db) = pg_db().await else { return };
-    crash_and_resume(db, ga_run()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

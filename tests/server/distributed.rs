@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{pg_db, reference_run, sqlite_db, temp_folder, Api, TestDb};
+use crate::support::{on_both_backends, pg_db, reference_run, temp_folder, Api, TestDb};
 use serde_json::{json, Value};
 use sqlx::Row;
 
@@ -331,16 +331,11 @@ async fn two_servers_share_runs(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_two_servers_share_runs_and_survive_sigterm() {
-    two_servers_share_runs(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_two_servers_share_runs_and_survive_sigterm() {
-    let Some(db) = pg_db().await else { return };
-    two_servers_share_runs(db).await;
-}
+on_both_backends!(
+    two_servers_share_runs(db):
+    sqlite_two_servers_share_runs_and_survive_sigterm,
+    postgres_two_servers_share_runs_and_survive_sigterm
+);
 
 /// The lease rules themselves, on a store: a fresh lease is never taken, a stale one is, the
 /// old owner then learns it lost the run, and a released run is claimed again at once.
@@ -406,16 +401,7 @@ async fn leases(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_leases() {
-    leases(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_leases() {
-    let Some(db) = pg_db().await else { return };
-    leases(db).await;
-}
+on_both_backends!(leases(db): sqlite_leases, postgres_leases);
 
 /// A slice's result is written once; the same result again is accepted, a different one is
 /// reported (and the worker that meets it fails the run with a determinism error).
@@ -456,16 +442,11 @@ async fn slice_results_are_written_once(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_slice_results_are_written_once() {
-    slice_results_are_written_once(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_slice_results_are_written_once() {
-    let Some(db) = pg_db().await else { return };
-    slice_results_are_written_once(db).await;
-}
+on_both_backends!(
+    slice_results_are_written_once(db):
+    sqlite_slice_results_are_written_once,
+    postgres_slice_results_are_written_once
+);
 
 /// SIGTERM of a `worker` in the middle of a depth-10 game on Kalah(12,8) (a minute or more
 /// each) exits 0 within 10 s: its stop reaches inside the game under way.

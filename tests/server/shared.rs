@@ -15,7 +15,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{check_records, export, pg_db, reference_run, sqlite_db, Api, TestDb};
+use crate::support::{check_records, export, on_both_backends, reference_run, Api, TestDb};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sqlx::Row;
@@ -383,13 +383,8 @@ async fn two_servers_show_the_same(db: TestDb) {
     db.drop_db().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_two_servers_show_the_same() {
-    two_servers_show_the_same(sqlite_db()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_two_servers_show_the_same() {
-    let Some(db) = pg_db().await else { return };
-    two_servers_show_the_same(db).await;
-}
+on_both_backends!(
+    two_servers_show_the_same(db):
+    sqlite_two_servers_show_the_same,
+    postgres_two_servers_show_the_same
+);

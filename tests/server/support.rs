@@ -65,6 +65,67 @@ pub async fn pg_db() -> Option<TestDb> {
     })
 }
 
+/// Defines one test on SQLite and one on PostgreSQL (skipped without a server, failed in CI)
+/// of the same body, each on a fresh database, under the given names:
+///
+/// - `on_both_backends!(case(&db): sqlite_case, postgres_case);` runs `case(&db)` and drops
+///   the database after it;
+/// - `on_both_backends!(case(db): sqlite_case, postgres_case);` hands the database over, and
+///   `case` drops it;
+/// - `on_both_backends!(case(db, backend): sqlite_case, postgres_case);` also passes
+///   `"sqlite"` or `"postgres"`.
+///
+/// More arguments may follow `&db` or `db` (`case(db, ga_run())`); attributes and doc comments
+/// written inside the call, before `case`, go on both tests.
+macro_rules! on_both_backends {
+    ($(#[$attr:meta])* $body:ident(&db $(, $arg:expr)*): $sqlite:ident, $postgres:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            let db = $crate::support::sqlite_db();
+            $body(&db $(, $arg)*).await;
+            db.drop_db().await;
+        }
+
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let Some(db) = $crate::support::pg_db().await else { return };
+            $body(&db $(, $arg)*).await;
+            db.drop_db().await;
+        }
+    };
+    ($(#[$attr:meta])* $body:ident(db, backend): $sqlite:ident, $postgres:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $body($crate::support::sqlite_db(), "sqlite").await;
+        }
+
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let Some(db) = $crate::support::pg_db().await else { return };
+            $body(db, "postgres").await;
+        }
+    };
+    ($(#[$attr:meta])* $body:ident(db $(, $arg:expr)*): $sqlite:ident, $postgres:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $body($crate::support::sqlite_db() $(, $arg)*).await;
+        }
+
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let Some(db) = $crate::support::pg_db().await else { return };
+            $body(db $(, $arg)*).await;
+        }
+    };
+}
+pub(crate) use on_both_backends;
+
 impl TestDb {
     pub async fn drop_db(self) {
         if let Some((admin, name)) = &self.pg {
