@@ -37,10 +37,14 @@ pub enum Feature {
     LoadedSeeds,
     OppLoadedPits,
     OppLoadedSeeds,
+    SideDiffLate,
+    CapturableDiffLate,
+    MobilityLate,
+    ExtraTurnsLate,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 24] = [
+    pub const ALL: [Feature; 28] = [
         Feature::Hoard,
         Feature::SideSeeds,
         Feature::Mobility,
@@ -65,6 +69,10 @@ impl Feature {
         Feature::LoadedSeeds,
         Feature::OppLoadedPits,
         Feature::OppLoadedSeeds,
+        Feature::SideDiffLate,
+        Feature::CapturableDiffLate,
+        Feature::MobilityLate,
+        Feature::ExtraTurnsLate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -93,6 +101,10 @@ impl Feature {
             Feature::LoadedSeeds => "loaded_seeds",
             Feature::OppLoadedPits => "opp_loaded_pits",
             Feature::OppLoadedSeeds => "opp_loaded_seeds",
+            Feature::SideDiffLate => "side_diff_late",
+            Feature::CapturableDiffLate => "capturable_diff_late",
+            Feature::MobilityLate => "mobility_late",
+            Feature::ExtraTurnsLate => "extra_turns_late",
         }
     }
 
@@ -134,6 +146,12 @@ impl Feature {
             Feature::OppLoadedSeeds => {
                 "the seeds in the opponent's pits holding more than one (Ahmed H10, weighted -1)"
             }
+            Feature::SideDiffLate => "side_diff times the share of all seeds in the stores",
+            Feature::CapturableDiffLate => {
+                "capturable_diff times the share of all seeds in the stores"
+            }
+            Feature::MobilityLate => "mobility times the share of all seeds in the stores",
+            Feature::ExtraTurnsLate => "extra_turns times the share of all seeds in the stores",
         }
     }
 
@@ -189,7 +207,28 @@ impl Feature {
             Feature::LoadedSeeds => loaded_seeds(mine),
             Feature::OppLoadedPits => count(pos.side_pits(opp), |s| s > 1),
             Feature::OppLoadedSeeds => loaded_seeds(pos.side_pits(opp)),
+            Feature::SideDiffLate => Feature::SideDiff.value(pos, me, rules) * lateness(pos),
+            Feature::CapturableDiffLate => {
+                Feature::CapturableDiff.value(pos, me, rules) * lateness(pos)
+            }
+            Feature::MobilityLate => Feature::Mobility.value(pos, me, rules) * lateness(pos),
+            Feature::ExtraTurnsLate => Feature::ExtraTurns.value(pos, me, rules) * lateness(pos),
         }
+    }
+}
+
+/// The share of all seeds already in the stores: 0 at the start, 1 when the game ends. The
+/// `_late` features scale a feature by it, so that a linear evaluation can weigh the feature
+/// differently early and late (a tapered evaluation): the weight of `f` plus that of `f_late`
+/// is what `f` counts for in the last moves. Symmetric in the two sides, so the late features
+/// keep their feature's sign under a swap.
+pub fn lateness(pos: &Position) -> f64 {
+    let stored = pos.store(Side::South) as f64 + pos.store(Side::North) as f64;
+    let total = stored + pos.seeds_in_pits() as f64;
+    if total == 0.0 {
+        0.0
+    } else {
+        stored / total
     }
 }
 

@@ -16,7 +16,7 @@ pub struct FeatureSet {
 // that).
 const HUNTER10: &[Feature] = Feature::ALL.split_at(10).0;
 const DIVILLY6: &[Feature] = Feature::ALL.split_at(6).0;
-/// Ahmed's H1 is Hunter's H2 (`side_seeds`); H2-H10 close the catalogue.
+/// Ahmed's H1 is Hunter's H2 (`side_seeds`); H2-H10 follow the captures in the catalogue.
 const AHMED10: &[Feature] = &[
     Feature::SideSeeds,
     Feature::OppSideSeeds,

@@ -140,7 +140,8 @@ impl WeightedEval {
         if has(Feature::NegExposed) {
             v[Feature::NegExposed as usize] = Feature::NegExposed.value(pos, me, self.rules);
         }
-        // Ahmed's pit counts: cheap enough to take the general path.
+        // Ahmed's pit counts and the late features: cheap enough (or rare enough) to take the
+        // general path.
         for f in &Feature::ALL[Feature::OppSideSeeds as usize..] {
             if has(*f) {
                 v[*f as usize] = f.value(pos, me, self.rules);
