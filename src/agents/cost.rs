@@ -39,10 +39,10 @@ pub fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
 /// What a search position costs with an evaluation of `features` (none: the store difference)
 /// against the store difference alone: 0.09 more for each feature read off a side's pits,
 /// 1.95 x (pits / 6)^2 more for each capture feature (`capturable_diff`, `neg_opp_capture`,
-/// `neg_exposed`, `capturable_diff_late`), and nothing measurable for Ahmed's pit counts. Fitted with
-/// [`search_side_ms`] on the same table, when the capture features still played every pit's
-/// sowing: they now work the captures out (1.6 to 2.1x faster players), so their term errs high
-/// until the table is measured again.
+/// `neg_exposed`, `capturable_diff_late`), and nothing measurable for Ahmed's pit counts.
+/// Fitted with [`search_side_ms`] on the same table, when the capture features still played
+/// every pit's sowing: they now work the captures out (1.6 to 2.1x faster players), so their
+/// term errs high until the table is measured again.
 pub fn leaf_cost(features: &[Feature], pits: usize) -> f64 {
     let capture = [
         Feature::CapturableDiff,

@@ -222,7 +222,7 @@ impl Feature {
 /// differently early and late (a tapered evaluation): the weight of `f` plus that of `f_late`
 /// is what `f` counts for in the last moves. Symmetric in the two sides, so the late features
 /// keep their feature's sign under a swap.
-pub fn lateness(pos: &Position) -> f64 {
+fn lateness(pos: &Position) -> f64 {
     let stored = pos.store(Side::South) as f64 + pos.store(Side::North) as f64;
     let total = stored + pos.seeds_in_pits() as f64;
     if total == 0.0 {
