@@ -159,3 +159,25 @@ fn two_threads_find_the_same_values_and_best_moves() {
         None
     );
 }
+
+/// The span (the longest chain of searches that follow one another) is all the work on one
+/// thread, and no more than the work when threads share it; only shared work is thrown away.
+#[test]
+fn span_and_wasted_work_are_counted_as_documented() {
+    let start = Position::start(5, 4).unwrap();
+    let mut serial = Solver::with_default_table(kalah_tuner::game::Rules::Standard);
+    let (value, stats) = serial.solve(&start);
+    assert_eq!(stats.span, stats.nodes);
+    assert_eq!(stats.wasted, 0);
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let mut parallel = Solver::with_default_table(kalah_tuner::game::Rules::Standard);
+    parallel.set_parallel(true);
+    let (again, stats) = pool.install(|| parallel.solve(&start));
+    assert_eq!(again, value);
+    assert!(stats.span > 0 && stats.span < stats.nodes, "{stats:?}");
+    assert!(stats.wasted < stats.nodes, "{stats:?}");
+}

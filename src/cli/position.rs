@@ -188,11 +188,13 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
         }
     }
     eprintln!(
-        "solved {pos} ({}) in {:.3} s, {} nodes, {} probes, table {} MiB",
+        "solved {pos} ({}) in {:.3} s, {} nodes ({} wasted), {} probes, span {} nodes, table {} MiB",
         args.rules.rules,
         start.elapsed().as_secs_f64(),
         stats.nodes,
+        stats.wasted,
         stats.probes,
+        stats.span,
         solver.table_bytes() >> 20
     );
     println!("{value}");

@@ -35,6 +35,15 @@ fn gain_bound(pos: &Position) -> i32 {
 pub struct SolverStats {
     pub nodes: u64,
     pub probes: u32,
+    /// Positions on the longest chain of searches that had to follow one another (the work
+    /// of the slowest sibling of each parallel section, plus everything searched alone): no
+    /// number of threads can solve faster than this many positions take one thread. Equals
+    /// `nodes` on one thread.
+    pub span: u64,
+    /// Positions searched in parallel and then thrown away, counted in `nodes`: siblings
+    /// stopped before they finished because another one cut (at least these: a sibling that
+    /// finished just before the cut is not counted). 0 on one thread.
+    pub wasted: u64,
 }
 
 /// Where a solve stands after one MTD(f) probe: the value lies in `lower..=upper`.
@@ -330,6 +339,8 @@ struct Probe<'a> {
     /// Positions searched, added by each thread every few thousand.
     nodes: AtomicU64,
     egdb_hits: AtomicU64,
+    /// Positions searched by siblings stopped before they finished ([`SolverStats::wasted`]).
+    wasted: AtomicU64,
     /// Nodes of the current call before this probe, for the budget and the node cap.
     nodes_before: u64,
     node_cap: u64,
@@ -389,6 +400,9 @@ struct Walker<'a> {
     egdb_hits: u64,
     inserted: usize,
     aborted: bool,
+    /// Positions on this walker's critical path: its own, plus the slowest sibling of each
+    /// parallel section it waited for.
+    span: u64,
 }
 
 impl<'a> Walker<'a> {
@@ -409,6 +423,7 @@ impl<'a> Walker<'a> {
             egdb_hits: 0,
             inserted: 0,
             aborted: false,
+            span: 0,
         }
     }
 
@@ -521,6 +536,7 @@ impl<'a> Walker<'a> {
         egdb_at: Option<usize>,
     ) -> Result<i32, Entry> {
         self.nodes += 1;
+        self.span += 1;
         if self.nodes & CHECK_EVERY == 0 {
             self.check();
         }
@@ -822,7 +838,7 @@ impl<'a> Walker<'a> {
     ) -> (i32, u8) {
         let cut = AtomicBool::new(false);
         let this = &*self;
-        let results: Vec<(i32, u8, bool)> = moves
+        let results: Vec<(i32, u8, bool, u64)> = moves
             .par_iter()
             .map(|&mv| {
                 let mut helper = this.helper(&cut);
@@ -832,11 +848,15 @@ impl<'a> Walker<'a> {
                     cut.store(true, Relaxed);
                 }
                 helper.finish();
-                (value, mv, whole)
+                if !whole {
+                    this.probe.wasted.fetch_add(helper.nodes, Relaxed);
+                }
+                (value, mv, whole, helper.span)
             })
             .collect();
+        self.span += results.iter().map(|r| r.3).max().unwrap_or(0);
         let mut best = (i32::MIN, 0u8);
-        for (value, mv, whole) in results {
+        for (value, mv, whole, _) in results {
             if whole && value > best.0 {
                 best = (value, mv);
             }
@@ -898,6 +918,9 @@ pub struct Solver {
     /// Positions searched in the current call, and since the solver was made.
     nodes: u64,
     total_nodes: u64,
+    /// The current call's critical path and wasted work ([`SolverStats`]).
+    span: u64,
+    wasted: u64,
     /// The caller's bounds, when it has any ([`Solver::set_budget`]).
     budget: Option<Budget>,
     aborted: bool,
@@ -922,6 +945,8 @@ impl Solver {
             max_log2,
             nodes: 0,
             total_nodes: 0,
+            span: 0,
+            wasted: 0,
             budget: None,
             aborted: false,
             egdb: None,
@@ -1018,6 +1043,7 @@ impl Solver {
                 grow: AtomicBool::new(false),
                 nodes: AtomicU64::new(0),
                 egdb_hits: AtomicU64::new(0),
+                wasted: AtomicU64::new(0),
                 nodes_before: self.nodes,
                 node_cap: self.node_cap,
                 budget: self.budget.as_ref(),
@@ -1036,15 +1062,18 @@ impl Solver {
                 egdb_hits: 0,
                 inserted: 0,
                 aborted: false,
+                span: 0,
             };
             let value = walker.search(pos, alpha, beta, 0);
             let aborted = walker.aborted;
             walker.finish();
+            self.span += walker.span;
             let nodes = probe.nodes.load(Relaxed);
             self.nodes += nodes;
             self.total_nodes += nodes;
             self.egdb_hits += probe.egdb_hits.load(Relaxed);
             if !aborted {
+                self.wasted += probe.wasted.load(Relaxed);
                 return Some(value);
             }
             if !probe.grow.load(Relaxed) || self.budget.as_ref().is_some_and(|b| b.is_stopped()) {
@@ -1059,6 +1088,8 @@ impl Solver {
     /// Starts a call: its node count and abort state.
     fn begin(&mut self) {
         self.nodes = 0;
+        self.span = 0;
+        self.wasted = 0;
         self.aborted = false;
     }
 
@@ -1136,6 +1167,8 @@ impl Solver {
             SolverStats {
                 nodes: self.nodes,
                 probes,
+                span: self.span,
+                wasted: self.wasted,
             },
         )
     }
