@@ -400,12 +400,17 @@ struct Walker<'a> {
     egdb_hits: u64,
     inserted: usize,
     aborted: bool,
-    /// Positions on this walker's critical path: its own, plus the slowest sibling of each
-    /// parallel section it waited for.
-    span: u64,
+    /// The spans of the slowest sibling of each parallel section this walker waited for.
+    waited: u64,
 }
 
 impl<'a> Walker<'a> {
+    /// Positions on this walker's critical path ([`SolverStats::span`]): its own, counted
+    /// anyway, plus what it waited for, so the hot path pays nothing for it.
+    fn span(&self) -> u64 {
+        self.nodes + self.waited
+    }
+
     /// A walker for a sibling in a parallel section whose cutoff flag is `cut`.
     fn helper<'b>(&'b self, cut: &'b AtomicBool) -> Walker<'b> {
         let mut cuts = Vec::with_capacity(self.cuts.len() + 1);
@@ -423,7 +428,7 @@ impl<'a> Walker<'a> {
             egdb_hits: 0,
             inserted: 0,
             aborted: false,
-            span: 0,
+            waited: 0,
         }
     }
 
@@ -536,7 +541,6 @@ impl<'a> Walker<'a> {
         egdb_at: Option<usize>,
     ) -> Result<i32, Entry> {
         self.nodes += 1;
-        self.span += 1;
         if self.nodes & CHECK_EVERY == 0 {
             self.check();
         }
@@ -851,10 +855,10 @@ impl<'a> Walker<'a> {
                 if !whole {
                     this.probe.wasted.fetch_add(helper.nodes, Relaxed);
                 }
-                (value, mv, whole, helper.span)
+                (value, mv, whole, helper.span())
             })
             .collect();
-        self.span += results.iter().map(|r| r.3).max().unwrap_or(0);
+        self.waited += results.iter().map(|r| r.3).max().unwrap_or(0);
         let mut best = (i32::MIN, 0u8);
         for (value, mv, whole, _) in results {
             if whole && value > best.0 {
@@ -1062,12 +1066,12 @@ impl Solver {
                 egdb_hits: 0,
                 inserted: 0,
                 aborted: false,
-                span: 0,
+                waited: 0,
             };
             let value = walker.search(pos, alpha, beta, 0);
             let aborted = walker.aborted;
             walker.finish();
-            self.span += walker.span;
+            self.span += walker.span();
             let nodes = probe.nodes.load(Relaxed);
             self.nodes += nodes;
             self.total_nodes += nodes;
