@@ -188,13 +188,12 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
         }
     }
     eprintln!(
-        "solved {pos} ({}) in {:.3} s, {} nodes ({} wasted), {} probes, span {} nodes, table {} MiB",
+        "solved {pos} ({}) in {:.3} s, {} nodes ({} by the busiest thread), {} probes, table {} MiB",
         args.rules.rules,
         start.elapsed().as_secs_f64(),
         stats.nodes,
-        stats.wasted,
+        stats.busiest,
         stats.probes,
-        stats.span,
         solver.table_bytes() >> 20
     );
     println!("{value}");

@@ -35,15 +35,10 @@ fn gain_bound(pos: &Position) -> i32 {
 pub struct SolverStats {
     pub nodes: u64,
     pub probes: u32,
-    /// Positions on the longest chain of searches that had to follow one another (the work
-    /// of the slowest sibling of each parallel section, plus everything searched alone): no
-    /// number of threads can solve faster than this many positions take one thread. Equals
-    /// `nodes` on one thread.
-    pub span: u64,
-    /// Positions searched in parallel and then thrown away, counted in `nodes`: siblings
-    /// stopped before they finished because another one cut (at least these: a sibling that
-    /// finished just before the cut is not counted). 0 on one thread.
-    pub wasted: u64,
+    /// Positions searched by the busiest thread, summed over the probes. Every thread
+    /// searches until its probe ends, so on as many cores as threads a solve takes about as
+    /// long as one thread alone takes for this many positions. Equals `nodes` on one thread.
+    pub busiest: u64,
 }
 
 /// Where a solve stands after one MTD(f) probe: the value lies in `lower..=upper`.
@@ -339,23 +334,40 @@ struct Probe<'a> {
     /// Positions searched, added by each thread every few thousand.
     nodes: AtomicU64,
     egdb_hits: AtomicU64,
-    /// Positions searched by siblings stopped before they finished ([`SolverStats::wasted`]).
-    wasted: AtomicU64,
+    /// Set by the first thread to finish the probe: the others stop.
+    done: AtomicBool,
     /// Nodes of the current call before this probe, for the budget and the node cap.
     nodes_before: u64,
     node_cap: u64,
     budget: Option<&'a Budget>,
     /// Used slots past which the table should grow (`usize::MAX` at its largest).
     grow_at: usize,
+    /// Fingerprints of the positions some thread is expanding now ([`Walker::expand`]).
+    busy: &'a [AtomicU64],
+}
+
+/// Slots of the table of positions being expanded: a few per thread and ply are in use at
+/// once, so a collision (which only defers a move it need not) is rare.
+const BUSY_LOG2: u32 = 16;
+
+/// A position's tag in the busy table; never 0, the empty slot.
+#[inline]
+fn fingerprint(key: u128, side: u8) -> u64 {
+    let mut z =
+        (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ side as u64;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) | 1
 }
 
 /// Positions a thread searches between two looks at the shared stop flag and its siblings'
 /// cutoffs.
 const CHECK_EVERY: u64 = 0x3ff;
-/// Plies from a probe's root within which a node's later moves may be searched in parallel.
-const SPLIT_PLIES: u32 = 12;
-/// Seeds in the pits beyond the database's reach below which a subtree is too small to share.
-const SPLIT_SEEDS: u32 = 8;
+/// Plies from a probe's root within which threads tell each other what they are expanding.
+const SHARE_PLIES: u32 = 12;
+/// Seeds in the pits beyond the database's reach below which a subtree is too small to be
+/// worth deferring.
+const SHARE_SEEDS: u32 = 8;
 
 /// What [`Walker::enter`] learned of a position it could not settle.
 #[derive(Clone, Copy)]
@@ -392,46 +404,16 @@ struct Walker<'a> {
     probe: &'a Probe<'a>,
     egdb: Option<&'a Egdb>,
     egdb_seeds: u32,
-    parallel: bool,
-    /// Cutoff flags of the parallel sections this walker belongs to, innermost last: once a
-    /// sibling cuts, the rest of its section is wasted work.
-    cuts: Vec<&'a AtomicBool>,
+    /// Whether other threads search the same probe: then the walker marks the positions it
+    /// expands near the root and defers the moves another thread is busy with.
+    shared: bool,
     nodes: u64,
     egdb_hits: u64,
     inserted: usize,
     aborted: bool,
-    /// The spans of the slowest sibling of each parallel section this walker waited for.
-    waited: u64,
 }
 
 impl<'a> Walker<'a> {
-    /// Positions on this walker's critical path ([`SolverStats::span`]): its own, counted
-    /// anyway, plus what it waited for, so the hot path pays nothing for it.
-    fn span(&self) -> u64 {
-        self.nodes + self.waited
-    }
-
-    /// A walker for a sibling in a parallel section whose cutoff flag is `cut`.
-    fn helper<'b>(&'b self, cut: &'b AtomicBool) -> Walker<'b> {
-        let mut cuts = Vec::with_capacity(self.cuts.len() + 1);
-        cuts.extend(self.cuts.iter().copied());
-        cuts.push(cut);
-        Walker {
-            rules: self.rules,
-            table: self.table,
-            probe: self.probe,
-            egdb: self.egdb,
-            egdb_seeds: self.egdb_seeds,
-            parallel: self.parallel,
-            cuts,
-            nodes: 0,
-            egdb_hits: 0,
-            inserted: 0,
-            aborted: false,
-            waited: 0,
-        }
-    }
-
     /// Hands this walker's counters to the probe.
     fn finish(&mut self) {
         self.probe
@@ -465,7 +447,7 @@ impl<'a> Walker<'a> {
 
     #[inline]
     fn should_stop(&self) -> bool {
-        self.probe.stop.load(Relaxed) || self.cuts.iter().any(|cut| cut.load(Relaxed))
+        self.probe.stop.load(Relaxed) || self.probe.done.load(Relaxed)
     }
 
     /// `pos`'s gain from the database, when it covers `pos`; `at` is its entry when located
@@ -482,23 +464,6 @@ impl<'a> Walker<'a> {
         };
         self.egdb_hits += 1;
         Some(gain)
-    }
-
-    /// The mover's gain from `pos` through move `mv` and perfect play after it, within the
-    /// window.
-    #[inline]
-    fn through(&mut self, pos: &Position, mv: u8, alpha: i32, beta: i32, ply: u32) -> i32 {
-        let me = pos.side_to_move();
-        let mut child = *pos;
-        let outcome = child.play_unchecked(mv as usize, self.rules);
-        let gain = child.store_diff(me) - pos.store_diff(me);
-        if outcome.game_over {
-            gain
-        } else if outcome.extra_turn {
-            gain + self.search(&child, alpha - gain, beta - gain, ply + 1)
-        } else {
-            gain - self.search(&child, gain - beta, gain - alpha, ply + 1)
-        }
     }
 
     /// The lowest gain the side to move can be held to: it loses at most every seed left,
@@ -600,10 +565,48 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Searches the moves of `pos`, whose [`Walker::enter`] left it open. Kept in one piece:
-    /// it is the solver's hot loop (move ordering, recursion, table store share the position
-    /// and bounds), and helpers would have to pass all of that through every call.
+    /// Searches the moves of `pos`, whose [`Walker::enter`] left it open. When threads share
+    /// the probe, a position near the root is marked busy while it is expanded, so that the
+    /// other threads search their other moves first (ABDADA).
+    #[inline]
     fn expand(&mut self, pos: &Position, alpha: i32, beta: i32, entry: Entry, ply: u32) -> i32 {
+        if let (true, Some(key)) = (self.shares(pos, ply), entry.key) {
+            let tag = fingerprint(key, entry.side);
+            let slot = &self.probe.busy[tag as usize & ((1 << BUSY_LOG2) - 1)];
+            slot.store(tag, Relaxed);
+            let value = self.expand_moves(pos, alpha, beta, entry, ply);
+            // Another thread may have taken the slot meanwhile: its mark stays.
+            let _ = slot.compare_exchange(tag, 0, Relaxed, Relaxed);
+            return value;
+        }
+        self.expand_moves(pos, alpha, beta, entry, ply)
+    }
+
+    /// Whether `pos`, `ply` plies from the root, is large enough to tell the other threads
+    /// about.
+    #[inline]
+    fn shares(&self, pos: &Position, ply: u32) -> bool {
+        self.shared && ply < SHARE_PLIES && pos.seeds_in_pits() >= self.egdb_seeds + SHARE_SEEDS
+    }
+
+    /// Whether another thread is expanding `child` now.
+    fn busy(&self, child: &Position, key: Option<Option<u128>>) -> bool {
+        let Some(Some(key)) = key else { return false };
+        let tag = fingerprint(key, self.side_code(child));
+        self.probe.busy[tag as usize & ((1 << BUSY_LOG2) - 1)].load(Relaxed) == tag
+    }
+
+    /// [`Walker::expand`]'s search of the moves. Kept in one piece: it is the solver's hot
+    /// loop (move ordering, recursion, table store share the position and bounds), and
+    /// helpers would have to pass all of that through every call.
+    fn expand_moves(
+        &mut self,
+        pos: &Position,
+        alpha: i32,
+        beta: i32,
+        entry: Entry,
+        ply: u32,
+    ) -> i32 {
         let mut alpha = alpha.max(entry.lower);
         let beta = beta.min(entry.upper);
         if alpha >= beta {
@@ -675,16 +678,10 @@ impl<'a> Walker<'a> {
             kid.gain = child.store_diff(me) - before;
         }
 
-        // Young brothers wait: the first move is searched alone, and only when it does not
-        // cut are the others shared among the threads.
-        let split = self.parallel
-            && ply < SPLIT_PLIES
-            && n > 1
-            && pos.seeds_in_pits() >= self.egdb_seeds + SPLIT_SEEDS;
         let mut best = i32::MIN;
         let mut best_move = 0u8;
         let mut looked = [None::<Entry>; 14];
-        if !split {
+        {
             // Every child is looked at before any is searched (Irving's peek, enhanced
             // transposition cutoffs): one whose game end, database entry, seeds left or
             // table entry already refutes the window ends the node at once. Their buckets and
@@ -756,40 +753,27 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        // ABDADA: a move that another thread is expanding now is searched last, when that
+        // thread has likely stored its value; the first move never waits, so every thread
+        // keeps the best ordering's path.
+        let mut deferred = [0usize; 14];
+        let mut n_deferred = 0;
+        let mut searched = 0;
+        let defer = self.shared && ply + 1 < SHARE_PLIES;
         if alpha < beta {
             for (i, kid) in kids[..n].iter().enumerate() {
-                if split && i == 1 {
-                    let moves: Vec<u8> = kids[1..n].iter().map(|k| k.mv).collect();
-                    let (value, mv) = self.siblings(pos, &moves, alpha, beta, ply);
-                    if self.aborted {
-                        return 0;
-                    }
-                    if value > best {
-                        best = value;
-                        best_move = mv;
-                    }
-                    break;
+                let Some(e) = looked[i] else { continue };
+                let child = kid.pos.expect("played");
+                searched += 1;
+                if defer && searched > 1 && self.busy(&child, kid.key) {
+                    deferred[n_deferred] = i;
+                    n_deferred += 1;
+                    continue;
                 }
-                let value = if !split {
-                    let Some(e) = looked[i] else { continue };
-                    let child = kid.pos.expect("played");
-                    if kid.extra {
-                        kid.gain
-                            + self.expand(&child, alpha - kid.gain, beta - kid.gain, e, ply + 1)
-                    } else {
-                        kid.gain
-                            - self.expand(&child, kid.gain - beta, kid.gain - alpha, e, ply + 1)
-                    }
+                let value = if kid.extra {
+                    kid.gain + self.expand(&child, alpha - kid.gain, beta - kid.gain, e, ply + 1)
                 } else {
-                    // The first move of a node whose others are shared: not looked at ahead.
-                    let child = kid.pos.expect("played");
-                    if kid.over {
-                        kid.gain
-                    } else if kid.extra {
-                        kid.gain + self.search(&child, alpha - kid.gain, beta - kid.gain, ply + 1)
-                    } else {
-                        kid.gain - self.search(&child, kid.gain - beta, kid.gain - alpha, ply + 1)
-                    }
+                    kid.gain - self.expand(&child, kid.gain - beta, kid.gain - alpha, e, ply + 1)
                 };
                 if self.aborted {
                     return 0;
@@ -807,6 +791,29 @@ impl<'a> Walker<'a> {
             }
         }
 
+        // The deferred moves, looked at again: the table may now settle them.
+        for &i in &deferred[..n_deferred] {
+            if alpha >= beta {
+                break;
+            }
+            let kid = &kids[i];
+            let child = kid.pos.expect("played");
+            let value = if kid.extra {
+                kid.gain + self.search(&child, alpha - kid.gain, beta - kid.gain, ply + 1)
+            } else {
+                kid.gain - self.search(&child, kid.gain - beta, kid.gain - alpha, ply + 1)
+            };
+            if self.aborted {
+                return 0;
+            }
+            if value > best {
+                best = value;
+                best_move = kid.mv;
+                if best > alpha {
+                    alpha = best;
+                }
+            }
+        }
         let (lower, upper) = if best <= original_alpha {
             (entry.lower.min(best), best)
         } else if best >= original_beta {
@@ -824,52 +831,6 @@ impl<'a> Walker<'a> {
                 seeds as u16,
                 best_move,
             );
-        }
-        best
-    }
-
-    /// Searches `moves` of `pos` in parallel within one window; the best value and its move.
-    /// Once one of them reaches `beta` the others stop, their work discarded. Kept out of line
-    /// so that the serial path's hot loop stays small.
-    #[inline(never)]
-    fn siblings(
-        &mut self,
-        pos: &Position,
-        moves: &[u8],
-        alpha: i32,
-        beta: i32,
-        ply: u32,
-    ) -> (i32, u8) {
-        let cut = AtomicBool::new(false);
-        let this = &*self;
-        let results: Vec<(i32, u8, bool, u64)> = moves
-            .par_iter()
-            .map(|&mv| {
-                let mut helper = this.helper(&cut);
-                let value = helper.through(pos, mv, alpha, beta, ply);
-                let whole = !helper.aborted;
-                if whole && value >= beta {
-                    cut.store(true, Relaxed);
-                }
-                helper.finish();
-                if !whole {
-                    this.probe.wasted.fetch_add(helper.nodes, Relaxed);
-                }
-                (value, mv, whole, helper.span())
-            })
-            .collect();
-        self.waited += results.iter().map(|r| r.3).max().unwrap_or(0);
-        let mut best = (i32::MIN, 0u8);
-        for (value, mv, whole, _) in results {
-            if whole && value > best.0 {
-                best = (value, mv);
-            }
-        }
-        if best.0 < beta && self.should_stop() {
-            self.aborted = true;
-        }
-        if best.0 == i32::MIN {
-            self.aborted = true;
         }
         best
     }
@@ -922,9 +883,8 @@ pub struct Solver {
     /// Positions searched in the current call, and since the solver was made.
     nodes: u64,
     total_nodes: u64,
-    /// The current call's critical path and wasted work ([`SolverStats`]).
-    span: u64,
-    wasted: u64,
+    /// The current call's positions searched by the busiest thread ([`SolverStats`]).
+    busiest: u64,
     /// The caller's bounds, when it has any ([`Solver::set_budget`]).
     budget: Option<Budget>,
     aborted: bool,
@@ -935,6 +895,9 @@ pub struct Solver {
     node_cap: u64,
     /// Whether probes share their work among the threads of the current rayon pool.
     parallel: bool,
+    /// The positions being expanded, shared by the threads of a probe ([`Probe::busy`]);
+    /// allocated by the first parallel probe.
+    busy: Vec<AtomicU64>,
 }
 
 impl Solver {
@@ -949,14 +912,14 @@ impl Solver {
             max_log2,
             nodes: 0,
             total_nodes: 0,
-            span: 0,
-            wasted: 0,
+            busiest: 0,
             budget: None,
             aborted: false,
             egdb: None,
             egdb_hits: 0,
             node_cap: u64::MAX,
             parallel: false,
+            busy: Vec::new(),
         }
     }
 
@@ -977,10 +940,10 @@ impl Solver {
         Solver::with_default_table(rules)
     }
 
-    /// Shares each probe among the threads of the rayon pool the solve runs in (young
-    /// brothers wait: a node's later moves are searched in parallel once its first move has
-    /// not cut). Values never depend on it; node counts and times do. Callers that already
-    /// run many solves at once leave it off.
+    /// Shares each probe among the threads of the rayon pool the solve runs in (ABDADA:
+    /// every thread searches the probe's whole tree through the shared table, and near the
+    /// root puts off the moves another thread is expanding). Values never depend on it; node
+    /// counts and times do. Callers that already run many solves at once leave it off.
     pub fn set_parallel(&mut self, parallel: bool) {
         self.parallel = parallel;
     }
@@ -1036,6 +999,14 @@ impl Solver {
         if self.table.pits != pos.pits() {
             self.table = Table::new(self.max_log2.min(14), pos.pits());
         }
+        let threads = if self.parallel {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
+        if threads > 1 && self.busy.is_empty() {
+            self.busy = (0..1 << BUSY_LOG2).map(|_| AtomicU64::new(0)).collect();
+        }
         loop {
             let grow_at = if self.table.len() < 1 << self.max_log2 {
                 self.table.len() / 4 * 3
@@ -1047,37 +1018,49 @@ impl Solver {
                 grow: AtomicBool::new(false),
                 nodes: AtomicU64::new(0),
                 egdb_hits: AtomicU64::new(0),
-                wasted: AtomicU64::new(0),
+                done: AtomicBool::new(false),
                 nodes_before: self.nodes,
                 node_cap: self.node_cap,
                 budget: self.budget.as_ref(),
                 grow_at,
+                busy: &self.busy,
             };
             let egdb = self.egdb.as_deref();
-            let mut walker = Walker {
-                rules: self.rules,
-                table: &self.table,
-                probe: &probe,
-                egdb,
-                egdb_seeds: egdb.map_or(0, |db| db.max_seeds()),
-                parallel: self.parallel,
-                cuts: Vec::new(),
-                nodes: 0,
-                egdb_hits: 0,
-                inserted: 0,
-                aborted: false,
-                waited: 0,
+            let egdb_seeds = egdb.map_or(0, |db| db.max_seeds());
+            let walk = |shared: bool| {
+                let mut walker = Walker {
+                    rules: self.rules,
+                    table: &self.table,
+                    probe: &probe,
+                    egdb,
+                    egdb_seeds,
+                    shared,
+                    nodes: 0,
+                    egdb_hits: 0,
+                    inserted: 0,
+                    aborted: false,
+                };
+                let value = walker.search(pos, alpha, beta, 0);
+                if !walker.aborted {
+                    probe.done.store(true, Relaxed);
+                }
+                walker.finish();
+                (value, walker.aborted, walker.nodes)
             };
-            let value = walker.search(pos, alpha, beta, 0);
-            let aborted = walker.aborted;
-            walker.finish();
-            self.span += walker.span();
+            let walks: Vec<(i32, bool, u64)> = if threads > 1 {
+                (0..threads).into_par_iter().map(|_| walk(true)).collect()
+            } else {
+                vec![walk(false)]
+            };
+            self.busiest += walks.iter().map(|w| w.2).max().unwrap_or(0);
+            // Every thread that finished proved a bound on the same side of the window; which
+            // one is taken changes only the next probe's window, never the solve's value.
+            let finished = walks.iter().find(|w| !w.1).map(|w| w.0);
             let nodes = probe.nodes.load(Relaxed);
             self.nodes += nodes;
             self.total_nodes += nodes;
             self.egdb_hits += probe.egdb_hits.load(Relaxed);
-            if !aborted {
-                self.wasted += probe.wasted.load(Relaxed);
+            if let Some(value) = finished {
                 return Some(value);
             }
             if !probe.grow.load(Relaxed) || self.budget.as_ref().is_some_and(|b| b.is_stopped()) {
@@ -1092,8 +1075,7 @@ impl Solver {
     /// Starts a call: its node count and abort state.
     fn begin(&mut self) {
         self.nodes = 0;
-        self.span = 0;
-        self.wasted = 0;
+        self.busiest = 0;
         self.aborted = false;
     }
 
@@ -1171,8 +1153,7 @@ impl Solver {
             SolverStats {
                 nodes: self.nodes,
                 probes,
-                span: self.span,
-                wasted: self.wasted,
+                busiest: self.busiest,
             },
         )
     }
