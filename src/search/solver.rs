@@ -360,8 +360,8 @@ fn fingerprint(key: u128, side: u8) -> u64 {
     (z ^ (z >> 31)) | 1
 }
 
-/// Positions a thread searches between two looks at the shared stop flag and its siblings'
-/// cutoffs.
+/// Positions a thread searches between two looks at the shared flags: stop, or another
+/// thread has finished the probe.
 const CHECK_EVERY: u64 = 0x3ff;
 /// Plies from a probe's root within which threads tell each other what they are expanding.
 const SHARE_PLIES: u32 = 12;
@@ -681,75 +681,73 @@ impl<'a> Walker<'a> {
         let mut best = i32::MIN;
         let mut best_move = 0u8;
         let mut looked = [None::<Entry>; 14];
-        {
-            // Every child is looked at before any is searched (Irving's peek, enhanced
-            // transposition cutoffs): one whose game end, database entry, seeds left or
-            // table entry already refutes the window ends the node at once. Their buckets and
-            // database entries are fetched first, so that the children's cache misses overlap.
-            for kid in &mut kids[..n] {
-                let child = kid.pos.expect("played");
-                if kid.over {
-                    continue;
+        // Every child is looked at before any is searched (Irving's peek, enhanced
+        // transposition cutoffs): one whose game end, database entry, seeds left or
+        // table entry already refutes the window ends the node at once. Their buckets and
+        // database entries are fetched first, so that the children's cache misses overlap.
+        for kid in &mut kids[..n] {
+            let child = kid.pos.expect("played");
+            if kid.over {
+                continue;
+            }
+            if child.seeds_in_pits() > self.egdb_seeds {
+                let key = self.table.key(&child);
+                kid.key = Some(key);
+                if let Some(key) = key {
+                    let side = self.side_code(&child);
+                    self.table.prefetch(self.table.bucket(key, side));
                 }
-                if child.seeds_in_pits() > self.egdb_seeds {
-                    let key = self.table.key(&child);
-                    kid.key = Some(key);
-                    if let Some(key) = key {
-                        let side = self.side_code(&child);
-                        self.table.prefetch(self.table.bucket(key, side));
-                    }
-                } else if let Some(db) = self.egdb {
-                    kid.egdb_at = db.locate(&child);
-                    if let Some(at) = kid.egdb_at {
-                        db.prefetch(at);
-                    }
+            } else if let Some(db) = self.egdb {
+                kid.egdb_at = db.locate(&child);
+                if let Some(at) = kid.egdb_at {
+                    db.prefetch(at);
                 }
             }
-            for (i, kid) in kids[..n].iter().enumerate() {
-                let child = kid.pos.expect("played");
-                let value = if kid.over {
-                    kid.gain
-                } else if kid.extra {
-                    match self.enter(
-                        &child,
-                        alpha - kid.gain,
-                        beta - kid.gain,
-                        kid.key,
-                        kid.egdb_at,
-                    ) {
-                        Ok(v) => kid.gain + v,
-                        Err(e) => {
-                            looked[i] = Some(e);
-                            continue;
-                        }
+        }
+        for (i, kid) in kids[..n].iter().enumerate() {
+            let child = kid.pos.expect("played");
+            let value = if kid.over {
+                kid.gain
+            } else if kid.extra {
+                match self.enter(
+                    &child,
+                    alpha - kid.gain,
+                    beta - kid.gain,
+                    kid.key,
+                    kid.egdb_at,
+                ) {
+                    Ok(v) => kid.gain + v,
+                    Err(e) => {
+                        looked[i] = Some(e);
+                        continue;
                     }
-                } else {
-                    match self.enter(
-                        &child,
-                        kid.gain - beta,
-                        kid.gain - alpha,
-                        kid.key,
-                        kid.egdb_at,
-                    ) {
-                        Ok(v) => kid.gain - v,
-                        Err(e) => {
-                            looked[i] = Some(e);
-                            continue;
-                        }
-                    }
-                };
-                if self.aborted {
-                    return 0;
                 }
-                if value > best {
-                    best = value;
-                    best_move = kid.mv;
-                    if best > alpha {
-                        alpha = best;
+            } else {
+                match self.enter(
+                    &child,
+                    kid.gain - beta,
+                    kid.gain - alpha,
+                    kid.key,
+                    kid.egdb_at,
+                ) {
+                    Ok(v) => kid.gain - v,
+                    Err(e) => {
+                        looked[i] = Some(e);
+                        continue;
                     }
-                    if alpha >= beta {
-                        break;
-                    }
+                }
+            };
+            if self.aborted {
+                return 0;
+            }
+            if value > best {
+                best = value;
+                best_move = kid.mv;
+                if best > alpha {
+                    alpha = best;
+                }
+                if alpha >= beta {
+                    break;
                 }
             }
         }
