@@ -72,6 +72,8 @@ pub enum EgdbError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("no memory for the database being built: {0}")]
+    Memory(std::io::Error),
     #[error("{path} is not a kalah-tuner endgame database: {reason}")]
     Corrupt { path: PathBuf, reason: String },
 }
@@ -345,14 +347,15 @@ fn board_of(pos: &Position, board: &mut [u8; 2 * MAX_EGDB_PITS]) -> u32 {
 
 /// Where a database's entries live: built in memory, or mapped from its file.
 enum Entries {
-    Memory(Vec<u8>),
+    /// Anonymous memory and the entries' length (the map is at least one byte).
+    Built(memmap2::MmapMut, usize),
     Mapped(Mmap),
 }
 
 impl Entries {
     fn bytes(&self) -> &[u8] {
         match self {
-            Entries::Memory(v) => v,
+            Entries::Built(map, len) => &map[..*len],
             Entries::Mapped(m) => &m[HEADER_LEN..],
         }
     }
@@ -400,13 +403,26 @@ impl Egdb {
         observer: &dyn BuildObserver,
     ) -> Result<Egdb, EgdbError> {
         let index = EgdbIndex::new(pits, max_seeds)?;
-        let table: Vec<AtomicU8> = (0..index.entries())
-            .map(|_| AtomicU8::new(UNKNOWN))
-            .collect();
+        let len = index.entries() as usize;
+        let mut map = memmap2::MmapOptions::new()
+            .len(len.max(1))
+            .map_anon()
+            .map_err(EgdbError::Memory)?;
+        #[cfg(target_os = "linux")]
+        {
+            // Every child's entry lies anywhere in the table: on 4 KiB pages nearly each
+            // prefetch of one also misses the TLB and waits for a page walk.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        map.fill(UNKNOWN);
+        // SAFETY: the map is `len` bytes long, lives until the end of this function (the
+        // table borrows it) and AtomicU8 has the size and alignment of u8.
+        let table: &[AtomicU8] =
+            unsafe { std::slice::from_raw_parts(map.as_ptr() as *const AtomicU8, len) };
         let builder = Builder {
             index: &index,
             rules,
-            table: &table,
+            table,
         };
         for k in 0..=max_seeds {
             let len = index.level_len(k);
@@ -419,9 +435,19 @@ impl Egdb {
                 let mut board = index.unrank(k, first);
                 let parts = 2 * pits;
                 let at = index.level_start[k as usize] + first;
+                // Positions are made and their children asked of memory AHEAD positions
+                // before they are valued, so that the misses of several positions overlap.
+                let mut ring = [Pending::EMPTY; AHEAD];
+                let ahead = (AHEAD as u64).min(count);
+                for (i, slot) in ring.iter_mut().enumerate().take(ahead as usize) {
+                    builder.prepare(&board[..parts], k, at + i as u64, slot);
+                    next_board(&mut board[..parts]);
+                }
                 for i in 0..count {
-                    builder.value(&board[..parts], k, at + i);
-                    if i + 1 < count {
+                    let slot = &mut ring[i as usize % AHEAD];
+                    builder.finish(slot);
+                    if i + ahead < count {
+                        builder.prepare(&board[..parts], k, at + i + ahead, slot);
                         next_board(&mut board[..parts]);
                     }
                 }
@@ -429,12 +455,10 @@ impl Egdb {
                 observer.advance(count);
             });
         }
-        // Same size and alignment: the collect reuses the allocation.
-        let bytes: Vec<u8> = table.into_iter().map(AtomicU8::into_inner).collect();
         Ok(Egdb {
             index,
             rules,
-            entries: Entries::Memory(bytes),
+            entries: Entries::Built(map, len),
         })
     }
 
@@ -622,35 +646,61 @@ impl Builder<'_> {
     /// The gain of `board` (with `k` seeds, at entry `at`), computing it and the same-level
     /// positions it needs when not known yet. Two threads may compute one entry at once: both
     /// write the same value.
-    ///
-    /// The children's entries are asked of memory in a first pass, before any of them is
-    /// read: the table is far larger than the caches, and the reads then wait for memory
-    /// together, not one after another (one read per child was most of the build's time).
     fn value(&self, board: &[u8], k: u32, at: u64) -> i32 {
         let known = self.table[at as usize].load(Ordering::Relaxed);
         if known != UNKNOWN {
             return known as i8 as i32;
         }
+        let mut pending = Pending::EMPTY;
+        self.prepare(board, k, at, &mut pending);
+        self.finish(&pending)
+    }
+
+    /// Makes the children of `board` and asks memory for their entries, without reading
+    /// them: the table is far larger than the caches, and the reads of several positions
+    /// then wait for memory together, not one after another (one read per child was most
+    /// of the build's time).
+    #[inline]
+    fn prepare(&self, board: &[u8], k: u32, at: u64, pending: &mut Pending) {
         let m = board.len() / 2;
+        pending.at = at;
+        pending.count = 0;
+        pending.settled = None;
+        let known = self.table[at as usize].load(Ordering::Relaxed);
+        if known != UNKNOWN {
+            // Valued already, as a same-level child of a position before it.
+            pending.settled = Some(known as i8 as i32);
+            return;
+        }
         let mine: i32 = board[..m].iter().map(|&b| b as i32).sum();
         let theirs = k as i32 - mine;
-        let value = if mine == 0 || theirs == 0 {
-            mine - theirs
-        } else {
-            let mut children = [Child::EMPTY; MAX_EGDB_PITS];
-            let mut count = 0;
-            for pit in (0..m).filter(|&pit| board[pit] > 0) {
-                let child = &mut children[count];
-                child.board[..2 * m].copy_from_slice(board);
-                child.played = play(&mut child.board[..2 * m], m, pit, self.rules);
-                if !child.played.over {
-                    child.left = k - child.played.gain as u32;
-                    child.at = self.index.rank(&child.board[..2 * m], child.left);
-                    prefetch(&self.table[child.at as usize..]);
-                }
-                count += 1;
+        if mine == 0 || theirs == 0 {
+            pending.settled = Some(mine - theirs);
+            return;
+        }
+        for pit in (0..m).filter(|&pit| board[pit] > 0) {
+            let child = &mut pending.children[pending.count];
+            child.board[..2 * m].copy_from_slice(board);
+            child.played = play(&mut child.board[..2 * m], m, pit, self.rules);
+            if !child.played.over {
+                child.left = k - child.played.gain as u32;
+                child.at = self.index.rank(&child.board[..2 * m], child.left);
+                prefetch(&self.table[child.at as usize..]);
             }
-            children[..count]
+            pending.count += 1;
+        }
+    }
+
+    /// The gain of a prepared position, stored in its entry (unless it is known already).
+    fn finish(&self, pending: &Pending) -> i32 {
+        let known = self.table[pending.at as usize].load(Ordering::Relaxed);
+        if known != UNKNOWN {
+            return known as i8 as i32;
+        }
+        let m = self.index.pits();
+        let value = match pending.settled {
+            Some(value) => value,
+            None => pending.children[..pending.count]
                 .iter()
                 .map(|child| {
                     let played = &child.played;
@@ -665,11 +715,33 @@ impl Builder<'_> {
                     }
                 })
                 .max()
-                .unwrap_or(i32::MIN)
+                .unwrap_or(i32::MIN),
         };
-        self.table[at as usize].store(value as i8 as u8, Ordering::Relaxed);
+        self.table[pending.at as usize].store(value as i8 as u8, Ordering::Relaxed);
         value
     }
+}
+
+/// Positions of a level prepared ahead of the one being valued.
+const AHEAD: usize = 4;
+
+/// A position whose children are made and asked of memory ([`Builder::prepare`]).
+#[derive(Clone, Copy)]
+struct Pending {
+    at: u64,
+    count: usize,
+    /// The value when the game is over in it (one side's pits are empty).
+    settled: Option<i32>,
+    children: [Child; MAX_EGDB_PITS],
+}
+
+impl Pending {
+    const EMPTY: Pending = Pending {
+        at: 0,
+        count: 0,
+        settled: None,
+        children: [Child::EMPTY; MAX_EGDB_PITS],
+    };
 }
 
 /// One move of a position being built: the board after it and where its entry is.
