@@ -56,18 +56,17 @@ pub struct SolveArgs {
     /// cores), `never` searches without one
     #[arg(long, value_enum, default_value_t = EgdbBuild::Auto)]
     pub egdb_build: EgdbBuild,
-    /// Largest database that `--egdb-build auto` builds, in MiB (the default is the size that
-    /// solves fastest from nothing; a larger one pays when it is reused)
-    // Each two seeds more take about three times as long to build and save a solve less than
-    // that: Kalah(6,4) standard from nothing on two cores (2026-11-27) took 4.0 s to build +
-    // 45.6 s to solve with 16 seeds (30 MiB), 16.7 + 27.5 s with 18 (82 MiB), 51 to 67 + 14 s
-    // with 20 (215 MiB); docs/solver.md.
-    #[arg(long, default_value_t = 96, value_parser = clap::value_parser!(u64).range(1..=65536))]
-    pub egdb_mb: u64,
+    /// Largest database that `--egdb-build auto` builds, in MiB (default: the size that solves
+    /// fastest from nothing, by the seeds in the pits: 96 MiB up to 48 seeds, the 18-seed
+    /// database of 6 pits; 1200 MiB above, the 24-seed one; never more than half the memory
+    /// available). A larger one pays when it is reused
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub egdb_mb: Option<u64>,
     /// Most memory of the transposition table, in MiB (rounded down to a power of two of
-    /// slots); it starts small and grows as the search fills it
-    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..=65536))]
-    pub table_mb: u64,
+    /// slots); it starts small and grows as the search fills it (default: 400 up to 48 seeds
+    /// in the pits; above, half the memory available beside the database)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub table_mb: Option<u64>,
     /// Threads that share the search (default: all cores)
     #[arg(long)]
     pub threads: Option<usize>,
@@ -83,6 +82,50 @@ pub enum EgdbBuild {
 /// Positions with at most this many seeds in the pits solve in about a second without a
 /// database (docs/solver.md), so `solve` builds none for them.
 const EGDB_WORTH_BUILDING_ABOVE: u32 = 24;
+
+/// Positions with more seeds than this in the pits (the start of Kalah(6,5) and larger) get
+/// the larger defaults of [`default_egdb_mb`] and [`default_table_mb`].
+const LARGE_SOLVE_ABOVE: u32 = 48;
+
+/// The database `--egdb-build auto` builds when `--egdb-mb` is not given. Measured from
+/// nothing on two cores (docs/solver.md#solving-positions): for Kalah(6,4) the 18-seed
+/// database (82 MiB) beats 16 and 20 seeds, for Kalah(6,5) the 24-seed one (1194 MiB) beats
+/// the 18-seed one many times over.
+fn default_egdb_mb(seeds_in_pits: u32, available_mib: Option<u64>) -> u64 {
+    let wanted = if seeds_in_pits > LARGE_SOLVE_ABOVE {
+        1200
+    } else {
+        96
+    };
+    match available_mib {
+        Some(available) => wanted.min(available / 2).max(1),
+        None => wanted,
+    }
+}
+
+/// The table's cap when `--table-mb` is not given. Kalah(6,4) solves fastest with 400 MiB
+/// (a larger cap lets the table grow and the search start its probes again for few positions
+/// saved); Kalah(6,5)'s search fills any table, and half as many positions with a 4 GiB table
+/// as with 256 MiB made its first probe 1.2 times faster (docs/solver.md).
+fn default_table_mb(seeds_in_pits: u32, egdb_bytes: u64, available_mib: Option<u64>) -> u64 {
+    const SMALL: u64 = 400;
+    if seeds_in_pits <= LARGE_SOLVE_ABOVE {
+        return SMALL;
+    }
+    match available_mib {
+        Some(available) => (available.saturating_sub(egdb_bytes >> 20) / 2).clamp(SMALL, 65536),
+        None => SMALL,
+    }
+}
+
+/// Memory the system can still give, in MiB (Linux's `MemAvailable`); `None` where it is not
+/// known, and the defaults then stay small.
+fn available_mib() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib >> 10)
+}
 
 #[derive(Args, Debug)]
 pub struct MoveArgs {
@@ -151,22 +194,32 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     }
     .with_pie(args.pie.pie);
     let start = Instant::now();
-    let mut solver = Solver::with_table_mb(args.rules.rules, args.table_mb);
+    let mut egdb = None;
     if !args.no_egdb {
         let dir = args.egdb_dir.clone().unwrap_or_else(default_dir);
-        let mut found = Egdb::open_largest(&dir, pos.pits(), args.rules.rules)?;
-        if found.is_none() && pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE {
-            found = missing_database(args, &pos, &dir)?;
+        egdb = Egdb::open_largest(&dir, pos.pits(), args.rules.rules)?;
+        if egdb.is_none() && pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE {
+            egdb = missing_database(args, &pos, &dir)?;
         }
-        if let Some(db) = found {
+        if let Some(db) = &egdb {
             eprintln!(
                 "endgame database: up to {} seeds ({:.1} MiB), opened in {:.3} s",
                 db.max_seeds(),
                 db.entries() as f64 / (1u64 << 20) as f64,
                 start.elapsed().as_secs_f64()
             );
-            solver.set_egdb(std::sync::Arc::new(db));
         }
+    }
+    let table_mb = args.table_mb.unwrap_or_else(|| {
+        default_table_mb(
+            pos.seeds_in_pits(),
+            egdb.as_ref().map_or(0, |db| db.entries()),
+            available_mib(),
+        )
+    });
+    let mut solver = Solver::with_table_mb(args.rules.rules, table_mb);
+    if let Some(db) = egdb {
+        solver.set_egdb(std::sync::Arc::new(db));
     }
     let pool = thread_pool(args.threads)?;
     solver.set_parallel(pool.current_num_threads() > 1);
@@ -208,7 +261,10 @@ fn missing_database(
     dir: &std::path::Path,
 ) -> Result<Option<Egdb>> {
     let rules = args.rules.rules;
-    let index = super::egdb::index_within(pos.pits(), args.egdb_mb << 20, pos.seeds_in_pits());
+    let max_mb = args
+        .egdb_mb
+        .unwrap_or_else(|| default_egdb_mb(pos.seeds_in_pits(), available_mib()));
+    let index = super::egdb::index_within(pos.pits(), max_mb << 20, pos.seeds_in_pits());
     let Some(index) = index else {
         return Ok(None);
     };
@@ -259,4 +315,33 @@ pub fn run_move(args: &MoveArgs) -> Result<()> {
     );
     println!("{}", move_text(decision.mv));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::egdb::index_within;
+
+    #[test]
+    fn defaults_follow_the_seeds_in_play_and_the_memory_available() {
+        let seeds = |mb: u64, seeds_in_pits: u32| {
+            index_within(6, mb << 20, seeds_in_pits).map(|index| index.max_seeds())
+        };
+        // Kalah(6,4): the 18-seed database and the 400 MiB table, whatever the memory.
+        assert_eq!(seeds(default_egdb_mb(48, Some(24 << 10)), 48), Some(18));
+        assert_eq!(default_table_mb(48, 86 << 20, Some(24 << 10)), 400);
+        // Kalah(6,5) on 24 GiB: the 24-seed database and half of the rest for the table.
+        let mb = default_egdb_mb(60, Some(24 << 10));
+        assert_eq!(seeds(mb, 60), Some(24));
+        assert_eq!(
+            default_table_mb(60, 1194 << 20, Some(24 << 10)),
+            (24_576 - 1194) / 2
+        );
+        // On 2 GiB the database takes at most half the memory, and the table never shrinks
+        // below the small default; where memory is unknown, the wanted sizes stand.
+        assert!(default_egdb_mb(60, Some(2 << 10)) <= 1 << 10);
+        assert_eq!(default_table_mb(60, 3 << 29, Some(2 << 10)), 400);
+        assert_eq!(default_egdb_mb(60, None), 1200);
+        assert_eq!(default_table_mb(60, 0, None), 400);
+    }
 }
