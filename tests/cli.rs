@@ -645,7 +645,7 @@ fn egdb_builds_lists_and_serves_solve() {
 
 /// `solve` on a fresh machine: with no database in the folder it builds the largest one
 /// within --egdb-mb (with progress), then solves through it; `--egdb-build never` only says
-/// which one to build.
+/// which one to build, and so does a solve that finds a smaller database than it would build.
 #[test]
 fn solve_builds_the_database_it_needs() {
     let dir = std::env::temp_dir().join(format!("kalah-solve-egdb-{}", std::process::id()));
@@ -703,7 +703,16 @@ fn solve_builds_the_database_it_needs() {
         dir_arg,
     ]);
     assert_eq!(last_line(&again), "2");
-    assert!(!String::from_utf8_lossy(&again.stderr).contains("building"));
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(!said.contains("building"), "{said}");
+    // The default size (96 MiB) covers more seeds: named, never built behind the user's back.
+    assert!(said.contains("covers 20 seeds"), "{said}");
+    assert!(said.contains("egdb build --pits 4 --seeds"), "{said}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "only the 20-seed database"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -52,8 +52,9 @@ pub struct SolveArgs {
     pub no_egdb: bool,
     /// When the folder holds no database for the board and rules and the position has more
     /// than 24 seeds in its pits: `auto` first builds the largest database within --egdb-mb
-    /// into the folder (with progress; Kalah(6,n): 18 seeds, 82 MiB, about 10 s on two
-    /// cores), `never` searches without one
+    /// into the folder (with progress; Kalah(6,4): 18 seeds, 82 MiB, 5 to 12 s on two cores;
+    /// Kalah(6,5): 24 seeds, 1194 MiB, 83 to 234 s), `never` searches without one. A smaller
+    /// database already there is used, and `solve` names the larger one to build
     #[arg(long, value_enum, default_value_t = EgdbBuild::Auto)]
     pub egdb_build: EgdbBuild,
     /// Largest database that `--egdb-build auto` builds, in MiB (default: the size that solves
@@ -88,7 +89,7 @@ const EGDB_WORTH_BUILDING_ABOVE: u32 = 24;
 const LARGE_SOLVE_ABOVE: u32 = 48;
 
 /// The database `--egdb-build auto` builds when `--egdb-mb` is not given. Measured from
-/// nothing on two cores (docs/solver.md#solving-positions): for Kalah(6,4) the 18-seed
+/// nothing on two cores (docs/solver.md#the-defaults-for-kalah65): for Kalah(6,4) the 18-seed
 /// database (82 MiB) beats 16 and 20 seeds, for Kalah(6,5) the 24-seed one (1194 MiB) beats
 /// the 18-seed one many times over.
 fn default_egdb_mb(seeds_in_pits: u32, available_mib: Option<u64>) -> u64 {
@@ -106,7 +107,7 @@ fn default_egdb_mb(seeds_in_pits: u32, available_mib: Option<u64>) -> u64 {
 /// The table's cap when `--table-mb` is not given. Kalah(6,4) solves fastest with 400 MiB
 /// (a larger cap lets the table grow and the search start its probes again for few positions
 /// saved); Kalah(6,5)'s search fills any table, and half as many positions with a 4 GiB table
-/// as with 256 MiB made its first probe 1.2 times faster (docs/solver.md).
+/// as with 256 MiB made its first probe 1.3 times faster (docs/solver.md).
 fn default_table_mb(seeds_in_pits: u32, egdb_bytes: u64, available_mib: Option<u64>) -> u64 {
     const SMALL: u64 = 400;
     if seeds_in_pits <= LARGE_SOLVE_ABOVE {
@@ -198,8 +199,11 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     if !args.no_egdb {
         let dir = args.egdb_dir.clone().unwrap_or_else(default_dir);
         egdb = Egdb::open_largest(&dir, pos.pits(), args.rules.rules)?;
-        if egdb.is_none() && pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE {
-            egdb = missing_database(args, &pos, &dir)?;
+        if pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE {
+            match &egdb {
+                None => egdb = missing_database(args, &pos, &dir)?,
+                Some(db) => suggest_larger(args, &pos, &dir, db.max_seeds()),
+            }
         }
         if let Some(db) = &egdb {
             eprintln!(
@@ -253,6 +257,32 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     Ok(())
 }
 
+/// The database `--egdb-build auto` builds for `pos` when the folder has none.
+fn wanted_database(args: &SolveArgs, pos: &Position) -> Option<crate::search::egdb::EgdbIndex> {
+    let max_mb = args
+        .egdb_mb
+        .unwrap_or_else(|| default_egdb_mb(pos.seeds_in_pits(), available_mib()));
+    super::egdb::index_within(pos.pits(), max_mb << 20, pos.seeds_in_pits())
+}
+
+/// The folder's database covers fewer seeds than the one `solve` would build: say so (a
+/// database built on purpose is never replaced behind the user's back). A Kalah(6,5) solve
+/// through the 18-seed database that a Kalah(6,4) solve left behind is several times slower
+/// than through the 24-seed one (docs/solver.md#the-defaults-for-kalah65).
+fn suggest_larger(args: &SolveArgs, pos: &Position, dir: &std::path::Path, have: u32) {
+    let rules = args.rules.rules;
+    if let Some(index) = wanted_database(args, pos).filter(|index| index.max_seeds() > have) {
+        eprintln!(
+            "the largest endgame database for {}-pit boards ({rules}) in {} covers {have} seeds: `kalah-tuner egdb build --pits {} --seeds {} --rules {rules}` ({:.0} MiB) would make this solve faster",
+            pos.pits(),
+            dir.display(),
+            pos.pits(),
+            index.max_seeds(),
+            index.entries() as f64 / (1u64 << 20) as f64
+        );
+    }
+}
+
 /// No database for the board and rules in `dir`: build the one `--egdb-build auto` asks for
 /// and open it, or say how to build one.
 fn missing_database(
@@ -261,11 +291,7 @@ fn missing_database(
     dir: &std::path::Path,
 ) -> Result<Option<Egdb>> {
     let rules = args.rules.rules;
-    let max_mb = args
-        .egdb_mb
-        .unwrap_or_else(|| default_egdb_mb(pos.seeds_in_pits(), available_mib()));
-    let index = super::egdb::index_within(pos.pits(), max_mb << 20, pos.seeds_in_pits());
-    let Some(index) = index else {
+    let Some(index) = wanted_database(args, pos) else {
         return Ok(None);
     };
     if args.egdb_build == EgdbBuild::Never {
