@@ -257,7 +257,8 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     Ok(())
 }
 
-/// The database `--egdb-build auto` builds for `pos` when the folder has none.
+/// The database `--egdb-build auto` builds for `pos` when the folder has none, and the one a
+/// smaller database in the folder is measured against.
 fn wanted_database(args: &SolveArgs, pos: &Position) -> Option<crate::search::egdb::EgdbIndex> {
     let max_mb = args
         .egdb_mb
@@ -266,21 +267,29 @@ fn wanted_database(args: &SolveArgs, pos: &Position) -> Option<crate::search::eg
 }
 
 /// The folder's database covers fewer seeds than the one `solve` would build: say so (a
-/// database built on purpose is never replaced behind the user's back). A Kalah(6,5) solve
-/// through the 18-seed database that a Kalah(6,4) solve left behind is several times slower
-/// than through the 24-seed one (docs/solver.md#the-defaults-for-kalah65).
+/// database built on purpose is never replaced behind the user's back). Through the 18-seed
+/// database that a Kalah(6,4) solve leaves behind, Kalah(6,5)'s first probe alone takes more
+/// than twice as long as through the 24-seed one (docs/solver.md#the-defaults-for-kalah65).
 fn suggest_larger(args: &SolveArgs, pos: &Position, dir: &std::path::Path, have: u32) {
     let rules = args.rules.rules;
     if let Some(index) = wanted_database(args, pos).filter(|index| index.max_seeds() > have) {
         eprintln!(
-            "the largest endgame database for {}-pit boards ({rules}) in {} covers {have} seeds: `kalah-tuner egdb build --pits {} --seeds {} --rules {rules}` ({:.0} MiB) would make this solve faster",
+            "the largest endgame database for {}-pit boards ({rules}) in {} covers {have} seeds: {} would make this solve faster",
             pos.pits(),
             dir.display(),
-            pos.pits(),
-            index.max_seeds(),
-            index.entries() as f64 / (1u64 << 20) as f64
+            build_command(&index, rules)
         );
     }
+}
+
+/// The `egdb build` command of the database `index` describes, with its size.
+fn build_command(index: &crate::search::egdb::EgdbIndex, rules: crate::game::Rules) -> String {
+    format!(
+        "`kalah-tuner egdb build --pits {} --seeds {} --rules {rules}` ({:.0} MiB)",
+        index.pits(),
+        index.max_seeds(),
+        index.entries() as f64 / (1u64 << 20) as f64
+    )
 }
 
 /// No database for the board and rules in `dir`: build the one `--egdb-build auto` asks for
@@ -296,12 +305,10 @@ fn missing_database(
     };
     if args.egdb_build == EgdbBuild::Never {
         eprintln!(
-            "no endgame database for {}-pit boards ({rules}) in {}: `kalah-tuner egdb build --pits {} --seeds {} --rules {rules}` ({:.0} MiB) would make this solve much faster",
+            "no endgame database for {}-pit boards ({rules}) in {}: {} would make this solve much faster",
             pos.pits(),
             dir.display(),
-            pos.pits(),
-            index.max_seeds(),
-            index.entries() as f64 / (1u64 << 20) as f64
+            build_command(&index, rules)
         );
         return Ok(None);
     }
