@@ -53,6 +53,35 @@ fn solve_prints_the_exact_value_last() {
     assert_eq!(last_line(&out), "0");
 }
 
+/// MTD(f)'s first guess: a large position gets one from a store-difference search and says so;
+/// `--guess` sets it, and no guess, however wrong, changes the value.
+#[test]
+fn solve_starts_from_a_first_guess_that_never_changes_the_value() {
+    let solve = |extra: &[&str]| {
+        let mut args = vec![
+            "solve",
+            "--board",
+            "4,4",
+            "--rules",
+            "empty-capture",
+            "--no-egdb",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        let said = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{said}");
+        (last_line(&out), said)
+    };
+    let (value, said) = solve(&[]);
+    assert_eq!(value, "2");
+    assert!(said.contains("first guess: "), "{said}");
+    for guess in ["-32", "0", "2", "31"] {
+        let (value, said) = solve(&["--guess", guess]);
+        assert_eq!(value, "2", "--guess {guess}");
+        assert!(!said.contains("first guess: "), "{said}");
+    }
+}
+
 #[test]
 fn move_prints_a_legal_move_number() {
     let out = run(&[

@@ -10,7 +10,8 @@ use super::args::{thread_pool, usage, PieArg, RulesArg};
 use crate::agents::{rng_from_seed, AgentSpec};
 use crate::game::{parse_board, parse_kpn, perft, Position};
 use crate::search::egdb::default_dir;
-use crate::search::{Egdb, Solver};
+use crate::search::guess::GUESS_NODES;
+use crate::search::{first_guess, Egdb, Solver};
 
 #[derive(Args, Debug)]
 pub struct PerftArgs {
@@ -53,13 +54,13 @@ pub struct SolveArgs {
     /// When the folder holds no database for the board and rules and the position has more
     /// than 24 seeds in its pits: `auto` first builds the largest database within --egdb-mb
     /// into the folder (with progress; Kalah(6,4): 18 seeds, 82 MiB, 5 to 12 s on two cores;
-    /// Kalah(6,5): 24 seeds, 1194 MiB, 83 to 234 s), `never` searches without one. A smaller
+    /// Kalah(6,5): 26 seeds, 2582 MiB, 262 s on a medium day), `never` searches without one. A smaller
     /// database already there is used, and `solve` names the larger one to build
     #[arg(long, value_enum, default_value_t = EgdbBuild::Auto)]
     pub egdb_build: EgdbBuild,
     /// Largest database that `--egdb-build auto` builds, in MiB (default: the size that solves
     /// fastest from nothing, by the seeds in the pits: 96 MiB up to 48 seeds, the 18-seed
-    /// database of 6 pits; 1200 MiB above, the 24-seed one; never more than half the memory
+    /// database of 6 pits; 2600 MiB above, the 26-seed one; never more than half the memory
     /// available). A larger one pays when it is reused
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub egdb_mb: Option<u64>,
@@ -71,6 +72,12 @@ pub struct SolveArgs {
     /// Threads that share the search (default: all cores)
     #[arg(long)]
     pub threads: Option<usize>,
+    /// The value expected: the first MTD(f) probe tests it, and a good guess saves the probes
+    /// that climb to the value (a wrong one costs probes, never a wrong value). Default: for
+    /// positions with more than 24 seeds in the pits, the mean value of the last two
+    /// store-difference alpha-beta searches within 5 M positions (under a second); below, 0
+    #[arg(long, allow_hyphen_values = true)]
+    pub guess: Option<i32>,
 }
 
 /// Whether `solve` builds a missing endgame database.
@@ -90,11 +97,12 @@ const LARGE_SOLVE_ABOVE: u32 = 48;
 
 /// The database `--egdb-build auto` builds when `--egdb-mb` is not given. Measured from
 /// nothing on two cores (docs/solver.md#the-defaults-for-kalah65): for Kalah(6,4) the 18-seed
-/// database (82 MiB) beats 16 and 20 seeds, for Kalah(6,5) the 24-seed one (1194 MiB) beats
-/// the 18-seed one many times over.
+/// database (82 MiB) beats 16 and 20 seeds; for Kalah(6,5) the 26-seed one (2582 MiB, built in
+/// 262 s) beat the 24-seed one (1194 MiB) by 1.66 times, build included, and the 24-seed one
+/// beat the 18-seed one many times over.
 fn default_egdb_mb(seeds_in_pits: u32, available_mib: Option<u64>) -> u64 {
     let wanted = if seeds_in_pits > LARGE_SOLVE_ABOVE {
-        1200
+        2600
     } else {
         96
     };
@@ -227,6 +235,20 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     }
     let pool = thread_pool(args.threads)?;
     solver.set_parallel(pool.current_num_threads() > 1);
+    let guess = args.guess.or_else(|| {
+        (pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE).then(|| {
+            let guessed = Instant::now();
+            let guess = first_guess(&pos, args.rules.rules, GUESS_NODES);
+            eprintln!(
+                "first guess: {guess} (store-difference searches, {:.1} s)",
+                guessed.elapsed().as_secs_f64()
+            );
+            guess
+        })
+    });
+    if let Some(guess) = guess {
+        solver.set_first_guess(&pos, guess);
+    }
     let (value, stats) = pool.install(|| {
         solver.solve_observed(&pos, &mut |report| {
             eprintln!(
@@ -363,18 +385,18 @@ mod tests {
         // Kalah(6,4): the 18-seed database and the 400 MiB table, whatever the memory.
         assert_eq!(seeds(default_egdb_mb(48, Some(24 << 10)), 48), Some(18));
         assert_eq!(default_table_mb(48, 86 << 20, Some(24 << 10)), 400);
-        // Kalah(6,5) on 24 GiB: the 24-seed database and half of the rest for the table.
+        // Kalah(6,5) on 24 GiB: the 26-seed database and half of the rest for the table.
         let mb = default_egdb_mb(60, Some(24 << 10));
-        assert_eq!(seeds(mb, 60), Some(24));
+        assert_eq!(seeds(mb, 60), Some(26));
         assert_eq!(
-            default_table_mb(60, 1194 << 20, Some(24 << 10)),
-            (24_576 - 1194) / 2
+            default_table_mb(60, 2582 << 20, Some(24 << 10)),
+            (24_576 - 2582) / 2
         );
         // On 2 GiB the database takes at most half the memory, and the table never shrinks
         // below the small default; where memory is unknown, the wanted sizes stand.
         assert!(default_egdb_mb(60, Some(2 << 10)) <= 1 << 10);
         assert_eq!(default_table_mb(60, 3 << 29, Some(2 << 10)), 400);
-        assert_eq!(default_egdb_mb(60, None), 1200);
+        assert_eq!(default_egdb_mb(60, None), 2600);
         assert_eq!(default_table_mb(60, 0, None), 400);
     }
 }

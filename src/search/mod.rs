@@ -8,10 +8,12 @@ pub mod alphabeta;
 pub mod budget;
 pub mod depth;
 pub mod egdb;
+pub mod guess;
 pub mod solver;
 
 pub use alphabeta::{minimax_plain, zero_sum, AlphaBeta, KeptTable, SearchResult};
 pub use budget::{Budget, CancelOnDrop, Stopped};
 pub use depth::Depth;
 pub use egdb::{Egdb, EgdbError};
+pub use guess::first_guess;
 pub use solver::{ProbeReport, Solver, SolverStats};

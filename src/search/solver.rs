@@ -896,6 +896,8 @@ pub struct Solver {
     /// The positions being expanded, shared by the threads of a probe ([`Probe::busy`]);
     /// allocated by the first parallel probe.
     busy: Vec<AtomicU64>,
+    /// Where the next solve's MTD(f) probes start, as a gain ([`Solver::set_first_guess`]).
+    first_guess: Option<i32>,
 }
 
 impl Solver {
@@ -918,6 +920,7 @@ impl Solver {
             node_cap: u64::MAX,
             parallel: false,
             busy: Vec::new(),
+            first_guess: None,
         }
     }
 
@@ -1070,6 +1073,14 @@ impl Solver {
         }
     }
 
+    /// Starts the next solve's probes at `value` (the value of the position solved, stores
+    /// included) instead of at the current store difference. A guess near the true value
+    /// saves the probes that climb to it; a wrong one costs probes but never changes the
+    /// value found.
+    pub fn set_first_guess(&mut self, pos: &Position, value: i32) {
+        self.first_guess = Some(value - pos.store_diff(pos.side_to_move()));
+    }
+
     /// Starts a call: its node count and abort state.
     fn begin(&mut self) {
         self.nodes = 0;
@@ -1125,7 +1136,7 @@ impl Solver {
         let bound = gain_bound(pos);
         let mut lower = -bound;
         let mut upper = bound;
-        let mut guess = 0;
+        let mut guess = self.first_guess.take().unwrap_or(0).clamp(lower, upper);
         let mut probes = 0;
         while lower < upper {
             let beta = if guess == lower { guess + 1 } else { guess };
