@@ -54,8 +54,8 @@ pub struct SolveArgs {
     /// When the folder holds no database for the board and rules and the position has more
     /// than 24 seeds in its pits: `auto` first builds the largest database within --egdb-mb
     /// into the folder (with progress; Kalah(6,4): 18 seeds, 82 MiB, 5 to 12 s on two cores;
-    /// Kalah(6,5): 26 seeds, 2582 MiB, 262 s on a medium day), `never` searches without one. A smaller
-    /// database already there is used, and `solve` names the larger one to build
+    /// Kalah(6,5): 26 seeds, 2582 MiB, 262 to 286 s), `never` searches without one. A
+    /// smaller database already there is used, and `solve` names the larger one to build
     #[arg(long, value_enum, default_value_t = EgdbBuild::Auto)]
     pub egdb_build: EgdbBuild,
     /// Largest database that `--egdb-build auto` builds, in MiB (default: the size that solves

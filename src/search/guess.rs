@@ -3,10 +3,10 @@
 //! MTD(f) climbs to the value one null-window probe at a time, and on Kalah(6,5) the probes
 //! far below the value cost most. Through the 26-seed database of standard rules on two cores
 //! (2026-11-28): started at 0, the solve proved "at least 0" and "at least 2" in 632 of its
-//! 1,116 s; started at 8, this module's guess, it was done in 532 s; at the value, 10, in
-//! 420 s (docs/solver.md#the-first-guess). A store-difference alpha-beta search of a few
-//! million positions lands within a probe or two of the value on the 6-pit starts measured,
-//! so it is a guess worth its second.
+//! 1,116 s; started at 8 (one store-difference depth's value) it was done in 532 s; at 10, the
+//! value and this module's guess, in 420 s (docs/solver.md#the-first-guess). Store-difference
+//! alpha-beta searches of a few million positions land within a probe of the value on the
+//! 6-pit starts measured, so the guess is worth its half second.
 
 use super::AlphaBeta;
 use crate::eval::{is_decisive, StoreDiff, SCALE, WIN};
