@@ -88,7 +88,7 @@ mod tests {
     fn no_first_guess_changes_the_solved_value() {
         let pos = parse_kpn("2,0,3,1,4,0/14/1,2,0,5,3,1/12/S").expect("a valid position");
         let exact = crate::search::solver::solve(&pos, Rules::Standard);
-        for guess in [-60, -3, 0, exact, exact + 1, 60] {
+        for guess in [i32::MIN, -60, -3, 0, exact, exact + 1, 60, i32::MAX] {
             let mut solver = crate::search::Solver::with_default_table(Rules::Standard);
             solver.set_first_guess(&pos, guess);
             assert_eq!(solver.solve(&pos).0, exact, "first guess {guess}");

@@ -1078,7 +1078,8 @@ impl Solver {
     /// saves the probes that climb to it; a wrong one costs probes but never changes the
     /// value found.
     pub fn set_first_guess(&mut self, pos: &Position, value: i32) {
-        self.first_guess = Some(value - pos.store_diff(pos.side_to_move()));
+        // Saturating: the guess may come from a user, and is clamped to the bounds anyway.
+        self.first_guess = Some(value.saturating_sub(pos.store_diff(pos.side_to_move())));
     }
 
     /// Starts a call: its node count and abort state.
