@@ -96,6 +96,24 @@ mod tests {
     }
 
     #[test]
+    fn a_guess_is_spent_by_the_next_solve_even_when_the_database_answers_it() {
+        // 8 seeds left: the database answers at once, and the guess must not outlive it.
+        let db = crate::search::Egdb::build(6, 8, Rules::Standard, &crate::search::egdb::Quiet)
+            .expect("a small database");
+        let mut solver = crate::search::Solver::with_default_table(Rules::Standard);
+        solver.set_egdb(std::sync::Arc::new(db));
+        let answered = parse_kpn("1,0,0,2,0,1/20/0,1,0,0,3,0/18/S").expect("a valid position");
+        let next = parse_kpn("2,0,3,1,4,0/14/1,2,0,5,3,1/12/S").expect("a valid position");
+        let mut fresh = crate::search::Solver::with_default_table(Rules::Standard);
+        fresh.set_egdb(solver.egdb().expect("set above").clone());
+        let (value, stats) = fresh.solve(&next);
+        solver.set_first_guess(&answered, 40);
+        solver.solve(&answered);
+        // A guess left over would start the next solve elsewhere: other probes, same value.
+        assert_eq!(solver.solve(&next), (value, stats));
+    }
+
+    #[test]
     fn a_small_endgame_is_guessed_exactly() {
         // Few seeds left: the search reaches every game end, so the guess is the value.
         let pos = parse_kpn("1,0,0,2,0,1/20/0,1,0,0,3,0/18/S").expect("a valid position");

@@ -1126,6 +1126,8 @@ impl Solver {
         observe: &mut dyn FnMut(&ProbeReport),
     ) -> (i32, SolverStats) {
         self.begin();
+        // Taken before any early return: a guess is for this position only, never the next.
+        let first_guess = self.first_guess.take();
         if pos.is_game_over() {
             let me = pos.side_to_move();
             let gain = pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;
@@ -1137,7 +1139,7 @@ impl Solver {
         let bound = gain_bound(pos);
         let mut lower = -bound;
         let mut upper = bound;
-        let mut guess = self.first_guess.take().unwrap_or(0).clamp(lower, upper);
+        let mut guess = first_guess.unwrap_or(0).clamp(lower, upper);
         let mut probes = 0;
         while lower < upper {
             let beta = if guess == lower { guess + 1 } else { guess };
