@@ -101,9 +101,7 @@ impl MoveValue {
         };
         match *self {
             MoveValue::SearchScore(score) if crate::eval::is_decisive(score) => {
-                let win = crate::eval::WIN;
-                let beyond = score - score.signum() * win;
-                margin(beyond / crate::eval::SCALE as i64)
+                margin(crate::eval::terminal_margin(score).unwrap_or(0))
             }
             MoveValue::SearchScore(0) => "even".to_string(),
             MoveValue::SearchScore(score) => {

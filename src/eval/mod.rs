@@ -38,6 +38,13 @@ pub fn terminal_score(margin: i32) -> i64 {
     }
 }
 
+/// The final margin a finished game's score stands for (the inverse of [`terminal_score`]);
+/// `None` for the score of a game not yet decided.
+#[inline]
+pub fn terminal_margin(score: i64) -> Option<i64> {
+    is_decisive(score).then(|| (score - score.signum() * WIN) / SCALE as i64)
+}
+
 /// The scores of finished games: wins and losses lie beyond [`WIN`].
 #[inline]
 pub fn is_decisive(score: i64) -> bool {

@@ -9,7 +9,7 @@
 //! 6-pit starts measured, so the guess is worth its half second.
 
 use super::AlphaBeta;
-use crate::eval::{is_decisive, StoreDiff, SCALE, WIN};
+use crate::eval::{terminal_margin, StoreDiff, SCALE};
 use crate::game::{Position, Rules};
 
 /// Positions the guessing searches visit before no deeper one starts: depth 12 and 13 from
@@ -42,11 +42,7 @@ pub fn first_guess(pos: &Position, rules: Rules, max_nodes: u64) -> i32 {
         let result = search.search_depth(pos, depth);
         spent += result.nodes;
         let score = result.value;
-        values.push(if is_decisive(score) {
-            (score - WIN * score.signum()) / SCALE as i64
-        } else {
-            score / SCALE as i64
-        });
+        values.push(terminal_margin(score).unwrap_or(score / SCALE as i64));
         if spent >= max_nodes {
             break;
         }
