@@ -58,10 +58,11 @@ fn solve_prints_the_exact_value_last() {
 #[test]
 fn solve_starts_from_a_first_guess_that_never_changes_the_value() {
     let solve = |extra: &[&str]| {
+        // Kalah(4,5) needs more positions than `solve` first tries with the search alone.
         let mut args = vec![
             "solve",
             "--board",
-            "4,4",
+            "4,5",
             "--rules",
             "empty-capture",
             "--no-egdb",
@@ -680,11 +681,30 @@ fn solve_builds_the_database_it_needs() {
     let dir = std::env::temp_dir().join(format!("kalah-solve-egdb-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let dir_arg = dir.to_str().unwrap();
-    // Kalah(4,4) of the shared table: +2 with empty captures.
-    let never = run(&[
+    // A position the search alone settles at once builds nothing and names nothing.
+    let quick = run(&[
         "solve",
         "--board",
         "4,4",
+        "--rules",
+        "empty-capture",
+        "--egdb-dir",
+        dir_arg,
+    ]);
+    assert!(quick.status.success());
+    assert_eq!(last_line(&quick), "2");
+    let said = String::from_utf8_lossy(&quick.stderr);
+    assert!(
+        !said.contains("database") && !said.contains("first guess"),
+        "{said}"
+    );
+    assert!(!dir.exists(), "a cheap solve builds nothing");
+
+    // Kalah(4,5) with empty captures (+2) takes more than the search alone's first try.
+    let never = run(&[
+        "solve",
+        "--board",
+        "4,5",
         "--rules",
         "empty-capture",
         "--egdb-dir",
@@ -706,7 +726,7 @@ fn solve_builds_the_database_it_needs() {
     let auto = run(&[
         "solve",
         "--board",
-        "4,4",
+        "4,5",
         "--rules",
         "empty-capture",
         "--egdb-dir",
@@ -721,17 +741,18 @@ fn solve_builds_the_database_it_needs() {
     assert!(said.contains("endgame database: up to 20 seeds"), "{said}");
     assert!(dir.join("kalah-4-empty-capture-20.egdb").is_file());
 
-    // Built once: the next solve reads it without building.
+    // Built once: the next solve reads it without building (Kalah(4,6), 0 with empty
+    // captures, is still more than the search alone's first try through it).
     let again = run(&[
         "solve",
         "--board",
-        "4,4",
+        "4,6",
         "--rules",
         "empty-capture",
         "--egdb-dir",
         dir_arg,
     ]);
-    assert_eq!(last_line(&again), "2");
+    assert_eq!(last_line(&again), "0");
     let said = String::from_utf8_lossy(&again.stderr);
     assert!(!said.contains("building"), "{said}");
     // The default size (96 MiB) covers more seeds: named, never built behind the user's back.

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
+use rand::RngExt;
 
 use super::bench_seeds::BenchSeeds;
 use crate::agents::{rng_from_seed, AgentSpec};
@@ -18,8 +19,27 @@ pub struct BenchArgs {
     /// Smaller workloads (perft depth 9, minimax to depth 6, fewer games): a smoke test
     #[arg(long)]
     pub quick: bool,
+    /// Run one fixed workload once and print its result instead of timing anything: for
+    /// counting instructions and branch misses under valgrind (benches/count-guard.sh), which
+    /// do not depend on the host
+    #[arg(long, value_enum, conflicts_with = "quick")]
+    pub workload: Option<Workload>,
     #[command(flatten)]
     pub cost: super::cost_bench::CostArgs,
+}
+
+/// The deterministic workloads of `bench --workload`: each exercises one hot path the same
+/// way on every run and every host, on one thread.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// perft(9) from the Kalah(6,4) start: move generation and sowing
+    Perft,
+    /// Store-difference alpha-beta to depth 6 from the Kalah(6,4) start and from every
+    /// position two sowings into the game, a fresh searcher each: the search's hot loop
+    Minimax,
+    /// The 8-seed Kalah(6,4) endgame database built in memory, then every position of a
+    /// fixed random walk that it covers looked up: the database's index and probe
+    Egdb,
 }
 
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
@@ -37,6 +57,9 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.cost.cost || args.cost.cost_from.is_some() {
         return super::cost_bench::run(&args.cost);
+    }
+    if let Some(workload) = args.workload {
+        return run_workload(workload);
     }
     let start = Position::start(6, 4)?;
     let rules = Rules::Standard;
@@ -125,5 +148,65 @@ fn self_play(args: &BenchArgs, start: Position, rules: Rules) -> Result<()> {
         games as f64 / secs,
         plies as f64 / games as f64
     );
+    Ok(())
+}
+
+/// One run of `workload` on one thread, printing a line that depends only on the code's
+/// results (so that two builds can be checked to have done the same work).
+fn run_workload(workload: Workload) -> Result<()> {
+    let start = Position::start(6, 4)?;
+    let rules = Rules::Standard;
+    match workload {
+        Workload::Perft => println!("perft(9): {}", perft(&start, 9, rules)),
+        Workload::Minimax => {
+            let mut roots = vec![start];
+            for first in start.legal_moves() {
+                let mut after_one = start;
+                after_one.play_unchecked(first, rules);
+                for second in after_one.legal_moves() {
+                    let mut after_two = after_one;
+                    after_two.play_unchecked(second, rules);
+                    if !after_two.is_game_over() {
+                        roots.push(after_two);
+                    }
+                }
+            }
+            let (mut nodes, mut values) = (0, 0);
+            for root in &roots {
+                let result = AlphaBeta::new(&StoreDiff, rules).search_depth(root, 6);
+                nodes += result.nodes;
+                values += result.value;
+            }
+            println!(
+                "minimax depth 6 from {} positions: {nodes} nodes, values summing to {values}",
+                roots.len()
+            );
+        }
+        Workload::Egdb => {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+            let db = pool
+                .install(|| crate::search::Egdb::build(6, 8, rules, &crate::search::egdb::Quiet))?;
+            // A fixed walk of random games from the Kalah(6,4) start: their late positions
+            // fall within 8 seeds.
+            let mut rng = rng_from_seed(8);
+            let (mut found, mut sum) = (0u64, 0i64);
+            for _ in 0..2000 {
+                let mut pos = start;
+                while !pos.is_game_over() {
+                    if let Some(gain) = db.gain(&pos) {
+                        found += 1;
+                        sum += gain as i64;
+                    }
+                    let moves = pos.legal_moves().to_vec();
+                    let mv = moves[rng.random_range(0..moves.len())];
+                    pos.play_unchecked(mv, rules);
+                }
+            }
+            println!(
+                "egdb: {} entries, {found} positions found, gains summing to {sum}",
+                db.entries()
+            );
+        }
+    }
     Ok(())
 }

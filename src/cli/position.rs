@@ -91,6 +91,10 @@ pub enum EgdbBuild {
 /// database (docs/solver.md), so `solve` builds none for them.
 const EGDB_WORTH_BUILDING_ABOVE: u32 = 24;
 
+/// Positions `solve` first tries to settle by the search alone, before building a database
+/// or taking a first guess: about a tenth of a second on one core.
+const QUICK_SOLVE_NODES: u64 = 1 << 20;
+
 /// Positions with more seeds than this in the pits (the start of Kalah(6,5) and larger) get
 /// the larger defaults of [`default_egdb_mb`] and [`default_table_mb`].
 const LARGE_SOLVE_ABOVE: u32 = 48;
@@ -203,64 +207,94 @@ pub fn run_solve(args: &SolveArgs) -> Result<()> {
     }
     .with_pie(args.pie.pie);
     let start = Instant::now();
-    let mut egdb = None;
-    if !args.no_egdb {
-        let dir = args.egdb_dir.clone().unwrap_or_else(default_dir);
-        egdb = Egdb::open_largest(&dir, pos.pits(), args.rules.rules)?;
-        if pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE {
-            match &egdb {
-                None => egdb = missing_database(args, &pos, &dir)?,
-                Some(db) => suggest_larger(args, &pos, &dir, db.max_seeds()),
-            }
-        }
-        if let Some(db) = &egdb {
-            eprintln!(
-                "endgame database: up to {} seeds ({:.1} MiB), opened in {:.3} s",
-                db.max_seeds(),
-                db.entries() as f64 / (1u64 << 20) as f64,
-                start.elapsed().as_secs_f64()
-            );
-        }
-    }
-    let table_mb = args.table_mb.unwrap_or_else(|| {
-        default_table_mb(
-            pos.seeds_in_pits(),
-            egdb.as_ref().map_or(0, |db| db.entries()),
-            available_mib(),
+    let dir = args.egdb_dir.clone().unwrap_or_else(default_dir);
+    let mut egdb = if args.no_egdb {
+        None
+    } else {
+        Egdb::open_largest(&dir, pos.pits(), args.rules.rules)?.map(std::sync::Arc::new)
+    };
+    let announce = |db: &Egdb| {
+        eprintln!(
+            "endgame database: up to {} seeds ({:.1} MiB), opened in {:.3} s",
+            db.max_seeds(),
+            db.entries() as f64 / (1u64 << 20) as f64,
+            start.elapsed().as_secs_f64()
         )
-    });
-    let mut solver = Solver::with_table_mb(args.rules.rules, table_mb);
-    if let Some(db) = egdb {
-        solver.set_egdb(std::sync::Arc::new(db));
+    };
+    if let Some(db) = &egdb {
+        announce(db);
     }
     let pool = thread_pool(args.threads)?;
-    solver.set_parallel(pool.current_num_threads() > 1);
-    let guess = args.guess.or_else(|| {
-        (pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE).then(|| {
-            let guessed = Instant::now();
-            let guess = first_guess(&pos, args.rules.rules, GUESS_NODES);
-            eprintln!(
-                "first guess: {guess} (store-difference searches, {:.1} s)",
-                guessed.elapsed().as_secs_f64()
-            );
-            guess
-        })
-    });
-    if let Some(guess) = guess {
+    let new_solver = |egdb: &Option<std::sync::Arc<Egdb>>| {
+        let table_mb = args.table_mb.unwrap_or_else(|| {
+            default_table_mb(
+                pos.seeds_in_pits(),
+                egdb.as_ref().map_or(0, |db| db.entries()),
+                available_mib(),
+            )
+        });
+        let mut solver = Solver::with_table_mb(args.rules.rules, table_mb);
+        if let Some(db) = egdb {
+            solver.set_egdb(db.clone());
+        }
+        solver.set_parallel(pool.current_num_threads() > 1);
+        solver
+    };
+    let mut solver = new_solver(&egdb);
+    let report = |report: &crate::search::ProbeReport| {
+        eprintln!(
+            "probe {}: value in [{}, {}] after {} nodes, {:.1} s",
+            report.probe,
+            report.lower,
+            report.upper,
+            report.nodes,
+            start.elapsed().as_secs_f64()
+        )
+    };
+    // The search alone first, within a small number of positions: most positions a user
+    // asks about settle in a few thousand, and a database build or a first guess would cost
+    // them many times the solve (the guess alone spends 5 M positions).
+    if let Some(guess) = args.guess {
         solver.set_first_guess(&pos, guess);
     }
-    let (value, stats) = pool.install(|| {
-        solver.solve_observed(&pos, &mut |report| {
+    let quick = pool.install(|| solver.solve_within(&pos, QUICK_SOLVE_NODES));
+    let (value, stats) = match quick {
+        Some(found) => found,
+        None => {
             eprintln!(
-                "probe {}: value in [{}, {}] after {} nodes, {:.1} s",
-                report.probe,
-                report.lower,
-                report.upper,
-                report.nodes,
+                "not settled by the search alone within {QUICK_SOLVE_NODES} positions ({:.2} s)",
                 start.elapsed().as_secs_f64()
-            )
-        })
-    });
+            );
+            if !args.no_egdb && pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE {
+                match &egdb {
+                    None => {
+                        egdb = missing_database(args, &pos, &dir)?.map(std::sync::Arc::new);
+                        if let Some(db) = &egdb {
+                            announce(db);
+                            // The table's default size depends on the database's.
+                            solver = new_solver(&egdb);
+                        }
+                    }
+                    Some(db) => suggest_larger(args, &pos, &dir, db.max_seeds()),
+                }
+            }
+            let guess = args.guess.or_else(|| {
+                (pos.seeds_in_pits() > EGDB_WORTH_BUILDING_ABOVE).then(|| {
+                    let guessed = Instant::now();
+                    let guess = first_guess(&pos, args.rules.rules, GUESS_NODES);
+                    eprintln!(
+                        "first guess: {guess} (store-difference searches, {:.1} s)",
+                        guessed.elapsed().as_secs_f64()
+                    );
+                    guess
+                })
+            });
+            if let Some(guess) = guess {
+                solver.set_first_guess(&pos, guess);
+            }
+            pool.install(|| solver.solve_observed(&pos, &mut |r| report(r)))
+        }
+    };
     if args.moves && !pos.is_game_over() {
         for (mv, v) in pool.install(|| solver.solve_moves(&pos)) {
             println!("move {}: {v}", move_text(mv));

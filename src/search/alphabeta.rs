@@ -263,6 +263,8 @@ fn move_classes(pos: &Position, rules: Rules) -> [u16; 3] {
     let own = pos.side_pits(side);
     let first = pos.first_pit(side);
     let cycle = 2 * m + 1;
+    // Branches on each pit's landing: a branch-free version (bit operations on the pits'
+    // masks) mispredicted a third as often but ran 18% more instructions at depth 6.
     let (mut extra, mut capture, mut quiet) = (0u16, 0u16, 0u16);
     for (i, &seeds) in own.iter().enumerate() {
         if seeds == 0 {

@@ -1235,6 +1235,17 @@ impl Solver {
         (!self.aborted).then_some(found)
     }
 
+    /// [`Solver::solve`] within `max_nodes` positions: `None` when the solve needs more (what
+    /// it proved on the way stays in the table), or when the caller's budget stopped it.
+    /// `solve` tries this first, so that a position the search alone settles at once spends
+    /// nothing on a first guess or a database build.
+    pub fn solve_within(&mut self, pos: &Position, max_nodes: u64) -> Option<(i32, SolverStats)> {
+        self.node_cap = max_nodes;
+        let found = self.solve(pos);
+        self.node_cap = u64::MAX;
+        (!self.aborted).then_some(found)
+    }
+
     /// The exact value (as in [`Solver::solve`]) after each legal move of the side to move, from
     /// the mover's point of view. Each is a full solve: prefer [`Solver::best_moves`] to play.
     pub fn solve_moves(&mut self, pos: &Position) -> Vec<(usize, i32)> {
