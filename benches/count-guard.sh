@@ -80,8 +80,11 @@ count() {
 fail=0
 printf '%-11s %16s %16s %7s %14s %14s %7s\n' workload "Ir base" "Ir new" ratio "misses base" "misses new" ratio
 for name in perft minimax egdb generation; do
-  read -r ir_old bm_old < <(count "$old" "$name")
-  read -r ir_new bm_new < <(count "$new" "$name")
+  # Command substitution waits for the whole function, result file included.
+  counts=$(count "$old" "$name")
+  read -r ir_old bm_old <<<"$counts"
+  counts=$(count "$new" "$name")
+  read -r ir_new bm_new <<<"$counts"
   if ! cmp -s "$work/result-$name-$(basename "$old")" "$work/result-$name-$(basename "$new")"; then
     # A different result means different work: the counts cannot be compared.
     echo "count guard: $name gives another result than at $base_sha:" >&2
