@@ -410,12 +410,10 @@ fn export_round_trips_and_its_agent_plays() {
         .with_overrides(&json!({"benchmark": {"panel": []}}))
         .unwrap();
     let records = run_all(&config);
-    let doc = TunerConfig::Ga(Box::new(config.clone()))
-        .export(&records)
-        .unwrap();
+    let doc = TunerConfig::new(config.clone()).export(&records).unwrap();
     // Round-robin fitness is relative: the export is the last generation's best.
     let last = records.last().unwrap();
-    let best = TunerConfig::Ga(Box::new(config.clone())).champion(last);
+    let best = TunerConfig::new(config.clone()).champion(last);
     assert_eq!(best.weights, last.best().weights);
     assert_eq!(best.generation, last.generation);
     assert_eq!(doc.format_version, 1);
@@ -423,7 +421,7 @@ fn export_round_trips_and_its_agent_plays() {
     assert_eq!(doc.fitness, best.fitness);
     assert_eq!(doc.generation, best.generation);
     assert_eq!(doc.history.len(), 3);
-    assert_eq!(doc.config.ga(), Some(&config));
+    assert_eq!(doc.config.get::<GaConfig>(), Some(&config));
     assert_eq!(doc.seed, 42);
 
     let text = doc.to_json_pretty();
@@ -469,9 +467,7 @@ fn export_round_trips_and_its_agent_plays() {
         err.to_string().starts_with("fitness: invalid type"),
         "{err}"
     );
-    assert!(TunerConfig::Ga(Box::new(config.clone()))
-        .export(&[])
-        .is_err());
+    assert!(TunerConfig::new(config.clone()).export(&[]).is_err());
 }
 
 /// The committed configs and their committed results (docs/reproductions.md): each export
@@ -542,9 +538,7 @@ fn the_champion_comes_from_the_panel_and_is_what_the_export_plays() {
             current = c.clone();
         }
     }
-    let doc = TunerConfig::Ga(Box::new(config.clone()))
-        .export(&records)
-        .unwrap();
+    let doc = TunerConfig::new(config.clone()).export(&records).unwrap();
     assert_eq!(doc.weights, current.weights);
     assert_eq!(doc.generation, current.generation);
     // One result per panel pair, and a score against each panel agent.

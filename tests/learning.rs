@@ -4,8 +4,8 @@
 
 use kalah_tuner::agents::FileAccess;
 use kalah_tuner::ga::{GaConfig, GenerationRecord};
+use kalah_tuner::tune::learning::load_learning;
 use kalah_tuner::tune::load_tuner;
-use kalah_tuner::tune::loader::load_learning;
 use kalah_tuner::tune::{LearningConfig, LearningRun, TunerConfig};
 use serde_json::{json, Value};
 
@@ -92,20 +92,19 @@ fn the_checkpoint_count_is_known_before_the_run() {
 #[test]
 fn configs_of_every_tuner_read_back_as_what_they_are() {
     for config in [small_td(), small_texel()] {
-        let text = serde_json::to_string(&TunerConfig::Learning(Box::new(config.clone())))
-            .expect("serialises");
+        let text = serde_json::to_string(&TunerConfig::new(config.clone())).expect("serialises");
         let back: TunerConfig = serde_json::from_str(&text).expect("reads");
-        assert_eq!(back.learning(), Some(&config));
+        assert_eq!(back.get::<LearningConfig>(), Some(&config));
         assert_eq!(back.tuner(), config.tuner());
     }
     let ga = GaConfig::preset("abrams").unwrap();
     let back: TunerConfig = serde_json::from_value(serde_json::to_value(&ga).unwrap()).unwrap();
-    assert_eq!(back.ga(), Some(&ga));
+    assert_eq!(back.get::<GaConfig>(), Some(&ga));
     // An export of an earlier version kept the learner's config alone: it still reads, with
     // the run's defaults.
     let mut learner = serde_json::to_value(&small_td().learner).unwrap();
     let back: TunerConfig = serde_json::from_value(learner.clone()).expect("learner alone");
-    assert_eq!(back.learning().unwrap().play_depth, 4);
+    assert_eq!(back.get::<LearningConfig>().unwrap().play_depth, 4);
     learner["colour"] = json!("blue");
     assert!(serde_json::from_value::<TunerConfig>(learner).is_err());
 }
@@ -114,14 +113,14 @@ fn configs_of_every_tuner_read_back_as_what_they_are() {
 fn the_export_is_the_champion_at_the_play_depth() {
     let config = small_td();
     let records = all_records(&config);
-    let doc = TunerConfig::Learning(Box::new(config.clone()))
+    let doc = TunerConfig::new(config.clone())
         .export(&records)
         .expect("exports");
     let champion = records.last().unwrap().champion.as_ref().unwrap();
     assert_eq!(doc.weights, champion.weights);
     assert_eq!(doc.generation, champion.generation);
     assert_eq!(doc.depth, config.play_depth);
-    assert_eq!(doc.config.learning(), Some(&config));
+    assert_eq!(doc.config.get::<LearningConfig>(), Some(&config));
 }
 
 #[test]
@@ -139,7 +138,7 @@ fn learners_play_under_the_pie_rule_when_asked_and_their_export_says_so() {
             all_records(&plain).last().unwrap().individuals[0].weights,
             "{tuner}"
         );
-        let doc = TunerConfig::Learning(Box::new(pie.clone()))
+        let doc = TunerConfig::new(pie.clone())
             .export(&records)
             .expect("exports");
         assert!(doc.pie, "{tuner}: the export does not record the pie rule");
@@ -205,7 +204,7 @@ fn bad_learning_configs_name_their_field() {
         let layer = json!({"games": 1000000, "exact_seeds": exact_seeds, "rounds": 1});
         load_tuner(Some("texel"), None, &[&layer], any)
             .expect("within the cap")
-            .learning()
+            .get::<LearningConfig>()
             .expect("a learning config")
             .estimated_core_hours()
     };

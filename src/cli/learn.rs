@@ -23,7 +23,6 @@ use crate::game::{parse_board, Rules};
 use crate::rl::td::{TdConfig, TdMethod};
 use crate::rl::LearnerProgress;
 use crate::search::Budget;
-use crate::tune::loader;
 use crate::tune::{
     Driver, Ended, ExportFile, LearnerConfig, LearningConfig, StepControl, TunerConfig,
 };
@@ -296,15 +295,16 @@ pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
     check_flags(args, texel)?;
     let flags = flag_layer(args, texel)?;
     let layers: Vec<&Value> = file.iter().chain([&flags]).collect();
-    loader::load_learning(&tuner, args.preset.as_deref(), &layers, &FileAccess::Any).map_err(|e| {
-        if args.config.is_some() {
-            // The field may come from the file: name the field, not a flag.
-            return usage(e.to_string());
-        }
-        let reason = e.to_string();
-        let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
-        usage(format!("{}: {reason}", flag_of(e.field())))
-    })
+    crate::tune::learning::load_learning(&tuner, args.preset.as_deref(), &layers, &FileAccess::Any)
+        .map_err(|e| {
+            if args.config.is_some() {
+                // The field may come from the file: name the field, not a flag.
+                return usage(e.to_string());
+            }
+            let reason = e.to_string();
+            let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
+            usage(format!("{}: {reason}", flag_of(e.field())))
+        })
 }
 
 /// `--init`: a preset name of the feature set, or numbers joined by commas.
@@ -374,7 +374,7 @@ pub fn run(args: &LearnArgs) -> Result<()> {
     eprintln!("{}", describe(&config));
     let started = Instant::now();
     let mut driver = pool
-        .install(|| Driver::open(TunerConfig::Learning(Box::new(config.clone())), None))
+        .install(|| Driver::open(TunerConfig::new(config.clone()), None))
         .map_err(|e| usage(e.to_string()))?;
     let stop = stop_flag("interrupted: stopping after this step (Ctrl-C again to stop now)");
     let unit = match config.learner {

@@ -45,7 +45,7 @@
 //!     println!("generation {}: best {:.3}", record.generation, record.fitness.best);
 //!     records.push(record);
 //! }
-//! let doc = TunerConfig::Ga(Box::new(config)).export(&records)?;
+//! let doc = TunerConfig::new(config).export(&records)?;
 //! println!("{}", doc.to_json_pretty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -30,12 +30,15 @@ use cmaes::{CMAESOptions, DVector, Mode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::config::TunerKind;
 use super::population::{at_least, BreederSettings, PopulationConfig};
 use crate::ga::engine::Breeder;
 use crate::ga::{Bounds, ConfigError, GaConfig, GenerationRecord, Genome};
 
 /// A CMA-ES run's config.
 pub type CmaesConfig = PopulationConfig<CmaesSettings>;
+
+inventory::submit! { TunerKind::of::<CmaesConfig>(20) }
 
 /// Mixed into the run's seed for the strategy's own random numbers.
 const CMAES_STREAM: u64 = 0x636d_6165_7321;

@@ -5,99 +5,159 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cmaes::CmaesConfig;
-use super::learning::LearningConfig;
-use super::population::{BreederSettings, PopulationConfig};
+use std::any::Any;
+
 use super::spec::TunerSpec;
-use super::spsa::SpsaConfig;
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
 use crate::ga::{ConfigError, GaConfig, GenerationRecord};
 use crate::search::Budget;
 
-/// Declares [`TunerConfig`], one variant a tuner, and the places that look at its variant:
-/// adding a tuner is a line here (and its file).
-macro_rules! tuner_configs {
-    ($($(#[$doc:meta])* $variant:ident($config:ty),)+) => {
-        /// The config of the tuner that made a document or a stored run. Written as the config
-        /// object itself, as format version 1 always was: a learning config is told apart by its
-        /// `method` field, a CMA-ES or SPSA config by its `tuner` field; a GA config has neither.
-        #[derive(Clone, Debug, PartialEq, Serialize)]
-        #[serde(untagged)]
-        pub enum TunerConfig {
-            $($(#[$doc])* $variant(Box<$config>),)+
+/// A run's config, of whichever tuner: the tuner's own config object behind the one interface
+/// the engine asks ([`TunerSpec`]). Serialized as that object, as format version 1 always was;
+/// read back by the first registered tuner ([`TunerKind`]) whose configs claim its form.
+#[derive(Debug)]
+pub struct TunerConfig(Box<dyn TunerSpec>);
+
+impl TunerConfig {
+    /// The config of a run of `config`'s tuner.
+    pub fn new(config: impl TunerSpec + 'static) -> TunerConfig {
+        TunerConfig(Box::new(config))
+    }
+
+    /// The tuner's own config, when it is a `T`.
+    pub fn get<T: TunerSpec + 'static>(&self) -> Option<&T> {
+        let any: &dyn Any = self.0.as_ref();
+        any.downcast_ref::<T>()
+    }
+
+    /// What the engine asks of this config's tuner, whichever it is.
+    pub fn spec(&self) -> &dyn TunerSpec {
+        self.0.as_ref()
+    }
+
+    /// Reads a config of any tuner: the first whose configs claim `value`'s form.
+    pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
+        match kinds().into_iter().find(|kind| (kind.claims)(&value)) {
+            Some(kind) => (kind.read)(value),
+            None => Err(ConfigError::invalid(
+                "tuner",
+                format!(
+                    "unknown tuner {}; tuners: {}",
+                    value.get("tuner").cloned().unwrap_or_default(),
+                    tuner_names().join(", ")
+                ),
+            )),
         }
+    }
 
-        /// Every tuner's name, as `tuner` in a request or `evolve --tuner` takes it.
-        pub fn tuner_names() -> Vec<&'static str> {
-            let mut names = Vec::new();
-            $(names.extend(<$config as ConfigForm>::NAMES);)+
-            names
+    /// Assembles and validates the config of a run of `tuner` (one of [`tuner_names`]):
+    /// `preset` (or the tuner's defaults), then each partial config in `layers`, with the
+    /// files its agents name read under `files`.
+    pub fn load(
+        tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<TunerConfig, ConfigError> {
+        match kinds().into_iter().find(|kind| kind.names.contains(&tuner)) {
+            Some(kind) => (kind.load)(tuner, preset, layers, files),
+            None => Err(ConfigError::invalid(
+                "tuner",
+                format!(
+                    "unknown tuner {tuner:?}; tuners: {}",
+                    tuner_names().join(", ")
+                ),
+            )),
         }
-
-        impl TunerConfig {
-            /// Reads a config of any tuner: the first whose configs claim `value`'s form.
-            pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
-                $(if <$config as ConfigForm>::claims(&value) {
-                    return <$config as ConfigForm>::read(value)
-                        .map(|c| TunerConfig::$variant(Box::new(c)));
-                })+
-                Err(ConfigError::invalid(
-                    "tuner",
-                    format!(
-                        "unknown tuner {}; tuners: {}",
-                        value.get("tuner").cloned().unwrap_or_default(),
-                        tuner_names().join(", ")
-                    ),
-                ))
-            }
-
-            /// Assembles and validates the config of a run of `tuner` (one of [`tuner_names`]):
-            /// `preset` (or the tuner's defaults), then each partial config in `layers`, with
-            /// the files its agents name read under `files`.
-            pub fn load(
-                tuner: &str,
-                preset: Option<&str>,
-                layers: &[&serde_json::Value],
-                files: &FileAccess,
-            ) -> Result<TunerConfig, ConfigError> {
-                $(if <$config as ConfigForm>::NAMES.contains(&tuner) {
-                    return <$config as ConfigForm>::load(tuner, preset, layers, files)
-                        .map(|c| TunerConfig::$variant(Box::new(c)));
-                })+
-                Err(ConfigError::invalid(
-                    "tuner",
-                    format!("unknown tuner {tuner:?}; tuners: {}", tuner_names().join(", ")),
-                ))
-            }
-
-            /// What the engine asks of this config's tuner, whichever it is: with
-            /// `spec_mut`, the one place a [`TunerConfig`] looks at its variant.
-            pub fn spec(&self) -> &dyn TunerSpec {
-                match self {
-                    $(TunerConfig::$variant(config) => config.as_ref(),)+
-                }
-            }
-
-            fn spec_mut(&mut self) -> &mut dyn TunerSpec {
-                match self {
-                    $(TunerConfig::$variant(config) => config.as_mut(),)+
-                }
-            }
-        }
-    };
+    }
 }
 
-tuner_configs! {
-    /// The genetic algorithm ([`crate::ga`]).
-    Ga(GaConfig),
-    /// TD(lambda), TD-Leaf(lambda) and Texel-style fitting ([`super::learning`]).
-    Learning(LearningConfig),
-    /// CMA-ES ([`super::cmaes`]).
-    Cmaes(CmaesConfig),
-    /// SPSA ([`super::spsa`]).
-    Spsa(SpsaConfig),
+impl Clone for TunerConfig {
+    fn clone(&self) -> TunerConfig {
+        TunerConfig(dyn_clone::clone_box(&*self.0))
+    }
+}
+
+/// Two configs are equal when they are of one tuner and written alike.
+impl PartialEq for TunerConfig {
+    fn eq(&self, other: &TunerConfig) -> bool {
+        self.tuner() == other.tuner()
+            && serde_json::to_value(self).ok() == serde_json::to_value(other).ok()
+    }
+}
+
+impl Serialize for TunerConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        erased_serde::serialize(self.0.as_ref(), serializer)
+    }
+}
+
+/// A tuner, as the engine finds it: how its configs are named, told apart and read. Each
+/// tuner registers one, beside its config (`inventory::submit!`), so that adding a tuner
+/// touches nothing outside its own file and the line that compiles it.
+pub struct TunerKind {
+    /// Where the tuner is listed among the others ([`tuner_names`], the form's menu).
+    pub rank: u32,
+    /// The tuner names its configs serve (`tuner` in a request).
+    pub names: &'static [&'static str],
+    /// Whether a stored config is written as this tuner's.
+    pub claims: fn(&serde_json::Value) -> bool,
+    /// Reads a whole stored config.
+    pub read: fn(serde_json::Value) -> Result<TunerConfig, ConfigError>,
+    /// Assembles a config from a preset and partial configs ([`TunerConfig::load`]).
+    pub load: fn(
+        &str,
+        Option<&str>,
+        &[&serde_json::Value],
+        &FileAccess,
+    ) -> Result<TunerConfig, ConfigError>,
+}
+
+inventory::collect!(TunerKind);
+
+impl TunerKind {
+    /// The registration of the tuner whose configs are `C`s, listed at `rank`.
+    pub const fn of<C: ConfigForm + TunerSpec + 'static>(rank: u32) -> TunerKind {
+        TunerKind {
+            rank,
+            names: C::NAMES,
+            claims: C::claims,
+            read: read_as::<C>,
+            load: load_as::<C>,
+        }
+    }
+}
+
+fn read_as<C: ConfigForm + TunerSpec + 'static>(
+    value: serde_json::Value,
+) -> Result<TunerConfig, ConfigError> {
+    C::read(value).map(TunerConfig::new)
+}
+
+fn load_as<C: ConfigForm + TunerSpec + 'static>(
+    tuner: &str,
+    preset: Option<&str>,
+    layers: &[&serde_json::Value],
+    files: &FileAccess,
+) -> Result<TunerConfig, ConfigError> {
+    C::load(tuner, preset, layers, files).map(TunerConfig::new)
+}
+
+/// Every registered tuner, in rank order.
+fn kinds() -> Vec<&'static TunerKind> {
+    let mut kinds: Vec<&'static TunerKind> = inventory::iter::<TunerKind>.into_iter().collect();
+    kinds.sort_by_key(|kind| (kind.rank, kind.names.first().copied()));
+    kinds
+}
+
+/// Every tuner's name, as `tuner` in a request or `evolve --tuner` takes it.
+pub fn tuner_names() -> Vec<&'static str> {
+    kinds()
+        .into_iter()
+        .flat_map(|kind| kind.names.iter().copied())
+        .collect()
 }
 
 /// How a tuner's configs are named, told apart from other tuners' and read.
@@ -121,75 +181,6 @@ pub trait ConfigForm: Sized {
     ) -> Result<Self, ConfigError>;
 }
 
-impl ConfigForm for GaConfig {
-    const NAMES: &'static [&'static str] = &["ga"];
-
-    fn load(
-        _tuner: &str,
-        preset: Option<&str>,
-        layers: &[&serde_json::Value],
-        files: &FileAccess,
-    ) -> Result<Self, ConfigError> {
-        super::loader::load(preset, layers, files)
-    }
-
-    /// A GA config has neither `method` nor `tuner` (or names `"tuner": "ga"`).
-    fn claims(value: &serde_json::Value) -> bool {
-        value.get("method").is_none() && value.get("tuner").is_none_or(|t| t.as_str() == Some("ga"))
-    }
-
-    fn read(mut value: serde_json::Value) -> Result<Self, ConfigError> {
-        if let Some(map) = value.as_object_mut() {
-            map.remove("tuner");
-        }
-        ConfigError::read(value, "")
-    }
-}
-
-impl ConfigForm for LearningConfig {
-    const NAMES: &'static [&'static str] = &super::learning::LEARNING_TUNERS;
-
-    fn load(
-        tuner: &str,
-        preset: Option<&str>,
-        layers: &[&serde_json::Value],
-        files: &FileAccess,
-    ) -> Result<Self, ConfigError> {
-        super::loader::load_learning(tuner, preset, layers, files)
-    }
-
-    fn claims(value: &serde_json::Value) -> bool {
-        value.get("method").is_some()
-    }
-
-    fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
-        LearningConfig::from_value(value)
-    }
-}
-
-impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
-    const NAMES: &'static [&'static str] = &[S::TUNER];
-
-    fn load(
-        _tuner: &str,
-        preset: Option<&str>,
-        layers: &[&serde_json::Value],
-        files: &FileAccess,
-    ) -> Result<Self, ConfigError> {
-        PopulationConfig::load(layers, |ga_layers| {
-            super::loader::load(preset, ga_layers, files)
-        })
-    }
-
-    fn claims(value: &serde_json::Value) -> bool {
-        PopulationConfig::<S>::claims(value)
-    }
-
-    fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
-        PopulationConfig::from_value(value)
-    }
-}
-
 impl<'de> Deserialize<'de> for TunerConfig {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = serde_json::Value::deserialize(deserializer)?;
@@ -198,26 +189,10 @@ impl<'de> Deserialize<'de> for TunerConfig {
 }
 
 impl TunerConfig {
-    /// The GA config, for documents a GA run wrote.
-    pub fn ga(&self) -> Option<&GaConfig> {
-        match self {
-            TunerConfig::Ga(config) => Some(config),
-            _ => None,
-        }
-    }
-
     /// The GA config a population tuner's generations are played under (GA, CMA-ES, SPSA):
     /// what the job queue's workers play its fitness games by.
     pub fn population(&self) -> Option<&GaConfig> {
         self.spec().population()
-    }
-
-    /// The learning config, for documents a learning run wrote.
-    pub fn learning(&self) -> Option<&LearningConfig> {
-        match self {
-            TunerConfig::Learning(config) => Some(config),
-            _ => None,
-        }
     }
 
     /// One of [`tuner_names`].
@@ -246,9 +221,9 @@ impl TunerConfig {
 
     /// This config with its agents' model names resolved under `files`.
     pub fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
-        let mut located = self.clone();
-        located.spec_mut().locate_agents(files)?;
-        Ok(located)
+        let mut located = dyn_clone::clone_box(&*self.0);
+        located.locate_agents(files)?;
+        Ok(TunerConfig(located))
     }
 
     /// A rough upper estimate of the whole run's processor time, in core-hours: what
@@ -297,7 +272,7 @@ impl TunerConfig {
 }
 
 /// Assembles and validates the config of a run of any tuner: `ga` is [`super::loader::load`]'s, `td`,
-/// `td-leaf` and `texel` are [`super::loader::load_learning`]'s, and every other tuner's its own
+/// `td-leaf` and `texel` are [`super::learning::load_learning`]'s, and every other tuner's its own
 /// ([`TunerConfig::load`]). Without `tuner`, the tuner a layer names (its `tuner` field, the
 /// last layer's that has one), else the GA.
 pub fn load_tuner(

@@ -2,6 +2,7 @@
 //! whose fitness games it hands out as job lists (the games fixed in advance, then one list
 //! per racing round).
 
+use super::config::{ConfigForm, TunerKind};
 use super::spec::TunerSpec;
 use super::tuner::{Ask, StepControl, Tuner};
 use crate::agents::FileAccess;
@@ -12,6 +13,8 @@ use crate::ga::{
 };
 use crate::game::Rules;
 use crate::search::Budget;
+
+inventory::submit! { TunerKind::of::<GaConfig>(0) }
 
 impl Tuner for Evolution {
     fn ask(&mut self, control: &StepControl) -> Ask {
@@ -140,5 +143,30 @@ impl TunerSpec for GaConfig {
 
     fn keeps_curve(&self) -> bool {
         true
+    }
+}
+
+impl ConfigForm for GaConfig {
+    const NAMES: &'static [&'static str] = &["ga"];
+
+    fn load(
+        _tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError> {
+        super::loader::load(preset, layers, files)
+    }
+
+    /// A GA config has neither `method` nor `tuner` (or names `"tuner": "ga"`).
+    fn claims(value: &serde_json::Value) -> bool {
+        value.get("method").is_none() && value.get("tuner").is_none_or(|t| t.as_str() == Some("ga"))
+    }
+
+    fn read(mut value: serde_json::Value) -> Result<Self, ConfigError> {
+        if let Some(map) = value.as_object_mut() {
+            map.remove("tuner");
+        }
+        ConfigError::read(value, "")
     }
 }

@@ -21,6 +21,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::config::{ConfigForm, TunerKind};
+use super::loader::{parse_error, resolve_agent};
 use crate::agents::cost::{
     board_scale, game_side_ms, leaf_cost, search_side_ms, TD_GAME_OVERHEAD_MS,
 };
@@ -36,6 +38,8 @@ use crate::game::{Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod};
 use crate::rl::texel::{TexelConfig, TexelFitter};
 use crate::rl::{LearnConfigError, LearnerProgress};
+
+inventory::submit! { TunerKind::of::<LearningConfig>(10) }
 
 /// Bytes of a learner's progress in a checkpoint's record (TD's counts, Texel's losses), with
 /// room to spare.
@@ -868,4 +872,92 @@ impl super::TunerSpec for LearningConfig {
     fn champion(&self, last: &GenerationRecord) -> HallOfFame {
         champion_of(last)
     }
+}
+
+impl ConfigForm for LearningConfig {
+    const NAMES: &'static [&'static str] = &LEARNING_TUNERS;
+
+    fn load(
+        tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError> {
+        load_learning(tuner, preset, layers, files)
+    }
+
+    fn claims(value: &serde_json::Value) -> bool {
+        value.get("method").is_some()
+    }
+
+    fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
+        LearningConfig::from_value(value)
+    }
+}
+
+/// Assembles and validates a learning run's config: the tuner's defaults (TD's from a preset
+/// if one is named), then each layer, a partial [`LearningConfig`] whose `benchmark` merges
+/// field by field. The agents the layers name (`benchmark.panel`, texel's `source`) are
+/// resolved under `files` first, as [`super::loader::load`] does.
+pub fn load_learning(
+    tuner: &str,
+    preset: Option<&str>,
+    layers: &[&Value],
+    files: &FileAccess,
+) -> Result<LearningConfig, ConfigError> {
+    if !LEARNING_TUNERS.contains(&tuner) {
+        return Err(ConfigError::invalid(
+            "tuner",
+            format!(
+                "unknown tuner {tuner:?}; tuners: ga, {}",
+                LEARNING_TUNERS.join(", ")
+            ),
+        ));
+    }
+    let mut config = LearningConfig::new(LearnerConfig::for_tuner(tuner, preset)?);
+    for layer in layers {
+        let Value::Object(map) = layer else {
+            return Err(parse_error("a learning config must be an object".into()));
+        };
+        let mut patch = map.clone();
+        if patch.contains_key("preset") {
+            return Err(ConfigError::invalid(
+                "preset",
+                "give the preset beside the tuner, not inside the config",
+            ));
+        }
+        match patch.remove("tuner") {
+            None => {}
+            Some(Value::String(t)) if t == tuner => {}
+            Some(other) => {
+                return Err(ConfigError::invalid(
+                    "tuner",
+                    format!("the tuner is {tuner:?}; got {other}"),
+                ))
+            }
+        }
+        match patch.get("method") {
+            None => {}
+            Some(Value::String(m)) if m == tuner => {}
+            Some(other) => {
+                return Err(ConfigError::invalid(
+                    "method",
+                    format!("the tuner is {tuner:?}, so the method is too; got {other}"),
+                ))
+            }
+        }
+        if let Some(Value::Array(items)) =
+            patch.get_mut("benchmark").and_then(|b| b.get_mut("panel"))
+        {
+            for (i, item) in items.iter_mut().enumerate() {
+                *item = resolve_agent(item, &format!("benchmark.panel[{i}]"), files)?;
+            }
+        }
+        if let Some(item) = patch.get_mut("source") {
+            *item = resolve_agent(item, "source", files)?;
+        }
+        config = config.with_overrides(&Value::Object(patch))?;
+    }
+    config.validate()?;
+    Ok(config)
 }

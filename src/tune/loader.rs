@@ -10,7 +10,6 @@
 
 use serde_json::{Map, Value};
 
-use super::learning::{LearnerConfig, LearningConfig, LEARNING_TUNERS};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::ga::config::{agent_error, ConfigError, GaConfig, PRESETS};
 
@@ -34,7 +33,7 @@ impl Format {
     }
 }
 
-fn parse_error(reason: String) -> ConfigError {
+pub(crate) fn parse_error(reason: String) -> ConfigError {
     ConfigError::Parse {
         field: String::new(),
         reason,
@@ -140,75 +139,12 @@ pub fn load_document(text: &str, format: Format) -> Result<GaConfig, ConfigError
     load(None, &[&parse_document(text, format)?], &FileAccess::Any)
 }
 
-/// Assembles and validates a learning run's config: the tuner's defaults (TD's from a preset
-/// if one is named), then each layer, a partial [`LearningConfig`] whose `benchmark` merges
-/// field by field. The agents the layers name (`benchmark.panel`, texel's `source`) are
-/// resolved under `files` first, as [`load`] does.
-pub fn load_learning(
-    tuner: &str,
-    preset: Option<&str>,
-    layers: &[&Value],
-    files: &FileAccess,
-) -> Result<LearningConfig, ConfigError> {
-    if !LEARNING_TUNERS.contains(&tuner) {
-        return Err(ConfigError::invalid(
-            "tuner",
-            format!(
-                "unknown tuner {tuner:?}; tuners: ga, {}",
-                LEARNING_TUNERS.join(", ")
-            ),
-        ));
-    }
-    let mut config = LearningConfig::new(LearnerConfig::for_tuner(tuner, preset)?);
-    for layer in layers {
-        let Value::Object(map) = layer else {
-            return Err(parse_error("a learning config must be an object".into()));
-        };
-        let mut patch = map.clone();
-        if patch.contains_key("preset") {
-            return Err(ConfigError::invalid(
-                "preset",
-                "give the preset beside the tuner, not inside the config",
-            ));
-        }
-        match patch.remove("tuner") {
-            None => {}
-            Some(Value::String(t)) if t == tuner => {}
-            Some(other) => {
-                return Err(ConfigError::invalid(
-                    "tuner",
-                    format!("the tuner is {tuner:?}; got {other}"),
-                ))
-            }
-        }
-        match patch.get("method") {
-            None => {}
-            Some(Value::String(m)) if m == tuner => {}
-            Some(other) => {
-                return Err(ConfigError::invalid(
-                    "method",
-                    format!("the tuner is {tuner:?}, so the method is too; got {other}"),
-                ))
-            }
-        }
-        if let Some(Value::Array(items)) =
-            patch.get_mut("benchmark").and_then(|b| b.get_mut("panel"))
-        {
-            for (i, item) in items.iter_mut().enumerate() {
-                *item = resolve_agent(item, &format!("benchmark.panel[{i}]"), files)?;
-            }
-        }
-        if let Some(item) = patch.get_mut("source") {
-            *item = resolve_agent(item, "source", files)?;
-        }
-        config = config.with_overrides(&Value::Object(patch))?;
-    }
-    config.validate()?;
-    Ok(config)
-}
-
 /// One agent of a layer as the spec a config stores, read under `files`.
-fn resolve_agent(item: &Value, field: &str, files: &FileAccess) -> Result<Value, ConfigError> {
+pub(crate) fn resolve_agent(
+    item: &Value,
+    field: &str,
+    files: &FileAccess,
+) -> Result<Value, ConfigError> {
     let spec =
         AgentSpec::from_json_with(item, Profile::Ga, files).map_err(|e| agent_error(field, &e))?;
     serde_json::to_value(&spec).map_err(|e| ConfigError::invalid(field, e.to_string()))

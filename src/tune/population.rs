@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::config::ConfigForm;
 use super::spec::TunerSpec;
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
@@ -29,7 +30,7 @@ use crate::search::Budget;
 
 /// A population tuner's own settings: what it adds to the GA's config.
 pub trait BreederSettings:
-    Serialize + DeserializeOwned + Default + Clone + PartialEq + std::fmt::Debug + Send + Sync
+    Serialize + DeserializeOwned + Default + Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static
 {
     /// The tuner's name (`"cmaes"`): the `tuner` of its configs, and the key of its settings.
     const TUNER: &'static str;
@@ -296,5 +297,28 @@ pub(crate) fn starting_point(ga: &GaConfig, genes: usize) -> Vec<f64> {
             center.into_iter().map(|w| ga.bounds.clamp(w)).collect()
         }
         _ => vec![(ga.bounds.min + ga.bounds.max) / 2.0; genes],
+    }
+}
+
+impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
+    const NAMES: &'static [&'static str] = &[S::TUNER];
+
+    fn load(
+        _tuner: &str,
+        preset: Option<&str>,
+        layers: &[&serde_json::Value],
+        files: &FileAccess,
+    ) -> Result<Self, ConfigError> {
+        PopulationConfig::load(layers, |ga_layers| {
+            super::loader::load(preset, ga_layers, files)
+        })
+    }
+
+    fn claims(value: &serde_json::Value) -> bool {
+        PopulationConfig::<S>::claims(value)
+    }
+
+    fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
+        PopulationConfig::from_value(value)
     }
 }

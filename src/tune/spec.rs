@@ -10,9 +10,11 @@ use crate::game::Rules;
 use crate::search::Budget;
 
 /// What the tuning engine needs of a tuner's config. A new tuner implements it in its own
-/// file, beside its [`Tuner`], and adds one [`super::TunerConfig`] variant (its arm in
-/// [`super::TunerConfig::spec`] and the key its configs are told apart by).
-pub trait TunerSpec: Send + Sync + std::fmt::Debug {
+/// file, beside its [`Tuner`], and registers its configs there ([`super::config::TunerKind`]).
+/// The config is written as itself (`erased_serde`) and copied as itself (`dyn_clone`).
+pub trait TunerSpec:
+    Send + Sync + std::fmt::Debug + std::any::Any + erased_serde::Serialize + dyn_clone::DynClone
+{
     /// The tuner's name in configs, the API and the dashboard (`ga`, `td`, ...).
     fn tuner(&self) -> &'static str;
 

@@ -28,6 +28,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::config::TunerKind;
 use super::population::{at_least, BreederSettings, PopulationConfig};
 use crate::ga::engine::Breeder;
 use crate::ga::{Bounds, ConfigError, GaConfig, GenerationRecord, Genome};
@@ -35,6 +36,8 @@ use crate::matches::game_rng;
 
 /// An SPSA run's config.
 pub type SpsaConfig = PopulationConfig<SpsaSettings>;
+
+inventory::submit! { TunerKind::of::<SpsaConfig>(30) }
 
 /// RNG stream of an iteration's perturbations.
 const PERTURB_STREAM: u64 = 0x7370_7361;

@@ -348,7 +348,7 @@ async fn leases(db: TestDb) {
             id: "lease-run".into(),
             name: None,
             preset: None,
-            config: TunerConfig::Ga(Box::default()),
+            config: TunerConfig::new(kalah_tuner::ga::GaConfig::default()),
             features: json!([]),
         })
         .await
