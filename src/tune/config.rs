@@ -94,6 +94,10 @@ impl Serialize for TunerConfig {
     }
 }
 
+/// Assembles a tuner's config: its name, a preset, partial configs, where its files are read.
+pub type LoadFn =
+    fn(&str, Option<&str>, &[&serde_json::Value], &FileAccess) -> Result<TunerConfig, ConfigError>;
+
 /// A tuner, as the engine finds it: how its configs are named, told apart and read. Each
 /// tuner registers one, beside its config (`inventory::submit!`), so that adding a tuner
 /// touches nothing outside its own file and the line that compiles it.
@@ -107,12 +111,7 @@ pub struct TunerKind {
     /// Reads a whole stored config.
     pub read: fn(serde_json::Value) -> Result<TunerConfig, ConfigError>,
     /// Assembles a config from a preset and partial configs ([`TunerConfig::load`]).
-    pub load: fn(
-        &str,
-        Option<&str>,
-        &[&serde_json::Value],
-        &FileAccess,
-    ) -> Result<TunerConfig, ConfigError>,
+    pub load: LoadFn,
 }
 
 inventory::collect!(TunerKind);
