@@ -12,12 +12,16 @@
 //!   `mcts`, `a3c`).
 //! - [`matches`](mod@matches): the game loop, the pairing engine (colour-swapped pairs from shared
 //!   openings), matches and round-robin tournaments on rayon, with confidence intervals.
-//! - [`rl`]: asynchronous advantage actor-critic training of the `a3c` network (candle).
-//! - [`ga`]: the genetic algorithm that tunes evaluation weights ([`ga::Evolution`], stepped
-//!   and resumable), its config and presets, and the records a tuner writes.
-//! - [`tune`]: a run of any tuner (GA, TD, TD-Leaf, Texel): the [`tune::Tuner`] trait, the
-//!   [`tune::TunerConfig`] that names one, the config loader, the [`tune::Driver`] that
-//!   steps a run and tells its observers, and the export document.
+//! - [`rl`]: the learning algorithms: TD(lambda) and TD-Leaf(lambda) self-play, Texel-style
+//!   fitting, and asynchronous advantage actor-critic training of the `a3c` network (candle).
+//! - [`tune`]: the tuning engine, the floor under every tuner: the [`tune::Tuner`] trait
+//!   (ask/tell), the records a tuner writes, the game jobs it asks for, the one config error,
+//!   the [`tune::TunerConfig`] that holds any tuner's config, the [`tune::Driver`] that steps
+//!   a run and tells its observers, and the export document.
+//! - [`ga`]: the genetic algorithm ([`ga::Evolution`], stepped and resumable), its config,
+//!   presets and loader, and its benchmark panel; a tuner over [`tune`].
+//! - [`tuners`]: the other tuners over [`tune`]: CMA-ES, SPSA, and the learners (TD(lambda),
+//!   TD-Leaf(lambda), Texel-style fitting); and the dashboard's form of every tuner's config.
 //! - [`runner`]: executes a run's steps, playing the games its tuner asks for on this
 //!   process's cores or on the PostgreSQL job queue (its coordinator and its worker).
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
@@ -37,3 +41,4 @@ pub mod search;
 pub mod server;
 pub mod store;
 pub mod tune;
+pub mod tuners;

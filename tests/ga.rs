@@ -4,12 +4,11 @@
 
 use kalah_tuner::agents::AgentSpec;
 use kalah_tuner::agents::FileAccess;
-use kalah_tuner::ga::benchmark::beats;
-use kalah_tuner::ga::{
-    ConfigError, Evolution, GaConfig, GenerationRecord, SelectionKind, StopReason,
-};
+use kalah_tuner::ga::loader::{self, load_document, Format};
+use kalah_tuner::ga::{Evolution, GaConfig, SelectionKind};
 use kalah_tuner::matches::{play_match, Setup};
-use kalah_tuner::tune::loader::{self, load_document, Format};
+use kalah_tuner::tune::panel::beats;
+use kalah_tuner::tune::{ConfigError, GenerationRecord, StopReason};
 use kalah_tuner::tune::{ExportDocument, TunerConfig};
 use serde_json::json;
 

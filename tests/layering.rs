@@ -8,8 +8,8 @@ use std::path::Path;
 
 /// Bottom to top.
 const LAYERS: &[&str] = &[
-    "game", "eval", "search", "agents", "matches", "rl", "ga", "tune", "runner", "store", "server",
-    "cli",
+    "game", "eval", "search", "agents", "matches", "rl", "tune", "ga", "tuners", "runner", "store",
+    "server", "cli",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -3,10 +3,12 @@
 //! the number of checkpoints is known in advance, and the loader refuses what it should.
 
 use kalah_tuner::agents::FileAccess;
-use kalah_tuner::ga::{GaConfig, GenerationRecord};
-use kalah_tuner::tune::learning::load_learning;
+use kalah_tuner::ga::GaConfig;
 use kalah_tuner::tune::load_tuner;
-use kalah_tuner::tune::{LearningConfig, LearningRun, TunerConfig};
+use kalah_tuner::tune::GenerationRecord;
+use kalah_tuner::tune::TunerConfig;
+use kalah_tuner::tuners::learning::load_learning;
+use kalah_tuner::tuners::{LearningConfig, LearningRun};
 use serde_json::{json, Value};
 
 fn learning(tuner: &str, overrides: Value) -> LearningConfig {

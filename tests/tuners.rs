@@ -3,8 +3,8 @@
 //! that each climbs from bad weights against fixed opponents. Small configs: seconds in release.
 
 use kalah_tuner::agents::FileAccess;
-use kalah_tuner::ga::{ConfigError, GenerationRecord};
 use kalah_tuner::search::Budget;
+use kalah_tuner::tune::{ConfigError, GenerationRecord};
 use kalah_tuner::tune::{ExportDocument, StepControl, TunerConfig};
 use serde_json::{json, Value};
 
@@ -57,7 +57,10 @@ fn configs_name_their_tuner_and_read_back() {
         );
         let back: TunerConfig = serde_json::from_str(&text).expect("reads back");
         assert_eq!(back, config);
-        assert_eq!(back.population().map(|ga| ga.population), Some(9));
+        assert_eq!(
+            kalah_tuner::ga::tuner::population_of(&back).map(|ga| ga.population),
+            Some(9)
+        );
         // A GA config is still a GA config.
         let ga = load("ga", &easy_target(4)).expect("loads");
         let back: TunerConfig =

@@ -63,8 +63,7 @@ pub fn config_layer(path: Option<&std::path::Path>) -> Result<Option<serde_json:
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
-    let layer =
-        crate::tune::loader::parse_document(&text, crate::tune::loader::Format::of_path(path))
-            .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
+    let layer = crate::ga::loader::parse_document(&text, crate::ga::loader::Format::of_path(path))
+        .map_err(|e| usage(format!("--config {}: {e}", path.display())))?;
     Ok(Some(layer))
 }

@@ -13,9 +13,10 @@ use super::args::{config_layer, thread_pool, usage};
 use super::console::{stop_flag, CpuBudget};
 use super::progress::RunConsole;
 use crate::agents::FileAccess;
-use crate::ga::benchmark::PanelGain;
-use crate::ga::{GaConfig, GenerationRecord};
+use crate::ga::GaConfig;
 use crate::search::Budget;
+use crate::tune::panel::PanelGain;
+use crate::tune::GenerationRecord;
 use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl, TunerConfig};
 
 #[derive(Args, Debug)]
@@ -87,13 +88,13 @@ pub fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
     // The tuners that breed generations of a population; `learn` runs the others.
     let population: Vec<&str> = crate::tune::tuner_names()
         .into_iter()
-        .filter(|t| !crate::tune::learning::LEARNING_TUNERS.contains(t))
+        .filter(|t| !crate::tuners::learning::LEARNING_TUNERS.contains(t))
         .collect();
     if let Some(tuner) = named.filter(|t| !population.contains(t)) {
         return Err(usage(format!(
             "tuner: evolve runs {} (learn runs {}); got {tuner:?}",
             population.join(", "),
-            crate::tune::learning::LEARNING_TUNERS.join(", ")
+            crate::tuners::learning::LEARNING_TUNERS.join(", ")
         )));
     }
     Ok(crate::tune::load_tuner(
@@ -106,8 +107,7 @@ pub fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
 
 pub fn run(args: &EvolveArgs) -> Result<()> {
     let tuner_config = build_config(args)?;
-    let config: GaConfig = tuner_config
-        .population()
+    let config: GaConfig = crate::ga::tuner::population_of(&tuner_config)
         .cloned()
         .ok_or_else(|| anyhow::anyhow!("evolve runs the population tuners (ga, cmaes, spsa)"))?;
     let budget = CpuBudget::new(args.cpu_minutes)?;

@@ -18,14 +18,13 @@ use super::console::{stop_flag, CpuBudget};
 use super::progress::RunConsole;
 use crate::agents::FileAccess;
 use crate::eval::{feature_set, parse_features};
-use crate::ga::GenerationRecord;
 use crate::game::{parse_board, Rules};
 use crate::rl::td::{TdConfig, TdMethod};
 use crate::rl::LearnerProgress;
 use crate::search::Budget;
-use crate::tune::{
-    Driver, Ended, ExportFile, LearnerConfig, LearningConfig, StepControl, TunerConfig,
-};
+use crate::tune::GenerationRecord;
+use crate::tune::{Driver, Ended, ExportFile, StepControl, TunerConfig};
+use crate::tuners::{LearnerConfig, LearningConfig};
 
 #[derive(Args, Debug)]
 pub struct LearnArgs {
@@ -295,16 +294,21 @@ pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
     check_flags(args, texel)?;
     let flags = flag_layer(args, texel)?;
     let layers: Vec<&Value> = file.iter().chain([&flags]).collect();
-    crate::tune::learning::load_learning(&tuner, args.preset.as_deref(), &layers, &FileAccess::Any)
-        .map_err(|e| {
-            if args.config.is_some() {
-                // The field may come from the file: name the field, not a flag.
-                return usage(e.to_string());
-            }
-            let reason = e.to_string();
-            let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
-            usage(format!("{}: {reason}", flag_of(e.field())))
-        })
+    crate::tuners::learning::load_learning(
+        &tuner,
+        args.preset.as_deref(),
+        &layers,
+        &FileAccess::Any,
+    )
+    .map_err(|e| {
+        if args.config.is_some() {
+            // The field may come from the file: name the field, not a flag.
+            return usage(e.to_string());
+        }
+        let reason = e.to_string();
+        let reason = reason.split_once(": ").map_or(reason.as_str(), |(_, r)| r);
+        usage(format!("{}: {reason}", flag_of(e.field())))
+    })
 }
 
 /// `--init`: a preset name of the feature set, or numbers joined by commas.

@@ -130,7 +130,7 @@ fn user_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Us
         .or_else(|| of::<crate::game::GameError>(e))
         .or_else(|| of::<crate::agents::SpecError>(e))
         .or_else(|| of::<crate::matches::MatchError>(e))
-        .or_else(|| of::<crate::ga::ConfigError>(e))
+        .or_else(|| of::<crate::tune::ConfigError>(e))
         .or_else(|| of::<crate::rl::a3c::InvalidTraining>(e))
         .or_else(|| of::<crate::server::InvalidServerConfig>(e))
 }

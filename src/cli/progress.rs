@@ -5,9 +5,9 @@
 use indicatif::ProgressBar;
 
 use super::console::progress_bar;
-use crate::ga::benchmark::PanelResult;
-use crate::ga::GenerationRecord;
 use crate::rl::LearnerProgress;
+use crate::tune::panel::PanelResult;
+use crate::tune::GenerationRecord;
 use crate::tune::{tuner, DriveError, Observer, TunerConfig};
 
 /// The console's [`Observer`]; it also keeps what a run's closing summary needs.
@@ -70,7 +70,7 @@ impl Observer for RunConsole {
                 self.first_leader = Some((record.generation, leader.clone()));
             }
         }
-        if config.population().is_none() {
+        if crate::ga::tuner::population_of(config).is_none() {
             if let Some(bar) = &self.bar {
                 bar.set_position(position);
             }

@@ -17,7 +17,6 @@
 //! mode = "mixed"
 //! ```
 
-use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -27,9 +26,12 @@ use crate::agents::cost::{
     features_of, game_side_ms, leaf_cost, search_side_ms, DECIDED_GAME_SHARE,
 };
 use crate::agents::spec::{FeatureChoice, WeightChoice};
-use crate::agents::{AgentSpec, FileAccess, Profile, SpecError};
+use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
-use crate::game::{Position, Rules, UserError};
+use crate::game::{Position, Rules};
+pub use crate::tune::{
+    agent_error, BoardConfig, ConfigError, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES,
+};
 
 /// Largest population.
 pub const MAX_POPULATION: usize = 1000;
@@ -44,14 +46,6 @@ pub const MAX_OPPONENTS: usize = 16;
 pub use crate::matches::MAX_OPENING_PLIES;
 /// Most racing rounds: every round waits for its slowest game.
 pub const MAX_RACING_ROUNDS: u32 = 32;
-/// Largest estimated cost of one run, in core-hours (see [`GaConfig::estimated_core_hours`]):
-/// about a day of this project's two-core machines, so no single config can hold one for days.
-pub const MAX_CORE_HOURS: f64 = 48.0;
-
-/// Largest estimated storage of one run's generation records, in bytes (see
-/// [`GaConfig::estimated_storage_bytes`]): a run is one of many a server keeps, and a
-/// population of 1000 with 32 features for 10,000 generations would write some 8 GB.
-pub const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;
 
 /// Bytes of one weight in a stored record: 17 significant digits, a sign, an exponent and a
 /// comma at most.
@@ -66,83 +60,6 @@ const RECORD_PANEL_AGENT_BYTES: u64 = 1536;
 
 /// The names of the presets.
 pub const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
-
-/// A configuration that cannot be read or would not run, with the field at fault.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// A value out of range or inconsistent with another; `field` is a dotted path such as
-    /// `selection.k`.
-    #[error("{field}: {reason}")]
-    Invalid { field: String, reason: String },
-    /// The document does not parse (syntax, unknown field, wrong type); `field` is the dotted
-    /// path where that was found, empty when the problem is the text itself.
-    #[error("{}{reason}", if field.is_empty() { String::new() } else { format!("{field}: ") })]
-    Parse { field: String, reason: String },
-    /// A saved generation record that does not belong to this configuration.
-    #[error("cannot resume: {0}")]
-    Resume(String),
-}
-
-impl ConfigError {
-    pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        ConfigError::Invalid {
-            field: field.into(),
-            reason: reason.into(),
-        }
-    }
-
-    /// Reads `value` as a `T`; a failure names the field at fault as a dotted path after
-    /// `prefix` (a tuner's settings sit under its name). Every config reader goes through here
-    /// so that the API and the command line name fields the same way.
-    pub fn read<T: serde::de::DeserializeOwned>(
-        value: serde_json::Value,
-        prefix: &str,
-    ) -> Result<T, ConfigError> {
-        serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
-            let path = e.path().to_string();
-            let mut field = match (prefix, path.as_str()) {
-                (prefix, ".") => prefix.to_string(),
-                ("", path) => path.to_string(),
-                (prefix, path) => format!("{prefix}.{path}"),
-            };
-            let mut reason = e.into_inner().to_string();
-            // List fields with their own checks (opponents) report the element as "[i]: ...";
-            // fold the index into the path.
-            if let Some((index, rest)) = reason
-                .strip_prefix('[')
-                .and_then(|r| r.split_once("]: "))
-                .filter(|(i, _)| i.bytes().all(|b| b.is_ascii_digit()))
-            {
-                field = format!("{field}[{index}]");
-                reason = rest.to_string();
-            }
-            ConfigError::Parse { field, reason }
-        })
-    }
-
-    /// The dotted path of the field at fault (empty for syntax errors and resume mismatches).
-    pub fn field(&self) -> &str {
-        match self {
-            ConfigError::Invalid { field, .. } | ConfigError::Parse { field, .. } => field,
-            ConfigError::Resume(_) => "",
-        }
-    }
-}
-
-impl UserError for ConfigError {
-    fn field(&self) -> Cow<'_, str> {
-        Cow::Borrowed(ConfigError::field(self))
-    }
-
-    fn reason(&self) -> Cow<'_, str> {
-        match self {
-            ConfigError::Invalid { reason, .. } | ConfigError::Parse { reason, .. } => {
-                Cow::Borrowed(reason)
-            }
-            ConfigError::Resume(reason) => Cow::Borrowed(reason),
-        }
-    }
-}
 
 /// Declares a string-valued "kind" enum: serialised as its name, parsed with an error that
 /// lists the names, so that a config error reads `selection.kind: unknown "foo", expected ...`.
@@ -498,20 +415,6 @@ impl BenchmarkConfig {
     /// Panel games in a measured generation.
     pub fn games_per_measure(&self) -> u64 {
         self.leaders as u64 * self.panel.len() as u64 * 2 * self.pairs as u64
-    }
-}
-
-/// Board size: pits per side and seeds per pit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BoardConfig {
-    pub pits: usize,
-    pub seeds: u32,
-}
-
-impl Default for BoardConfig {
-    fn default() -> Self {
-        BoardConfig { pits: 6, seeds: 4 }
     }
 }
 
@@ -1132,16 +1035,6 @@ pub fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), Co
 
 pub fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
     spec.check(Profile::Ga).map_err(|e| agent_error(prefix, &e))
-}
-
-/// A spec error of the config's agent at `prefix` (e.g. `fitness.opponents[2]`), naming the
-/// spec's own field under it.
-pub fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
-    let field = match e.field.as_str() {
-        "" | "json" => prefix.to_string(),
-        name => format!("{prefix}.{name}"),
-    };
-    ConfigError::invalid(field, format!("{}: {}", e.spec, e.reason))
 }
 
 /// Lays `patch` over `base`: objects merge key by key, anything else replaces.

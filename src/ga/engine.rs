@@ -10,15 +10,19 @@
 
 use std::time::Instant;
 
-use super::benchmark::{self, Benchmark, BenchmarkRecord, Champion};
-use super::config::{Bounds, ConfigError, GaConfig, InitKind};
-use super::fitness::{FitnessSetup, JobList, Scoring};
-use super::genome::{self, best_index, ranking, FitnessStats, Genome};
+use super::benchmark::Benchmark;
+use super::config::{Bounds, GaConfig, InitKind};
+use super::fitness::{FitnessSetup, Scoring};
+use super::genome::{self, best_index, ranking};
 use super::operators::{self, Crossover, Mutation, Selection};
-use super::record::{GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 use crate::eval::Feature;
 use crate::matches::game_rng;
 use crate::search::Budget;
+use crate::tune::panel::{self, BenchmarkRecord, Champion};
+use crate::tune::{
+    ConfigError, FitnessStats, GenerationRecord, Genome, HallOfFame, Individual, JobList,
+    StopReason, Timing,
+};
 
 /// RNG stream of the first generation.
 const INIT_STREAM: u64 = 0x696e_6974;
@@ -371,7 +375,7 @@ impl Evolution {
             let better = self
                 .champion
                 .as_ref()
-                .is_none_or(|c| benchmark::beats(result, &c.panel));
+                .is_none_or(|c| panel::beats(result, &c.panel));
             if better {
                 self.champion = Some(Champion {
                     weights: result.weights.clone(),

@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
@@ -34,33 +33,12 @@ use crate::game::{Position, Rules, Side};
 use crate::matches::game_rng;
 use crate::matches::pairing::{PairSeeds, Pairing};
 use crate::search::{AlphaBeta, Depth, KeptTable};
+pub use crate::tune::{BadBatch, Job, JobList, Rival};
 
 /// RNG stream of the openings.
 const OPENING_STREAM: u64 = 0x6f70_656e;
 /// RNG stream of the players' tie-breaking.
 const GAME_STREAM: u64 = 0x6761_6d65;
-
-/// Whom a game is against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rival {
-    /// Another member of the population, by index.
-    Member(usize),
-    /// A fixed opponent, by index into `fitness.opponents`.
-    Opponent(usize),
-}
-
-/// One game of a generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Job {
-    /// The individual whose point of view the job is written from.
-    pub me: usize,
-    pub rival: Rival,
-    /// The colour-swapped pair the game belongs to; both games of a pair share the opening.
-    pub pair: u64,
-    /// `me` plays South (moves first from the start position).
-    pub me_first: bool,
-}
 
 /// What one generation's games gave.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,29 +73,6 @@ pub struct FitnessSetup {
     /// The board, for [`FitnessSetup::job_cost_ms`]: pits per side, seeds per pit.
     board: (usize, u32),
     cancel: Budget,
-}
-
-/// One job list of a generation's fitness games: what the GA asks to have played (see
-/// [`Scoring`]). It owns its population, so that it can go to another thread, process or
-/// machine, and whatever plays it must give exactly what [`FitnessSetup::play_batch`] gives
-/// for the same jobs, so that a run writes the same records however its games were spread.
-#[derive(Clone, Debug)]
-pub struct JobList {
-    pub generation: u32,
-    /// Which job list of the generation: 0 for the games fixed in advance
-    /// ([`FitnessSetup::jobs`]), then one per racing round.
-    pub part: u32,
-    pub population: Arc<Vec<Genome>>,
-    pub jobs: Vec<Job>,
-}
-
-/// Why a batch of jobs cannot be played: it names an individual or opponent the run does not
-/// have (a corrupt or foreign queue entry).
-#[derive(Debug, thiserror::Error)]
-#[error("batch job {index} does not fit the run: {reason}")]
-pub struct BadBatch {
-    pub index: usize,
-    pub reason: String,
 }
 
 /// The evaluator, depth and ties of a fixed-depth search agent without an endgame database

@@ -8,7 +8,7 @@ use super::config::Bounds;
 use crate::agents::GameRng;
 
 /// One individual's weights, in the order of the run's features.
-pub type Genome = Vec<f64>;
+pub use crate::tune::Genome;
 
 /// A genome drawn uniformly within `bounds`.
 pub fn uniform(genes: usize, bounds: &Bounds, rng: &mut GameRng) -> Genome {
@@ -56,37 +56,6 @@ pub fn diversity(population: &[Genome]) -> f64 {
     total / (n * (n - 1) / 2) as f64
 }
 
-/// Best, mean, minimum and population standard deviation of a set of fitness values.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FitnessStats {
-    pub best: f64,
-    pub mean: f64,
-    pub min: f64,
-    pub std: f64,
-}
-
-impl FitnessStats {
-    pub fn of(fitness: &[f64]) -> FitnessStats {
-        if fitness.is_empty() {
-            return FitnessStats {
-                best: 0.0,
-                mean: 0.0,
-                min: 0.0,
-                std: 0.0,
-            };
-        }
-        let n = fitness.len() as f64;
-        let mean = fitness.iter().sum::<f64>() / n;
-        let var = fitness.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n;
-        FitnessStats {
-            best: fitness.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            mean,
-            min: fitness.iter().copied().fold(f64::INFINITY, f64::min),
-            std: var.sqrt(),
-        }
-    }
-}
-
 /// Index of the fittest individual; the lowest index among equals.
 pub fn best_index(fitness: &[f64]) -> usize {
     let mut best = 0;
@@ -109,6 +78,7 @@ pub fn ranking(fitness: &[f64]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::agents::rng_from_seed;
+    use crate::tune::FitnessStats;
 
     #[test]
     fn uniform_and_around_stay_in_bounds() {

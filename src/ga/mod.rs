@@ -4,10 +4,10 @@
 //!
 //! - [`GaConfig`] ([`config`]): every parameter of a run, serde (JSON and TOML) with defaults,
 //!   presets ([`GaConfig::preset`]: `abrams`, `hunter`), partial overrides
-//!   ([`GaConfig::with_overrides`]) and validation whose [`ConfigError`]s name the field and
+//!   ([`GaConfig::with_overrides`]) and validation whose [`crate::tune::ConfigError`]s name the field and
 //!   what it accepts.
 //!   A config is assembled from presets, files, requests and flags by the tuning engine's
-//!   loader ([`crate::tune::loader`]).
+//!   loader ([`crate::ga::loader`]).
 //! - [`genome`]: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
 //!   initialisation, diversity, fitness statistics.
 //! - [`operators`]: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
@@ -16,21 +16,23 @@
 //! - [`fitness`]: the games of one generation as a flat job list played on rayon (round robin,
 //!   fixed opponents or both), scored as points over points available.
 //! - [`Evolution`] ([`engine`]): the stepped run. [`Evolution::new`] draws generation 0,
-//!   [`Evolution::step`] evaluates a generation and returns its [`GenerationRecord`] after
+//!   [`Evolution::step`] evaluates a generation and returns its [`crate::tune::GenerationRecord`] after
 //!   breeding the next, [`Evolution::resume`] continues from the last saved record exactly as
 //!   the uninterrupted run would.
-//! - [`GenerationRecord`] ([`record`]): what a generation leaves behind, the record every
-//!   tuner writes (a learning run's checkpoints too, `crate::tune`).
-//! - [`benchmark`]: the panel the leaders play and the champion it chooses.
+//! - [`benchmark`]: the panel the leaders play and the champion it chooses (the learners'
+//!   panel too).
+//! - [`tuner`]: the GA as a [`crate::tune::Tuner`], registered with the tuning engine, and
+//!   [`loader`], the one way a GA config is assembled.
 //!
-//! Runs, their export document and the other tuners live a layer up, in [`crate::tune`].
+//! The GA stands on the tuning engine ([`crate::tune`]): its records, job lists and config
+//! errors are the engine's, written as every tuner writes them.
 //!
 //! Determinism: a run is a pure function of its config. Generation 0 is drawn from
 //! (seed, "init"); breeding generation g+1 uses one RNG from (seed, "breed", g) for selection,
 //! crossover and mutation in that order; a game's opening comes from (seed, "opening", g,
 //! pair) and each player's tie-breaking RNG from (seed, "game", g, game, side). Games are
 //! collected in job order, so records are byte-identical whatever the number of rayon
-//! threads; only [`GenerationRecord::timing`] differs between runs.
+//! threads; only [`crate::tune::GenerationRecord::timing`] differs between runs.
 //!
 //! ```no_run
 //! use kalah_tuner::ga::{Evolution, GaConfig};
@@ -55,18 +57,14 @@ pub mod config;
 pub mod engine;
 pub mod fitness;
 pub mod genome;
+pub mod loader;
 pub mod operators;
-pub mod record;
+pub mod tuner;
 
 pub use config::{
-    BenchmarkConfig, BoardConfig, Bounds, ConfigError, CrossoverConfig, CrossoverKind,
-    FitnessConfig, FitnessMode, GaConfig, InitConfig, InitKind, MutationConfig, SelectionConfig,
-    SelectionKind, PRESETS,
+    BenchmarkConfig, Bounds, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode, GaConfig,
+    InitConfig, InitKind, MutationConfig, SelectionConfig, SelectionKind, PRESETS,
 };
 pub use engine::Evolution;
-pub use fitness::{BadBatch, Evaluation, FitnessSetup, Job, JobList, Rival, Scoring};
-pub use genome::{FitnessStats, Genome};
+pub use fitness::{Evaluation, FitnessSetup, Scoring};
 pub use operators::{Crossover, Mutation, Selection};
-pub use record::{
-    CurvePoint, GenerationRecord, GenerationSummary, HallOfFame, Individual, StopReason, Timing,
-};

@@ -20,8 +20,8 @@ pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
 pub use results::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
 pub use worker::{start_batch_worker, BatchEnv};
 
-use crate::ga::{GenerationRecord, StopReason};
 use crate::tune::{DriveError, Driver, Next, Step, StepControl};
+use crate::tune::{GenerationRecord, StopReason};
 
 /// Where a run's games are played.
 #[derive(Debug)]

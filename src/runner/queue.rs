@@ -32,8 +32,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgPoolOptions;
 
 use super::results::{BatchStore, BatchStoreError, SliceKey};
-use crate::ga::{ConfigError, FitnessSetup, GaConfig, Genome, Job, JobList};
+use crate::ga::{FitnessSetup, GaConfig};
 use crate::search::Budget;
+use crate::tune::{ConfigError, Genome, Job, JobList};
 
 /// The PostgreSQL schema of the queue's tables.
 pub const SCHEMA: &str = "kalah_tuner_queue";

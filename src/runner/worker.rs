@@ -128,7 +128,7 @@ impl BatchEnv {
             let mut setup = FitnessSetup::new(&batch.config, &resolved)?;
             setup.set_cancel(games);
             pool.install(|| setup.play_batch(&batch.population, batch.generation, &batch.jobs))
-                .map_err(|e| crate::ga::ConfigError::invalid("batch", e.to_string()))
+                .map_err(|e| crate::tune::ConfigError::invalid("batch", e.to_string()))
         })
         .await;
         watcher.abort();

@@ -87,7 +87,7 @@ written_schemas! {
         "min": {"type": "number"}, "std": {"type": "number"}, "diversity": {"type": "number"},
         "best_so_far": {"type": "number"}, "best_weights": {"type": "array", "items": {"type": "number"}},
         "games_played": {"type": "integer"}, "wall_ms": {"type": "integer"}}});
-    /// A generation's full record ([`crate::ga::GenerationRecord`], the GA's document).
+    /// A generation's full record ([`crate::tune::GenerationRecord`], the GA's document).
     GenerationRecordSchema = "GenerationRecord", json!({"type": "object", "properties": {
         "generation": {"type": "integer"}, "features": {"type": "array", "items": {"type": "string"}},
         "individuals": {"type": "array", "items": {"type": "object", "properties": {"weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"}}}},
@@ -101,7 +101,7 @@ written_schemas! {
         "weights": {"type": "array", "items": {"type": "number"}}, "fitness": {"type": "number"},
         "generation": {"type": "integer"}, "depth": {"type": "integer"}, "seed": {"type": "integer"},
         "config": {"type": "object"}, "history": {"type": "array", "items": {"type": "object"}}, "agent": {"type": "object"}}});
-    /// The config form ([`crate::tune::schema::config_schema`], built as JSON).
+    /// The config form ([`crate::tuners::schema::config_schema`], built as JSON).
     ConfigFormSchema = "ConfigForm", json!({"type": "object", "properties": {
         "defaults": {"type": "object"}, "presets": {"type": "object"}, "groups": {"type": "array", "items": {"type": "object"}},
         "feature_sets": {"type": "array", "items": {"type": "string"}}, "max_core_hours": {"type": "number"}}});

@@ -13,10 +13,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::agents::{SpecError, Stopped};
-use crate::ga::ConfigError;
 use crate::game::{excerpt, excerpt_to, GameError, UserError};
 use crate::matches::MatchError;
 use crate::store::StoreError;
+use crate::tune::ConfigError;
 
 /// When the body of the current request must have arrived: put in the request's extensions
 /// by `limits::refuse_large_and_stamp`, read by the JSON extractor here.

@@ -7,7 +7,7 @@
 //! request and answer schemas are generated from the Rust types the handlers read and write
 //! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`],
 //! [`super::run_view::RunView`] and the rest), with the run config's fields from the GA's and
-//! the learners' own config types ([`crate::tune::schema::run_config_schema`]).
+//! the learners' own config types ([`crate::tuners::schema::run_config_schema`]).
 //!
 //! What the handlers' annotations do not say is derived here from the code that decides it:
 //! the API's limits (`maximum`, `maxLength`, `maxItems`) come from the constants the handlers
@@ -309,7 +309,10 @@ pub fn spec(routes: utoipa::openapi::OpenApi) -> Value {
         }
         write_bounds(schemas);
         schemas.insert("ApiAgent".into(), api_agent_schema());
-        schemas.insert("RunConfig".into(), crate::tune::schema::run_config_schema());
+        schemas.insert(
+            "RunConfig".into(),
+            crate::tuners::schema::run_config_schema(),
+        );
     }
     value
 }

@@ -34,7 +34,7 @@ pub struct RunView {
     pub seed: Value,
     pub started_at: Option<String>,
     pub status: RunStatus,
-    #[schema(value_type = Option<crate::ga::StopReason>)]
+    #[schema(value_type = Option<crate::tune::StopReason>)]
     pub stop_reason: Option<String>,
     pub tags: Vec<String>,
     #[schema(schema_with = super::schemas::tuner_name)]

@@ -122,7 +122,7 @@ pub fn build_config(
     responses((status = 200, description = "the schema", body = super::api_doc::ConfigFormSchema))
 )]
 pub async fn config_schema() -> Json<Value> {
-    Json(crate::tune::schema::config_schema())
+    Json(crate::tuners::schema::config_schema())
 }
 
 /// Checks a request for a new run and builds its config (off the async runtime: loading
@@ -179,7 +179,7 @@ pub async fn estimate(
         estimated_core_hours: hours,
         estimated_cpu_seconds: (hours * 3600.0).round(),
         estimated_storage_bytes: config.estimated_storage_bytes(),
-        max_core_hours: crate::ga::config::MAX_CORE_HOURS,
+        max_core_hours: crate::tune::MAX_CORE_HOURS,
         records: config.records_total(),
         tuner: config.tuner(),
     }))

@@ -59,7 +59,7 @@ pub fn played_status() -> RefOr<Schema> {
     }))
 }
 
-/// A run's partial config: [`crate::tune::schema::run_config_schema`].
+/// A run's partial config: [`crate::tuners::schema::run_config_schema`].
 pub fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))
 }

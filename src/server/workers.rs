@@ -18,10 +18,10 @@ use std::time::Duration;
 
 use super::runs::publish_status;
 use super::state::SharedState;
-use crate::ga::GenerationRecord;
 use crate::runner::{Games, QueueRunner, Runner, Stepped};
 use crate::search::Budget;
 use crate::store::{GenerationPoint, RunRow, StoreError, WriteOutcome};
+use crate::tune::GenerationRecord;
 use crate::tune::{Driver, StepControl};
 
 /// How often an idle worker looks at the queue even without being woken.
@@ -154,7 +154,10 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     let champion_config = run.config()?;
     // On PostgreSQL a GA run's fitness games go to the batch queue, where this and any other
     // process's batch workers play them.
-    let games = match (&state.queue, driver.config().population()) {
+    let games = match (
+        &state.queue,
+        crate::ga::tuner::population_of(driver.config()),
+    ) {
         (Some(queue), Some(config)) => Games::Queue(Box::new(
             QueueRunner::new(
                 queue.clone(),

@@ -26,9 +26,9 @@ use sqlx::{AnyPool, Row};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::ga::{CurvePoint, GenerationRecord, HallOfFame, StopReason};
 use crate::matches::ScoreEstimate;
 use crate::tune::TunerConfig;
+use crate::tune::{CurvePoint, GenerationRecord, HallOfFame, StopReason};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -219,7 +219,7 @@ pub struct PanelPoint {
     pub champion: ScoreEstimate,
     /// The leader's perfect-move agreement, when the benchmark measures it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agreement: Option<crate::ga::benchmark::Agreement>,
+    pub agreement: Option<crate::tune::panel::Agreement>,
 }
 
 impl PanelPoint {

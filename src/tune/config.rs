@@ -11,8 +11,8 @@ use super::spec::TunerSpec;
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
-use crate::ga::{ConfigError, GaConfig, GenerationRecord};
 use crate::search::Budget;
+use crate::tune::{ConfigError, GenerationRecord};
 
 /// A run's config, of whichever tuner: the tuner's own config object behind the one interface
 /// the engine asks ([`TunerSpec`]). Serialized as that object, as format version 1 always was;
@@ -188,12 +188,6 @@ impl<'de> Deserialize<'de> for TunerConfig {
 }
 
 impl TunerConfig {
-    /// The GA config a population tuner's generations are played under (GA, CMA-ES, SPSA):
-    /// what the job queue's workers play its fitness games by.
-    pub fn population(&self) -> Option<&GaConfig> {
-        self.spec().population()
-    }
-
     /// One of [`tuner_names`].
     pub fn tuner(&self) -> &'static str {
         self.spec().tuner()
@@ -226,7 +220,7 @@ impl TunerConfig {
     }
 
     /// A rough upper estimate of the whole run's processor time, in core-hours: what
-    /// [`crate::ga::config::MAX_CORE_HOURS`] caps and `POST /api/runs/estimate` reports.
+    /// [`crate::tune::MAX_CORE_HOURS`] caps and `POST /api/runs/estimate` reports.
     pub fn estimated_core_hours(&self) -> f64 {
         self.spec().estimated_core_hours()
     }
@@ -270,8 +264,8 @@ impl TunerConfig {
     }
 }
 
-/// Assembles and validates the config of a run of any tuner: `ga` is [`super::loader::load`]'s, `td`,
-/// `td-leaf` and `texel` are [`super::learning::load_learning`]'s, and every other tuner's its own
+/// Assembles and validates the config of a run of any tuner: `ga` is `crate::ga::loader::load`'s, `td`,
+/// `td-leaf` and `texel` are `crate::tuners::learning::load_learning`'s, and every other tuner's its own
 /// ([`TunerConfig::load`]). Without `tuner`, the tuner a layer names (its `tuner` field, the
 /// last layer's that has one), else the GA.
 pub fn load_tuner(

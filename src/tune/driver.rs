@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::config::TunerConfig;
 use super::export::{ExportDocument, ExportError};
 use super::tuner::{self, Ask, StepControl, Tuner};
-use crate::ga::{ConfigError, GenerationRecord, GenerationSummary, JobList, StopReason};
 use crate::search::Budget;
+use crate::tune::{ConfigError, GenerationRecord, GenerationSummary, JobList, StopReason};
 
 /// Why a driven run could not go on.
 #[derive(Debug, thiserror::Error)]

@@ -7,9 +7,9 @@ use super::config::TunerConfig;
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, Ties};
 use crate::eval::Feature;
-use crate::ga::{BoardConfig, GenerationRecord, GenerationSummary, HallOfFame};
 use crate::game::Rules;
 use crate::search::Depth;
+use crate::tune::{BoardConfig, GenerationRecord, GenerationSummary, HallOfFame};
 
 /// The version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;

@@ -1,26 +1,24 @@
-//! The tuning engine: a run of any tuner, from its config to its records and its exported
-//! player. Above the tuners (the genetic algorithm in [`crate::ga`], the learners in
-//! [`crate::rl`]), below the store, the server and the command line.
+//! The tuning engine: the floor every tuner stands on, with a vocabulary of its own. It knows
+//! the game, the agents and the matches, and no tuner: the genetic algorithm ([`crate::ga`]),
+//! CMA-ES, SPSA and the learners ([`crate::tuners`]) are peers above it, each registering
+//! itself here. The runner, the store, the server and the command line work through it and
+//! never ask which tuner a run has.
 //!
-//! - [`TunerConfig`] ([`config`]): the config of a run of any tuner (`ga`, `td`, `td-leaf`,
-//!   `texel`), as a stored run and an export document keep it.
-//! - [`loader`]: the one way a config is assembled (a preset or a tuner's defaults, then
-//!   partial configs from a file, a request or flags, then validation), for `evolve`,
-//!   `learn` and the server alike; [`schema`] describes the GA config as the dashboard's form.
-//! - [`Tuner`] ([`tuner`]): one run of one tuner in ask/tell form: it hands out the game job
-//!   lists of its step ([`Ask::Games`]), is told their points, makes a record, and resumes
-//!   exactly from its last record ([`TunerConfig::open`]); [`ga`] and [`learning`] make the
-//!   GA and the learners tuners, [`population`] the tuners that play generations as the GA
-//!   does but breed them their own way: [`cmaes`] (CMA-ES) and [`spsa`] (SPSA). [`TunerSpec`] ([`spec`]) is what the engine asks of a
-//!   tuner's config, so the export, the store and the server never ask which tuner a run
-//!   has. A new tuner is a file here (its `Tuner` and its `TunerSpec`) and a [`TunerConfig`]
-//!   variant.
-//! - [`Driver`] ([`driver`]): steps a tuner, playing its games here, and hands each record to
-//!   [`Observer`]s (the export file, the records file; the console's lives in `cli`); the
-//!   server's `runner::Runner` steps the same driver with its games on the job
-//!   queue.
+//! - [`Tuner`] ([`tuner`]): one run of one tuner in ask/tell form. It hands out the game jobs
+//!   of its step ([`Ask::Games`], a [`JobList`] of [`jobs`]), is told their points, makes a
+//!   [`GenerationRecord`] ([`record`]: a generation, or a learner's checkpoint), and resumes
+//!   exactly from its last record.
+//! - [`TunerSpec`] ([`spec`]): what the engine asks of a tuner's config; [`TunerConfig`]
+//!   ([`config`]) holds any tuner's config behind it, and [`TunerKind`] is how a tuner
+//!   registers its configs (its names, how they are read and assembled) from its own file.
+//!   [`load_tuner`] assembles any tuner's config from a preset and partial configs.
+//! - [`ConfigError`] ([`error`]): the one error of a config, naming the field at fault.
+//! - [`Driver`] ([`driver`]): the loop that steps a tuner, playing its games here or handing
+//!   them out ([`Driver::next`]), and shows each record to [`Observer`]s (the export file,
+//!   the records file; the console's lives in `cli`).
 //! - [`ExportDocument`] ([`export`]): a run's best weights as a versioned JSON document whose
 //!   [`ExportDocument::agent_spec`] plays as the tuned player did.
+//! - [`panel`]: what a benchmark panel measured and the champion it chose, as records keep it.
 //!
 //! ```no_run
 //! use kalah_tuner::agents::FileAccess;
@@ -36,27 +34,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod cmaes;
 pub mod config;
 pub mod driver;
+pub mod error;
 pub mod export;
-pub mod ga;
-pub mod learning;
-pub mod loader;
-pub mod population;
-pub mod schema;
+pub mod jobs;
+pub mod panel;
+pub mod record;
 pub mod spec;
-pub mod spsa;
 pub mod tuner;
 
-pub use cmaes::{CmaesConfig, CmaesSettings};
-pub use config::{load_tuner, tuner_names, TunerConfig};
+pub use config::{load_tuner, tuner_names, TunerConfig, TunerKind};
 pub use driver::{
     write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile, Step,
 };
+pub use error::{agent_error, ConfigError};
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
-pub use learning::{LearnerConfig, LearningConfig, LearningRun};
-pub use population::{BreederSettings, PopulationConfig};
-pub use spec::TunerSpec;
-pub use spsa::{SpsaConfig, SpsaSettings};
+pub use jobs::{BadBatch, Genome, Job, JobList, Rival};
+pub use record::{
+    CurvePoint, FitnessStats, GenerationRecord, GenerationSummary, HallOfFame, Individual,
+    StopReason, Timing,
+};
+pub use spec::{BoardConfig, TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 pub use tuner::{Ask, StepControl, Tuner};

@@ -1,11 +1,14 @@
 //! [`TunerSpec`]: what the tuning engine asks of a tuner's config, whichever tuner it is. A
-//! [`super::TunerConfig`] answers through its variant's spec, so the engine, the export
+//! [`super::TunerConfig`] holds a config behind it, so the engine, the export
 //! document, the store and the server never look at which tuner a run has.
 
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
-use crate::ga::{BoardConfig, ConfigError, GenerationRecord, HallOfFame};
+use serde::{Deserialize, Serialize};
+
+use super::error::ConfigError;
+use super::record::{GenerationRecord, HallOfFame};
 use crate::game::Rules;
 use crate::search::Budget;
 
@@ -82,13 +85,37 @@ pub trait TunerSpec:
         self.tuner()
     }
 
-    /// The GA config a population tuner's generations are played under (GA, CMA-ES, SPSA).
-    fn population(&self) -> Option<&crate::ga::GaConfig> {
+    /// The config a population tuner's generations are played under (the GA's, for the GA,
+    /// CMA-ES and SPSA): what the job queue's workers play its games by.
+    fn population(&self) -> Option<&dyn std::any::Any> {
         None
     }
 
     /// Whether the run's export keeps its fitness curve (one summary a record).
     fn keeps_curve(&self) -> bool {
         false
+    }
+}
+
+/// Largest estimated cost of one run, in core-hours (see `GaConfig::estimated_core_hours`):
+/// about a day of this project's two-core machines, so no single config can hold one for days.
+pub const MAX_CORE_HOURS: f64 = 48.0;
+
+/// Largest estimated storage of one run's generation records, in bytes (see
+/// `GaConfig::estimated_storage_bytes`): a run is one of many a server keeps, and a
+/// population of 1000 with 32 features for 10,000 generations would write some 8 GB.
+pub const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;
+
+/// Board size: pits per side and seeds per pit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoardConfig {
+    pub pits: usize,
+    pub seeds: u32,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig { pits: 6, seeds: 4 }
     }
 }

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::ga::{GenerationRecord, JobList, StopReason};
 use crate::search::Budget;
+use crate::tune::{GenerationRecord, JobList, StopReason};
 
 /// How a step may end before its natural end. Two different things: `cancel` abandons the
 /// step (its games stop at once and whatever it returns is to be dropped, with the tuner);

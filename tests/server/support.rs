@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kalah_tuner::ga::GenerationRecord;
 use kalah_tuner::search::Budget;
 use kalah_tuner::server::{start, RunningServer, ServerConfig};
+use kalah_tuner::tune::GenerationRecord;
 use kalah_tuner::tune::{StepControl, TunerConfig};
 use serde_json::{json, Value};
 use sqlx::Connection;

@@ -1,12 +1,9 @@
-//! What a tuner writes after each step: a [`GenerationRecord`] (a GA generation, or a learning
-//! run's checkpoint) and the small types it is made of. Kept apart from the engine so that
-//! the engine, the benchmark panel and every tuner above `ga/` can name them without depending
-//! on one another.
+//! What a tuner writes after each step: a [`GenerationRecord`] (a generation of a population
+//! tuner, or a learner's checkpoint) and the small types it is made of.
 
 use serde::{Deserialize, Serialize};
 
-use super::benchmark::{BenchmarkRecord, Champion};
-use super::genome::FitnessStats;
+use super::panel::{BenchmarkRecord, Champion};
 use crate::rl::LearnerProgress;
 
 /// One member of an evaluated generation.
@@ -79,7 +76,7 @@ pub struct GenerationRecord {
     /// have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learner: Option<LearnerProgress>,
-    /// What a population tuner other than the GA ([`crate::ga::engine::Breeder`]: CMA-ES,
+    /// What a population tuner other than the GA (`Breeder`: CMA-ES,
     /// SPSA) knew when it made this generation, from which the run resumes; GA records have
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +136,37 @@ impl GenerationRecord {
         GenerationRecord {
             timing: Timing::default(),
             ..self.clone()
+        }
+    }
+}
+
+/// Best, mean, minimum and population standard deviation of a set of fitness values.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitnessStats {
+    pub best: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub std: f64,
+}
+
+impl FitnessStats {
+    pub fn of(fitness: &[f64]) -> FitnessStats {
+        if fitness.is_empty() {
+            return FitnessStats {
+                best: 0.0,
+                mean: 0.0,
+                min: 0.0,
+                std: 0.0,
+            };
+        }
+        let n = fitness.len() as f64;
+        let mean = fitness.iter().sum::<f64>() / n;
+        let var = fitness.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n;
+        FitnessStats {
+            best: fitness.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            mean,
+            min: fitness.iter().copied().fold(f64::INFINITY, f64::min),
+            std: var.sqrt(),
         }
     }
 }

@@ -28,11 +28,12 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::config::TunerKind;
 use super::population::{at_least, BreederSettings, PopulationConfig};
 use crate::ga::engine::Breeder;
-use crate::ga::{Bounds, ConfigError, GaConfig, GenerationRecord, Genome};
+use crate::ga::{Bounds, GaConfig};
 use crate::matches::game_rng;
+use crate::tune::config::TunerKind;
+use crate::tune::{ConfigError, GenerationRecord, Genome};
 
 /// An SPSA run's config.
 pub type SpsaConfig = PopulationConfig<SpsaSettings>;

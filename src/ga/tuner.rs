@@ -2,17 +2,15 @@
 //! whose fitness games it hands out as job lists (the games fixed in advance, then one list
 //! per racing round).
 
-use super::config::{ConfigForm, TunerKind};
-use super::spec::TunerSpec;
-use super::tuner::{Ask, StepControl, Tuner};
 use crate::agents::FileAccess;
 use crate::eval::Feature;
-use crate::ga::{
-    BoardConfig, ConfigError, Evolution, FitnessMode, GaConfig, GenerationRecord, HallOfFame,
-    JobList, StopReason,
-};
+use crate::ga::{Evolution, FitnessMode, GaConfig};
 use crate::game::Rules;
 use crate::search::Budget;
+use crate::tune::config::{ConfigForm, TunerKind};
+use crate::tune::spec::TunerSpec;
+use crate::tune::tuner::{Ask, StepControl, Tuner};
+use crate::tune::{BoardConfig, ConfigError, GenerationRecord, HallOfFame, JobList, StopReason};
 
 inventory::submit! { TunerKind::of::<GaConfig>(0) }
 
@@ -137,7 +135,7 @@ impl TunerSpec for GaConfig {
         }
     }
 
-    fn population(&self) -> Option<&GaConfig> {
+    fn population(&self) -> Option<&dyn std::any::Any> {
         Some(self)
     }
 
@@ -155,7 +153,7 @@ impl ConfigForm for GaConfig {
         layers: &[&serde_json::Value],
         files: &FileAccess,
     ) -> Result<Self, ConfigError> {
-        super::loader::load(preset, layers, files)
+        crate::ga::loader::load(preset, layers, files)
     }
 
     /// A GA config has neither `method` nor `tuner` (or names `"tuner": "ga"`).
@@ -169,4 +167,13 @@ impl ConfigForm for GaConfig {
         }
         ConfigError::read(value, "")
     }
+}
+
+/// The GA config a population tuner's generations are played under (the GA's, CMA-ES's,
+/// SPSA's): what the job queue's workers play its fitness games by.
+pub fn population_of(config: &crate::tune::TunerConfig) -> Option<&GaConfig> {
+    config
+        .spec()
+        .population()
+        .and_then(|any| any.downcast_ref::<GaConfig>())
 }

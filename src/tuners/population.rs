@@ -6,7 +6,7 @@
 //! the panel, the records, resuming and the job queue are the GA's.
 //!
 //! A new population tuner is a file here: its settings type implementing [`BreederSettings`]
-//! (with the [`Breeder`] it builds), and a [`super::TunerConfig`] variant. CMA-ES
+//! (with the [`Breeder`] it builds), registered with the engine ([`crate::tune::TunerKind`]). CMA-ES
 //! ([`super::cmaes`]) and SPSA ([`super::spsa`]) are two.
 //!
 //! Written as the GA's config object with `"tuner"` naming the tuner and the settings under
@@ -18,15 +18,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::config::ConfigForm;
-use super::spec::TunerSpec;
-use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
 use crate::ga::engine::Breeder;
-use crate::ga::{BoardConfig, ConfigError, Evolution, GaConfig, GenerationRecord, HallOfFame};
+use crate::ga::{Evolution, GaConfig};
 use crate::game::Rules;
 use crate::search::Budget;
+use crate::tune::config::ConfigForm;
+use crate::tune::spec::TunerSpec;
+use crate::tune::tuner::Tuner;
+use crate::tune::{BoardConfig, ConfigError, GenerationRecord, HallOfFame};
 
 /// A population tuner's own settings: what it adds to the GA's config.
 pub trait BreederSettings:
@@ -265,7 +266,7 @@ impl<S: BreederSettings> TunerSpec for PopulationConfig<S> {
         TunerSpec::champion(&self.ga, last)
     }
 
-    fn population(&self) -> Option<&GaConfig> {
+    fn population(&self) -> Option<&dyn std::any::Any> {
         Some(&self.ga)
     }
 
@@ -310,7 +311,7 @@ impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
         files: &FileAccess,
     ) -> Result<Self, ConfigError> {
         PopulationConfig::load(layers, |ga_layers| {
-            super::loader::load(preset, ga_layers, files)
+            crate::ga::loader::load(preset, ga_layers, files)
         })
     }
 

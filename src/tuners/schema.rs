@@ -10,13 +10,13 @@ use crate::agents::spec::FeatureChoice;
 use crate::agents::AgentSpec;
 use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
 use crate::ga::config::{
-    GaConfig, MAX_AGREEMENT_PANEL_POSITIONS, MAX_CORE_HOURS, MAX_DEPTH, MAX_GAMES_PER_PAIR,
-    MAX_GENERATIONS, MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS,
-    MAX_RUN_STORAGE_BYTES, PRESETS,
+    GaConfig, MAX_AGREEMENT_PANEL_POSITIONS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS,
+    MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
 };
 use crate::game::{MAX_PITS, MAX_SEEDS};
 use crate::rl::td::{MAX_TD_BATCH, MAX_TD_DEPTH, MAX_TD_GAMES, PRESETS as TD_PRESETS};
 use crate::rl::texel::{MAX_EXACT_SEEDS, MAX_TEXEL_GAMES};
+use crate::tune::{MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 
 use super::learning::{LearnerConfig, LearningConfig};
 
@@ -289,8 +289,8 @@ fn population_form(
     presets: &Value,
     ga_groups: &Value,
 ) -> Option<Value> {
-    let config = super::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
-    config.population()?;
+    let config = crate::tune::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
+    crate::ga::tuner::population_of(&config)?;
     let label = config.spec().label();
     let settings = serde_json::to_value(&config).ok()?.get(tuner)?.clone();
     let operators = ["elite", "selection.", "crossover.", "mutation."];
@@ -347,7 +347,7 @@ pub fn config_schema() -> Value {
     });
     // Every other population tuner's (CMA-ES, SPSA): the GA's form with its own settings.
     if let Value::Object(forms) = &mut tuners {
-        for tuner in super::config::tuner_names() {
+        for tuner in crate::tune::config::tuner_names() {
             if forms.contains_key(tuner) {
                 continue;
             }
@@ -459,11 +459,12 @@ pub fn run_config_schema() -> Value {
         .collect();
     // Every other tuner's: the shape of its defaults (CMA-ES and SPSA: the GA's fields, `tuner`
     // and their settings).
-    let others: Vec<Value> = super::config::tuner_names()
+    let others: Vec<Value> = crate::tune::config::tuner_names()
         .into_iter()
         .filter(|t| *t != "ga" && !super::learning::LEARNING_TUNERS.contains(t))
         .filter_map(|tuner| {
-            let config = super::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
+            let config =
+                crate::tune::TunerConfig::load(tuner, None, &[], &FileAccess::None).ok()?;
             let mut schema = shape_of(&serde_json::to_value(config).ok()?);
             schema["title"] = json!(format!("{tuner} config"));
             Some(schema)
@@ -508,7 +509,7 @@ mod tests {
 
     #[test]
     fn ranges_are_the_validators() {
-        let load = |layer: Value| super::super::loader::load(None, &[&layer], &FileAccess::Any);
+        let load = |layer: Value| crate::ga::loader::load(None, &[&layer], &FileAccess::Any);
         let over = load(json!({ "population": MAX_POPULATION + 1 }));
         assert!(over.is_err());
         let at = load(json!({ "population": MAX_POPULATION, "generations": 1, "depth": 1 }));

@@ -30,10 +30,11 @@ use cmaes::{CMAESOptions, DVector, Mode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::config::TunerKind;
 use super::population::{at_least, BreederSettings, PopulationConfig};
 use crate::ga::engine::Breeder;
-use crate::ga::{Bounds, ConfigError, GaConfig, GenerationRecord, Genome};
+use crate::ga::{Bounds, GaConfig};
+use crate::tune::config::TunerKind;
+use crate::tune::{ConfigError, GenerationRecord, Genome};
 
 /// A CMA-ES run's config.
 pub type CmaesConfig = PopulationConfig<CmaesSettings>;

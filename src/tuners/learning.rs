@@ -21,23 +21,24 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::config::{ConfigForm, TunerKind};
-use super::loader::{parse_error, resolve_agent};
 use crate::agents::cost::{
     board_scale, game_side_ms, leaf_cost, search_side_ms, TD_GAME_OVERHEAD_MS,
 };
 use crate::agents::{Budget, FileAccess};
 use crate::eval::Feature;
-use crate::ga::benchmark::{beats, Benchmark, BenchmarkRecord, Champion};
+use crate::ga::benchmark::Benchmark;
 use crate::ga::config::{
-    agent_error, check_agent, check_benchmark, describe_bytes, merge, record_bytes,
-    BenchmarkConfig, ConfigError, MAX_CORE_HOURS, MAX_DEPTH, MAX_RUN_STORAGE_BYTES,
+    check_agent, check_benchmark, describe_bytes, merge, record_bytes, BenchmarkConfig, MAX_DEPTH,
 };
-use crate::ga::{FitnessStats, GenerationRecord, HallOfFame, Individual, StopReason, Timing};
+use crate::ga::loader::{parse_error, resolve_agent};
 use crate::game::{Position, Rules};
 use crate::rl::td::{TdConfig, TdLearner, TdMethod};
 use crate::rl::texel::{TexelConfig, TexelFitter};
 use crate::rl::{LearnConfigError, LearnerProgress};
+use crate::tune::config::{ConfigForm, TunerKind};
+use crate::tune::panel::{beats, BenchmarkRecord, Champion};
+use crate::tune::{agent_error, ConfigError, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
+use crate::tune::{FitnessStats, GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 
 inventory::submit! { TunerKind::of::<LearningConfig>(10) }
 
@@ -779,13 +780,13 @@ impl LearningRun {
 }
 
 /// A learner's self-play learns from each game before the next, so its games are played
-/// inside [`super::Tuner::ask`] and it asks for none.
-impl super::Tuner for LearningRun {
-    fn ask(&mut self, control: &super::StepControl) -> super::Ask {
+/// inside [`crate::tune::Tuner::ask`] and it asks for none.
+impl crate::tune::Tuner for LearningRun {
+    fn ask(&mut self, control: &crate::tune::StepControl) -> crate::tune::Ask {
         self.set_cancel(control.cancel().clone());
         match self.step_while(|position| control.go_on(position)) {
-            Some(record) => super::Ask::Record(Box::new(record)),
-            None => super::Ask::Finished,
+            Some(record) => crate::tune::Ask::Record(Box::new(record)),
+            None => crate::tune::Ask::Finished,
         }
     }
 
@@ -793,7 +794,7 @@ impl super::Tuner for LearningRun {
         debug_assert!(points.is_empty(), "a learner asks for no games");
     }
 
-    fn play_here(&mut self, _list: &crate::ga::JobList) -> Vec<f64> {
+    fn play_here(&mut self, _list: &crate::tune::JobList) -> Vec<f64> {
         Vec::new()
     }
 
@@ -806,7 +807,7 @@ impl super::Tuner for LearningRun {
     }
 }
 
-impl super::TunerSpec for LearningConfig {
+impl crate::tune::TunerSpec for LearningConfig {
     fn tuner(&self) -> &'static str {
         self.learner.tuner()
     }
@@ -827,9 +828,9 @@ impl super::TunerSpec for LearningConfig {
         self.learner.pie()
     }
 
-    fn board(&self) -> crate::ga::BoardConfig {
+    fn board(&self) -> crate::tune::BoardConfig {
         let (pits, seeds) = self.learner.board();
-        crate::ga::BoardConfig { pits, seeds }
+        crate::tune::BoardConfig { pits, seeds }
     }
 
     fn features(&self) -> Result<Vec<Feature>, ConfigError> {
@@ -861,7 +862,7 @@ impl super::TunerSpec for LearningConfig {
         &self,
         last: Option<&GenerationRecord>,
         cancel: &Budget,
-    ) -> Result<Box<dyn super::Tuner>, ConfigError> {
+    ) -> Result<Box<dyn crate::tune::Tuner>, ConfigError> {
         Ok(match last {
             None => Box::new(LearningRun::new_within(self.clone(), cancel)?),
             Some(record) => Box::new(LearningRun::resume_within(self.clone(), record, cancel)?),
@@ -898,7 +899,7 @@ impl ConfigForm for LearningConfig {
 /// Assembles and validates a learning run's config: the tuner's defaults (TD's from a preset
 /// if one is named), then each layer, a partial [`LearningConfig`] whose `benchmark` merges
 /// field by field. The agents the layers name (`benchmark.panel`, texel's `source`) are
-/// resolved under `files` first, as [`super::loader::load`] does.
+/// resolved under `files` first, as [`crate::ga::loader::load`] does.
 pub fn load_learning(
     tuner: &str,
     preset: Option<&str>,

@@ -1,4 +1,4 @@
-//! The one way a GA config is put together (and, through [`super::load_tuner`], any tuner's), for `evolve`, the server and config files alike:
+//! The one way a GA config is put together (and, through [`crate::tune::load_tuner`], any tuner's), for `evolve`, the server and config files alike:
 //! a preset (or the defaults), then partial configs laid over it in order, then validation.
 //! Having one loader means a config file, an API request and command-line flags that say the
 //! same thing give the same run.
@@ -11,7 +11,8 @@
 use serde_json::{Map, Value};
 
 use crate::agents::{AgentSpec, FileAccess, Profile};
-use crate::ga::config::{agent_error, ConfigError, GaConfig, PRESETS};
+use crate::ga::config::{GaConfig, PRESETS};
+use crate::tune::{agent_error, ConfigError};
 
 /// How a config document is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
