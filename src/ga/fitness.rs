@@ -7,38 +7,19 @@
 //! pair of games shares a random opening drawn from (seed, generation, pair); each player's
 //! tie-breaking RNG comes from (seed, generation, game, side).
 //!
-//! Individuals play exactly as the agent spec
-//! `{"kind":"heuristic","features":[..],"weights":[..],"depth":D,"ties":"random"}` would
-//! (the same search and tie-breaking), with their evaluator built once per generation. Two
-//! shortcuts leave every score unchanged: a game stops as soon as one store holds more than
-//! half the seeds (stores never lose seeds, so the winner is known), and games of an
-//! individual against itself are credited without being played, since playing both sides it
-//! always earns exactly one of the two points of such a game. And an individual's search from
-//! a position it has already searched in the same generation is not repeated: the search is
-//! exact (its value and its set of tied best moves are those of plain minimax), so only the
-//! tie-break, which is still drawn from the game's RNG, is left to do. Individuals meet the
-//! same early positions in many of their games.
+//! The games themselves are the tuning engine's ([`crate::tune::games`]): a generation's job
+//! lists carry their [`GameSpec`], so that wherever they are played the points are the same.
+//! Games of an individual against itself are credited without being played, since playing
+//! both sides it always earns exactly one of the two points of such a game.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-use rayon::prelude::*;
+use std::sync::Arc;
 
 use super::config::{ConfigError, FitnessMode, GaConfig, RacingConfig, Resolved};
 use super::genome::Genome;
-use crate::agents::cost::{game_side_ms, leaf_cost, search_side_ms};
-use crate::agents::{Agent, AgentSpec, Budget, Decision, GameRng, MoveValue, Ties};
-use crate::eval::{Evaluator, Feature, WeightedEval};
-use crate::game::{Position, Rules, Side};
-use crate::matches::game_rng;
-use crate::matches::pairing::{PairSeeds, Pairing};
-use crate::search::{AlphaBeta, Depth, KeptTable};
-pub use crate::tune::{BadBatch, Job, JobList, Rival};
-
-/// RNG stream of the openings.
-const OPENING_STREAM: u64 = 0x6f70_656e;
-/// RNG stream of the players' tie-breaking.
-const GAME_STREAM: u64 = 0x6761_6d65;
+use crate::agents::Budget;
+use crate::tune::games::{GameSetup, LocalPlay};
+use crate::tune::GameSpec;
+use crate::tune::{Job, JobList, Rival};
 
 /// What one generation's games gave.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,263 +32,74 @@ pub struct Evaluation {
     pub raced_games: Option<Vec<u32>>,
 }
 
-/// Everything needed to score populations, fixed for a run.
+/// Everything needed to score populations, fixed for a run: the games (the engine's
+/// [`GameSetup`]) and how they are scheduled and scored.
 #[derive(Clone, Debug)]
 pub struct FitnessSetup {
-    features: Vec<Feature>,
-    depth: u32,
-    rules: Rules,
-    start: Position,
-    seed: u64,
+    games: GameSetup,
+    /// The games' spec, as every job list hands it out.
+    spec: Arc<GameSpec>,
     mode: FitnessMode,
     games_per_pair: u32,
     self_play: bool,
-    opponents: Vec<AgentSpec>,
     mixed_weight: f64,
-    opening_plies: u32,
     common_openings: bool,
     racing: Option<RacingConfig>,
-    /// Per opponent, its evaluator, depth and tie rule when it is a pure fixed-depth search
-    /// (`minimax` or `heuristic` without a time budget), whose moves can be memoized.
-    opponent_searches: Vec<Option<(WeightedEval, u32, Ties)>>,
-    /// The board, for [`FitnessSetup::job_cost_ms`]: pits per side, seeds per pit.
-    board: (usize, u32),
-    cancel: Budget,
-}
-
-/// The evaluator, depth and ties of a fixed-depth search agent without an endgame database
-/// (an adaptive one, or one that reads a database, is played as built). `minimax` searches the store
-/// difference, which is the one-feature weighted evaluation `store_diff` with weight 1 (the
-/// same integer at every leaf).
-fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ties)> {
-    match spec {
-        AgentSpec::Minimax {
-            depth: Depth::Fixed(depth),
-            time_ms: None,
-            nodes: None,
-            ties,
-            egdb: false,
-        } => WeightedEval::new(&[Feature::StoreDiff], &[1.0], rules)
-            .ok()
-            .map(|eval| (eval, *depth, *ties)),
-        AgentSpec::Heuristic {
-            depth: Depth::Fixed(depth),
-            time_ms: None,
-            nodes: None,
-            ties,
-            egdb: false,
-            ..
-        } => {
-            let (features, weights) = spec.heuristic_terms().ok()?;
-            WeightedEval::new(&features, &weights, rules)
-                .ok()
-                .map(|eval| (eval, *depth, *ties))
-        }
-        _ => None,
-    }
-}
-
-/// An evaluator borrowed for one game, so that every game of a generation shares the
-/// individual's one [`WeightedEval`].
-struct Shared<'a>(&'a WeightedEval);
-
-impl Evaluator for Shared<'_> {
-    #[inline]
-    fn evaluate(&self, pos: &Position, me: Side) -> i64 {
-        self.0.evaluate(pos, me)
-    }
-}
-
-/// One individual's root search results in one generation: for each position it searched
-/// ([`Position::key16`]), its best moves as a bit set (bit `k - 1` for move `k`).
-#[derive(Default)]
-struct Memo(Mutex<HashMap<u128, u16>>);
-
-impl Memo {
-    fn get(&self, key: u128) -> Option<u16> {
-        // A panic elsewhere cannot leave a half-written entry: inserts are single calls.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&key)
-            .copied()
-    }
-
-    fn insert(&self, key: u128, best: u16) {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(key, best);
-    }
-}
-
-/// A fixed-depth search player for one game: an individual, exactly as the `heuristic` agent
-/// plays it (same search, same tie-breaking), or a fixed `minimax`/`heuristic` opponent, with
-/// its root results shared through its [`Memo`].
-struct Searcher<'a> {
-    eval: Shared<'a>,
-    memo: &'a Memo,
-    rules: Rules,
-    depth: u32,
-    ties: Ties,
-    table: KeptTable,
-    /// The generation's cancel, read at every node of the search.
-    cancel: &'a Budget,
-}
-
-impl Agent for Searcher<'_> {
-    fn choose(&mut self, pos: &Position, rng: &mut GameRng) -> Decision {
-        let key = pos.fits_key16().then(|| pos.key16());
-        let cached = key.and_then(|k| self.memo.get(k));
-        let (best, nodes, value) = match cached {
-            Some(best) => (best, 0, None),
-            None => {
-                let mut search = AlphaBeta::new(&self.eval, self.rules);
-                search.set_budget(self.cancel);
-                let result = search.search_depth_keeping(pos, self.depth, &mut self.table);
-                let best = result
-                    .best_moves
-                    .iter()
-                    .fold(0u16, |set, &mv| set | 1 << (mv - 1));
-                // A cancelled search's moves are no minimax result: never remembered.
-                if let Some(k) = key.filter(|_| !self.cancel.is_stopped()) {
-                    self.memo.insert(k, best);
-                }
-                (
-                    best,
-                    result.nodes,
-                    Some(MoveValue::SearchScore(result.value)),
-                )
-            }
-        };
-        // Bit `mv - 1` for every best move, the pie rule's swap (bit 15) included.
-        let mut moves = [0usize; 16];
-        let mut n = 0;
-        for mv in 1..=16 {
-            if best & 1 << (mv - 1) != 0 {
-                moves[n] = mv;
-                n += 1;
-            }
-        }
-        Decision {
-            mv: self.ties.pick(&moves[..n], rng),
-            nodes,
-            playouts: 0,
-            value,
-        }
-    }
 }
 
 impl FitnessSetup {
     /// Builds the setup of a validated config, checking that every opponent builds.
     pub fn new(config: &GaConfig, resolved: &Resolved) -> Result<FitnessSetup, ConfigError> {
         let f = &config.fitness;
-        for (i, spec) in f.opponents.iter().enumerate() {
-            spec.build(config.rules).map_err(|e| {
-                ConfigError::invalid(format!("fitness.opponents[{i}]"), e.to_string())
-            })?;
-        }
-        Ok(FitnessSetup {
+        let spec = GameSpec {
             features: resolved.features.clone(),
             depth: config.depth,
             rules: config.rules,
-            start: resolved.start,
+            board: config.board,
+            pie: config.pie,
             seed: config.seed,
+            opponents: f.opponents.clone(),
+            opening_plies: f.opening_plies,
+        };
+        let games = GameSetup::new(spec).map_err(|e| match e {
+            ConfigError::Invalid { field, reason } if field.starts_with("opponents") => {
+                ConfigError::Invalid {
+                    field: format!("fitness.{field}"),
+                    reason,
+                }
+            }
+            other => other,
+        })?;
+        debug_assert_eq!(
+            games.pairing(0).start,
+            resolved.start,
+            "the games start where the config says"
+        );
+        Ok(FitnessSetup {
+            spec: Arc::new(games.spec().clone()),
+            games,
             mode: f.mode,
             games_per_pair: f.games_per_pair,
             self_play: f.self_play,
-            opponents: f.opponents.clone(),
             mixed_weight: f.mixed_weight,
-            opening_plies: f.opening_plies,
             common_openings: f.common_openings,
             racing: f.racing.clone(),
-            opponent_searches: f
-                .opponents
-                .iter()
-                .map(|spec| fixed_search(spec, config.rules))
-                .collect(),
-            board: (config.board.pits, config.board.seeds),
-            cancel: Budget::unlimited(),
         })
     }
 
-    /// A rough single-core cost of `job` in milliseconds, from the same measured game times as
-    /// the run cost estimate ([`GaConfig::estimated_core_hours`]): what batches are sized by.
-    pub fn job_cost_ms(&self, job: &Job) -> f64 {
-        let (pits, seeds) = self.board;
-        let me = search_side_ms(self.depth, pits, seeds, leaf_cost(&self.features, pits));
-        let rival = match job.rival {
-            Rival::Member(_) => me,
-            Rival::Opponent(o) => self
-                .opponents
-                .get(o)
-                .map_or(me, |spec| game_side_ms(spec, pits, seeds)),
-        };
-        me + rival
+    /// The games, as the engine plays them.
+    pub fn games(&self) -> &GameSetup {
+        &self.games
     }
 
-    /// Plays `jobs` of generation `generation` for `population` on the current rayon pool and
-    /// returns each job's points, in job order: what a worker process does with a batch, and
-    /// exactly what the same jobs give inside [`FitnessSetup::evaluate`]. Stops early (the
-    /// answer then means nothing) once the setup's cancel budget is stopped.
-    pub fn play_batch(
-        &self,
-        population: &[Genome],
-        generation: u32,
-        jobs: &[Job],
-    ) -> Result<Vec<f64>, BadBatch> {
-        let n = population.len();
-        for (index, job) in jobs.iter().enumerate() {
-            let bad = |reason: String| Err(BadBatch { index, reason });
-            if job.me >= n {
-                return bad(format!("individual {} of {n}", job.me));
-            }
-            match job.rival {
-                Rival::Member(j) if j >= n => return bad(format!("individual {j} of {n}")),
-                Rival::Opponent(o) if o >= self.opponents.len() => {
-                    return bad(format!("opponent {o} of {}", self.opponents.len()))
-                }
-                _ => {}
-            }
-            if population[job.me].len() != self.features.len() {
-                return bad(format!(
-                    "individual {} has {} weights for {} features",
-                    job.me,
-                    population[job.me].len(),
-                    self.features.len()
-                ));
-            }
-        }
-        let evals: Vec<WeightedEval> = population.iter().map(|g| self.evaluator(g)).collect();
-        let memos = self.memos(n);
-        Ok(self.play_here(jobs, generation as u64, &evals, &memos))
-    }
-
-    /// One memo per individual, then one per fixed opponent: an opponent's moves do not depend
-    /// on whom it plays.
-    fn memos(&self, n: usize) -> Vec<Memo> {
-        (0..n + self.opponents.len())
-            .map(|_| Memo::default())
-            .collect()
-    }
-
-    fn play_here(
-        &self,
-        jobs: &[Job],
-        generation: u64,
-        evals: &[WeightedEval],
-        memos: &[Memo],
-    ) -> Vec<f64> {
-        jobs.par_iter()
-            .map(|job| self.play_unless_cancelled(job, generation, evals, memos))
-            .collect()
-    }
-
-    /// Games of [`FitnessSetup::evaluate`] are skipped, and the searches of those under way
-    /// stopped, once `cancel` is set; the evaluation of a cancelled generation means nothing
-    /// and is to be dropped.
+    /// Games are skipped, and the searches of those under way stopped, once `cancel` is set;
+    /// the evaluation of a cancelled generation means nothing and is to be dropped.
     pub fn set_cancel(&mut self, cancel: Budget) {
-        self.cancel = cancel;
+        self.games.set_cancel(cancel);
+    }
+
+    fn opponents(&self) -> usize {
+        self.spec.opponents.len()
     }
 
     fn uses_round_robin(&self) -> bool {
@@ -350,7 +142,7 @@ impl FitnessSetup {
                 // individual plays the same pairs, so the same openings and tie-breaking RNGs.
                 let first_pair = pair;
                 for i in 0..n {
-                    for o in 0..self.opponents.len() {
+                    for o in 0..self.opponents() {
                         for k in 0..pairs {
                             let shared = o as u64 * pairs + k;
                             for me_first in [true, false] {
@@ -366,33 +158,13 @@ impl FitnessSetup {
                 }
             } else {
                 for i in 0..n {
-                    for o in 0..self.opponents.len() {
+                    for o in 0..self.opponents() {
                         push_pairs(&mut jobs, i, Rival::Opponent(o));
                     }
                 }
             }
         }
         jobs
-    }
-
-    /// The heuristic evaluator of one genome.
-    pub fn evaluator(&self, genome: &[f64]) -> WeightedEval {
-        // Genomes come from the GA within validated bounds, or from a resumed record whose
-        // weights were checked against the bounds; both are inside MAX_WEIGHT.
-        WeightedEval::new(&self.features, genome, self.rules)
-            .expect("genome weights are within the validated bounds")
-    }
-
-    fn individual<'a>(&'a self, eval: &'a WeightedEval, memo: &'a Memo) -> Searcher<'a> {
-        Searcher {
-            eval: Shared(eval),
-            memo,
-            rules: self.rules,
-            depth: self.depth,
-            ties: Ties::Random,
-            table: KeptTable::default(),
-            cancel: &self.cancel,
-        }
     }
 
     /// Plays every game of generation `generation` here and scores `population`.
@@ -430,7 +202,7 @@ impl FitnessSetup {
     /// thread count and however its rounds are spread.
     fn racing_jobs(&self, racing: &RacingConfig, round: u64, scoring: &Scoring) -> Vec<Job> {
         let n = scoring.population.len();
-        let opponents = self.opponents.len();
+        let opponents = self.opponents();
         let per_individual = (self.games_per_pair / 2) as u64;
         let total = n as u64 * per_individual;
         // Raced pairs are numbered past the round robin's, as common openings' are.
@@ -471,70 +243,6 @@ impl FitnessSetup {
         }
         jobs
     }
-
-    /// The openings and tie-breaking RNGs of generation `generation`'s games.
-    pub fn pairing(&self, generation: u64) -> Pairing<FitnessSeeds> {
-        Pairing {
-            start: self.start,
-            rules: self.rules,
-            opening_plies: self.opening_plies,
-            seeds: FitnessSeeds {
-                seed: self.seed,
-                generation,
-            },
-        }
-    }
-
-    /// Plays `job` and returns the points of its individual.
-    /// [`FitnessSetup::play_job`], or nothing (0 points) once the generation is cancelled.
-    fn play_unless_cancelled(
-        &self,
-        job: &Job,
-        generation: u64,
-        evals: &[WeightedEval],
-        memos: &[Memo],
-    ) -> f64 {
-        if self.cancel.is_stopped() {
-            return 0.0;
-        }
-        self.play_job(job, generation, evals, memos)
-    }
-
-    fn play_job(&self, job: &Job, generation: u64, evals: &[WeightedEval], memos: &[Memo]) -> f64 {
-        let mut me = self.individual(&evals[job.me], &memos[job.me]);
-        let mut member;
-        let mut searcher;
-        let mut built;
-        let rival: &mut dyn Agent = match job.rival {
-            Rival::Member(j) => {
-                member = self.individual(&evals[j], &memos[j]);
-                &mut member
-            }
-            Rival::Opponent(o) => match &self.opponent_searches[o] {
-                Some((eval, depth, ties)) => {
-                    searcher = Searcher {
-                        eval: Shared(eval),
-                        memo: &memos[evals.len() + o],
-                        rules: self.rules,
-                        depth: *depth,
-                        ties: *ties,
-                        table: KeptTable::default(),
-                        cancel: &self.cancel,
-                    };
-                    &mut searcher
-                }
-                None => {
-                    // Opponents were built once in `new`, so building again cannot fail.
-                    built = self.opponents[o]
-                        .build_within(self.rules, &self.cancel)
-                        .expect("opponent specs are checked when the setup is made");
-                    &mut *built
-                }
-            },
-        };
-        self.pairing(generation)
-            .points(&mut me, rival, job.pair, job.me_first)
-    }
 }
 
 /// Where a generation's [`Scoring`] stands.
@@ -556,7 +264,7 @@ pub struct Scoring {
     population: Arc<Vec<Genome>>,
     /// Evaluators and memos for lists played in this process, made at the first such list and
     /// shared by the generation's later lists (the memos save searches across racing rounds).
-    local: Option<(Vec<WeightedEval>, Vec<Memo>)>,
+    local: Option<LocalPlay>,
     stage: Stage,
     /// The list handed out and not yet told.
     out: Option<JobList>,
@@ -605,6 +313,7 @@ impl Scoring {
                 part,
                 population: self.population.clone(),
                 jobs,
+                games: setup.spec.clone(),
             };
             if list.jobs.is_empty() {
                 self.take(setup, &list, &[]);
@@ -649,7 +358,7 @@ impl Scoring {
                 };
             }
             Stage::Racing(round) => {
-                let games_per_unit = 2 * setup.opponents.len();
+                let games_per_unit = 2 * setup.opponents();
                 for (unit_jobs, unit_points) in list
                     .jobs
                     .chunks(games_per_unit)
@@ -672,16 +381,13 @@ impl Scoring {
         }
     }
 
-    /// Plays `list` on the current rayon pool, as [`FitnessSetup::play_batch`] would, with
+    /// Plays `list` on the current rayon pool, as [`GameSetup::play_batch`] would, with
     /// the evaluators and memos this generation's earlier lists made here.
     pub fn play_here(&mut self, setup: &FitnessSetup, list: &JobList) -> Vec<f64> {
-        let (evals, memos) = self.local.get_or_insert_with(|| {
-            (
-                self.population.iter().map(|g| setup.evaluator(g)).collect(),
-                setup.memos(self.population.len()),
-            )
-        });
-        setup.play_here(&list.jobs, list.generation as u64, evals, memos)
+        let local = self
+            .local
+            .get_or_insert_with(|| setup.games.local(&self.population));
+        setup.games.play_local(local, list)
     }
 
     /// Scores the population once every list has been told (lists not told count nothing).
@@ -689,7 +395,7 @@ impl Scoring {
         let n = self.population.len();
         let mut raced_games = None;
         if setup.racing.is_some() {
-            let games_per_unit = 2 * setup.opponents.len();
+            let games_per_unit = 2 * setup.opponents();
             for (i, scores) in self.units.iter().enumerate() {
                 self.op_points[i] = scores.iter().sum::<f64>() * games_per_unit as f64;
                 self.op_avail[i] = (scores.len() * games_per_unit) as f64;
@@ -781,40 +487,18 @@ fn survivors(racing: &RacingConfig, racing_now: &[usize], units: &[Vec<f64>]) ->
     kept
 }
 
-/// GA fitness's random numbers: a pair's opening from (seed, generation, pair); each player's
-/// tie-breaking RNG from (seed, generation, game, side), the game numbered 2 × pair, plus 1
-/// when the individual moves second.
-#[derive(Clone, Copy, Debug)]
-pub struct FitnessSeeds {
-    seed: u64,
-    generation: u64,
-}
-
-impl PairSeeds for FitnessSeeds {
-    fn opening(&self, pair: u64) -> GameRng {
-        game_rng(self.seed, &[OPENING_STREAM, self.generation, pair])
-    }
-
-    fn players(&self, pair: u64, a_first: bool) -> (GameRng, GameRng) {
-        let game = 2 * pair + !a_first as u64;
-        let south = game_rng(self.seed, &[GAME_STREAM, self.generation, game, 0]);
-        let north = game_rng(self.seed, &[GAME_STREAM, self.generation, game, 1]);
-        if a_first {
-            (south, north)
-        } else {
-            (north, south)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agents::rng_from_seed;
     use crate::agents::spec::{FeatureChoice, WeightChoice};
+    use crate::agents::{AgentSpec, Ties};
+    use crate::game::{Position, Rules};
     use crate::matches::game::decided_south_points;
     use crate::matches::pairing::a_points;
+    use crate::matches::pairing::PairSeeds;
     use crate::matches::{play_game, random_opening, Seats};
+    use crate::search::Depth;
 
     fn setup(json: &str) -> (GaConfig, FitnessSetup) {
         let patch: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
@@ -897,9 +581,9 @@ mod tests {
             ],
             vec![0.9, 0.1, 0.1, 0.3, 0.0, 0.8, 0.2, 0.5, 0.5, 0.05],
         ];
-        let evals: Vec<WeightedEval> = weights.iter().map(|w| s.evaluator(w)).collect();
+        let local = s.games().local(&weights);
         let spec = |w: &Vec<f64>| AgentSpec::Heuristic {
-            features: FeatureChoice::List(s.features.clone()),
+            features: FeatureChoice::List(s.games().spec().features.clone()),
             weights: WeightChoice::Values(w.clone()),
             depth: Depth::Fixed(config.depth),
             time_ms: None,
@@ -907,15 +591,14 @@ mod tests {
             ties: Ties::Random,
             egdb: false,
         };
-        // Shared by all the games below, so that many moves come from the memo.
-        let memos = [Memo::default(), Memo::default()];
+        // `local`'s memos are shared by all the games below, so many moves come from them.
         let mut decided_early = 0;
         for job in s.jobs(2).iter().cycle().take(8) {
             for generation in 0..3u64 {
-                let ga = s.play_job(job, generation, &evals, &memos);
+                let ga = s.games().play_one(&local, job, generation);
                 let mut a = spec(&weights[0]).build(config.rules).unwrap();
                 let mut b = spec(&weights[1]).build(config.rules).unwrap();
-                let pairing = s.pairing(generation);
+                let pairing = s.games().pairing(generation);
                 let (mut ra, mut rb) = pairing.seeds.players(job.pair, job.me_first);
                 let start = pairing.opening(job.pair).0;
                 let seats = Seats::ordered(&mut *a, &mut *b, &mut ra, &mut rb, job.me_first);
@@ -938,18 +621,19 @@ mod tests {
                 "opening_plies": 3, "opponents": ["minimax:3", "greedy",
                 {"kind": "heuristic", "weights": "published", "depth": 2, "ties": "first"}]}}"#,
         );
-        assert!(s.opponent_searches[0].is_some() && s.opponent_searches[1].is_none());
+        assert!(
+            s.games().opponent_searches[0].is_some() && s.games().opponent_searches[1].is_none()
+        );
         let weights = [
             vec![0.2, 0.1, 0.6, 1.0, 0.4, 0.7, 0.9, 0.6, 0.1, 0.3],
             vec![0.9, 0.1, 0.1, 0.3, 0.0, 0.8, 0.2, 0.5, 0.5, 0.05],
         ];
-        let evals: Vec<WeightedEval> = weights.iter().map(|w| s.evaluator(w)).collect();
-        let memos: Vec<Memo> = (0..5).map(|_| Memo::default()).collect();
+        let local = s.games().local(&weights);
         for generation in 0..2u64 {
             for job in s.jobs(2) {
-                let ga = s.play_job(&job, generation, &evals, &memos);
+                let ga = s.games().play_one(&local, &job, generation);
                 let mut me = AgentSpec::Heuristic {
-                    features: FeatureChoice::List(s.features.clone()),
+                    features: FeatureChoice::List(s.games().spec().features.clone()),
                     weights: WeightChoice::Values(weights[job.me].clone()),
                     depth: Depth::Fixed(config.depth),
                     time_ms: None,
@@ -962,8 +646,8 @@ mod tests {
                 let Rival::Opponent(o) = job.rival else {
                     panic!("only opponents")
                 };
-                let mut rival = s.opponents[o].build(config.rules).unwrap();
-                let pairing = s.pairing(generation);
+                let mut rival = s.games().spec().opponents[o].build(config.rules).unwrap();
+                let pairing = s.games().pairing(generation);
                 let (mut rm, mut rr) = pairing.seeds.players(job.pair, job.me_first);
                 let start = pairing.opening(job.pair).0;
                 let seats = Seats::ordered(&mut *me, &mut *rival, &mut rm, &mut rr, job.me_first);

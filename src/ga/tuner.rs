@@ -146,6 +146,7 @@ impl TunerSpec for GaConfig {
 
 impl ConfigForm for GaConfig {
     const NAMES: &'static [&'static str] = &["ga"];
+    const PRESETS: &'static [&'static str] = crate::ga::PRESETS;
 
     fn load(
         _tuner: &str,

@@ -15,12 +15,13 @@
 //!   result and hands the points back in job order. Where the slices fall changes nothing in
 //!   the points. All of it is async code on the server's runtime: no game thread waits.
 //! - A worker ([`super::worker`], in `kalah-tuner worker` and in `serve`) plays a batch with
-//!   [`FitnessSetup::play_batch`], the very function the GA plays its jobs with in one
-//!   process, and writes the points once ([`BatchStore::put_slice_result`]). A second,
+//!   [`crate::tune::games::GameSetup::play_batch`], the very function a tuner's games are
+//!   played with in one process, and writes the points once ([`BatchStore::put_slice_result`]). A second,
 //!   different result for one slice fails the run with a determinism error.
 //!
-//! A batch carries everything it needs (the located config, the population, its jobs), so a
-//! worker reads nothing else of the run but its status.
+//! A batch carries everything it needs (what the games are, [`crate::tune::GameSpec`],
+//! with its agents located; the population; its jobs), so a worker reads nothing else of the
+//! run but its status, and knows nothing of which tuner asked for the games.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -32,8 +33,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgPoolOptions;
 
 use super::results::{BatchStore, BatchStoreError, SliceKey};
-use crate::ga::{FitnessSetup, GaConfig};
 use crate::search::Budget;
+use crate::tune::GameSpec;
 use crate::tune::{ConfigError, Genome, Job, JobList};
 
 /// The PostgreSQL schema of the queue's tables.
@@ -196,8 +197,8 @@ pub struct PlayBatch {
     pub generation: u32,
     pub part: u32,
     pub first_job: u64,
-    /// The run's config with its agents located (what the coordinator evolves).
-    pub config: Box<GaConfig>,
+    /// What the games are (the job list's spec, its agents located).
+    pub games: GameSpec,
     pub population: Vec<Genome>,
     pub jobs: Vec<Job>,
 }
@@ -230,9 +231,6 @@ pub struct QueueRunner {
     store: Arc<dyn BatchStore>,
     run_id: String,
     claim: i64,
-    config: Box<GaConfig>,
-    /// The run's own setup, for the game cost estimates batches are cut by.
-    setup: FitnessSetup,
     stats: QueueStats,
     /// Measured milliseconds of play per estimated millisecond, from the batches played so
     /// far: the estimate's game times are upper bounds (searches repeat positions, games end
@@ -250,27 +248,21 @@ impl fmt::Debug for QueueRunner {
 }
 
 impl QueueRunner {
-    /// The player of run `run_id`'s games, owned under `claim`; `config` is the run's located
-    /// config.
+    /// The player of run `run_id`'s games, owned under `claim`.
     pub fn new(
         queue: BatchQueue,
         store: Arc<dyn BatchStore>,
         run_id: String,
         claim: i64,
-        config: GaConfig,
-    ) -> Result<QueueRunner, QueueError> {
-        let resolved = config.validate()?;
-        let setup = FitnessSetup::new(&config, &resolved)?;
-        Ok(QueueRunner {
+    ) -> QueueRunner {
+        QueueRunner {
             queue,
             store,
             run_id,
             claim,
-            config: Box::new(config),
-            setup,
             stats: QueueStats::default(),
             calibration: None,
-        })
+        }
     }
 
     pub fn stats(&self) -> QueueStats {
@@ -306,7 +298,7 @@ impl QueueRunner {
         let costs: Vec<f64> = list
             .jobs
             .iter()
-            .map(|j| self.setup.job_cost_ms(j) * real_per_estimated)
+            .map(|j| list.games.job_cost_ms(j) * real_per_estimated)
             .collect();
         let layout = slice_layout(&costs, BATCH_TARGET_MS, MIN_BATCHES, MIN_BATCH_MS);
         let wanted: HashSet<(u64, u64)> = layout
@@ -328,7 +320,7 @@ impl QueueRunner {
                 generation: list.generation,
                 part: list.part,
                 first_job: first as u64,
-                config: self.config.clone(),
+                games: list.games.as_ref().clone(),
                 population: list.population.to_vec(),
                 jobs: list.jobs[first..first + len].to_vec(),
             })
@@ -412,7 +404,7 @@ impl QueueRunner {
                 points[first..first + p.len()].copy_from_slice(&p);
                 estimated += list.jobs[first..first + p.len()]
                     .iter()
-                    .map(|j| self.setup.job_cost_ms(j))
+                    .map(|j| list.games.job_cost_ms(j))
                     .sum::<f64>();
                 played += play_ms as f64;
             }

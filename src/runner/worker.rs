@@ -14,8 +14,8 @@ use super::queue::{
     STATUS_POLL, SWEEP_INTERVAL, SWEEP_THRESHOLD,
 };
 use super::results::{BatchStore, ResultWrite, SliceKey, WorkerInfo};
-use crate::ga::FitnessSetup;
 use crate::search::Budget;
+use crate::tune::games::GameSetup;
 
 /// What a worker process plays batches with, shared by its queue worker.
 #[derive(Clone)]
@@ -124,8 +124,7 @@ impl BatchEnv {
         let games = budget.clone();
         let started = Instant::now();
         let played = tokio::task::spawn_blocking(move || {
-            let resolved = batch.config.validate()?;
-            let mut setup = FitnessSetup::new(&batch.config, &resolved)?;
+            let mut setup = GameSetup::new(batch.games)?;
             setup.set_cancel(games);
             pool.install(|| setup.play_batch(&batch.population, batch.generation, &batch.jobs))
                 .map_err(|e| crate::tune::ConfigError::invalid("batch", e.to_string()))

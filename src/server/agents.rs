@@ -9,7 +9,6 @@ use serde_json::{json, Value};
 use super::error::{ApiError, ApiResult};
 use super::state::SharedState;
 use crate::agents::{catalogue, AgentSpec, Profile};
-use crate::ga::PRESETS;
 use crate::store::RunStatus;
 
 /// Resolves an agent given in a request (a spec string or JSON) for the request field
@@ -96,7 +95,7 @@ pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Catal
         ));
     }
     let mut presets = catalogue::presets();
-    presets["ga"] = json!(PRESETS);
+    presets["ga"] = json!(crate::tune::presets_of("ga"));
     let mut exports = Vec::new();
     for run in state.store.list_runs().await? {
         if run.generations_done == 0 || run.config.is_none() {

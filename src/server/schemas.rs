@@ -41,12 +41,11 @@ pub fn tuner_name() -> RefOr<Schema> {
     )
 }
 
-/// A run's preset: the GA's ([`crate::ga::PRESETS`]) or TD's ([`crate::rl::td::PRESETS`]).
+/// A run's preset: one of any tuner's ([`crate::tune::preset_names`]).
 pub fn preset_name() -> RefOr<Schema> {
-    let names: Vec<Option<&str>> = crate::ga::PRESETS
-        .iter()
-        .chain(crate::rl::td::PRESETS)
-        .map(|p| Some(*p))
+    let names: Vec<Option<&str>> = crate::tune::preset_names()
+        .into_iter()
+        .map(Some)
         .chain([None])
         .collect();
     from_json(json!({"type": ["string", "null"], "enum": names}))

@@ -152,23 +152,16 @@ async fn evolve_leased(state: &SharedState, run: &RunRow, budget: &Budget) -> Re
     .map_err(|e| format!("preparing the run stopped: {e}"))?
     .map_err(|e| e.to_string())?;
     let champion_config = run.config()?;
-    // On PostgreSQL a GA run's fitness games go to the batch queue, where this and any other
-    // process's batch workers play them.
-    let games = match (
-        &state.queue,
-        crate::ga::tuner::population_of(driver.config()),
-    ) {
-        (Some(queue), Some(config)) => Games::Queue(Box::new(
-            QueueRunner::new(
-                queue.clone(),
-                Arc::new(state.store.clone()),
-                run.id.clone(),
-                run.claim,
-                config.clone(),
-            )
-            .map_err(|e| e.to_string())?,
-        )),
-        _ => Games::Here,
+    // On PostgreSQL a run's games go to the batch queue, where this and any other process's
+    // batch workers play them.
+    let games = match &state.queue {
+        Some(queue) => Games::Queue(Box::new(QueueRunner::new(
+            queue.clone(),
+            Arc::new(state.store.clone()),
+            run.id.clone(),
+            run.claim,
+        ))),
+        None => Games::Here,
     };
     let mut runner = Runner::new(driver, state.pool.clone(), games);
     let control = StepControl::new(budget.clone());

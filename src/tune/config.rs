@@ -106,6 +106,8 @@ pub struct TunerKind {
     pub rank: u32,
     /// The tuner names its configs serve (`tuner` in a request).
     pub names: &'static [&'static str],
+    /// The presets its configs may start from.
+    pub presets: &'static [&'static str],
     /// Whether a stored config is written as this tuner's.
     pub claims: fn(&serde_json::Value) -> bool,
     /// Reads a whole stored config.
@@ -122,6 +124,7 @@ impl TunerKind {
         TunerKind {
             rank,
             names: C::NAMES,
+            presets: C::PRESETS,
             claims: C::claims,
             read: read_as::<C>,
             load: load_as::<C>,
@@ -151,6 +154,27 @@ fn kinds() -> Vec<&'static TunerKind> {
     kinds
 }
 
+/// The presets of `tuner` (one of [`tuner_names`]; none for a name that is not).
+pub fn presets_of(tuner: &str) -> &'static [&'static str] {
+    kinds()
+        .into_iter()
+        .find(|kind| kind.names.contains(&tuner))
+        .map_or(&[], |kind| kind.presets)
+}
+
+/// Every preset of any tuner, each once, in tuner order.
+pub fn preset_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for kind in kinds() {
+        for preset in kind.presets {
+            if !names.contains(preset) {
+                names.push(preset);
+            }
+        }
+    }
+    names
+}
+
 /// Every tuner's name, as `tuner` in a request or `evolve --tuner` takes it.
 pub fn tuner_names() -> Vec<&'static str> {
     kinds()
@@ -163,6 +187,9 @@ pub fn tuner_names() -> Vec<&'static str> {
 pub trait ConfigForm: Sized {
     /// The tuner names this config type serves (`tuner` in a request).
     const NAMES: &'static [&'static str];
+
+    /// The presets a config may start from (`preset` beside `tuner`).
+    const PRESETS: &'static [&'static str] = &[];
 
     /// Whether `value` is written as this tuner's config.
     fn claims(value: &serde_json::Value) -> bool;

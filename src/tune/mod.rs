@@ -12,6 +12,8 @@
 //!   ([`config`]) holds any tuner's config behind it, and [`TunerKind`] is how a tuner
 //!   registers its configs (its names, how they are read and assembled) from its own file.
 //!   [`load_tuner`] assembles any tuner's config from a preset and partial configs.
+//! - [`games`]: how a population's games are played ([`games::GameSetup`]), here or on a
+//!   worker, as the [`GameSpec`] every job list carries says.
 //! - [`ConfigError`] ([`error`]): the one error of a config, naming the field at fault.
 //! - [`Driver`] ([`driver`]): the loop that steps a tuner, playing its games here or handing
 //!   them out ([`Driver::next`]), and shows each record to [`Observer`]s (the export file,
@@ -38,19 +40,20 @@ pub mod config;
 pub mod driver;
 pub mod error;
 pub mod export;
+pub mod games;
 pub mod jobs;
 pub mod panel;
 pub mod record;
 pub mod spec;
 pub mod tuner;
 
-pub use config::{load_tuner, tuner_names, TunerConfig, TunerKind};
+pub use config::{load_tuner, preset_names, presets_of, tuner_names, TunerConfig, TunerKind};
 pub use driver::{
     write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile, Step,
 };
 pub use error::{agent_error, ConfigError};
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
-pub use jobs::{BadBatch, Genome, Job, JobList, Rival};
+pub use jobs::{BadBatch, GameSpec, Genome, Job, JobList, Rival};
 pub use record::{
     CurvePoint, FitnessStats, GenerationRecord, GenerationSummary, HallOfFame, Individual,
     StopReason, Timing,

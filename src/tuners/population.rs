@@ -303,6 +303,7 @@ pub(crate) fn starting_point(ga: &GaConfig, genes: usize) -> Vec<f64> {
 
 impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
     const NAMES: &'static [&'static str] = &[S::TUNER];
+    const PRESETS: &'static [&'static str] = crate::ga::PRESETS;
 
     fn load(
         _tuner: &str,
