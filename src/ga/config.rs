@@ -507,7 +507,7 @@ fn de_features<'de, D: Deserializer<'de>>(d: D) -> Result<FeatureChoice, D::Erro
 
 /// An agent list as a config holds it. Nothing is opened here: this also reads configs back
 /// from storage and from export documents, whose files were checked when the config was
-/// loaded (`tune::loader::load` resolves the files a user names, under the caller's
+/// loaded (`ga::loader::load` resolves the files a user names, under the caller's
 /// policy). The GA's limits are applied by validation.
 fn de_opponents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
     let values = Vec::<serde_json::Value>::deserialize(d)?;

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::spec::BoardConfig;
 use crate::agents::cost::{game_side_ms, leaf_cost, search_side_ms};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::Feature;
@@ -112,5 +111,19 @@ impl GameSpec {
                 .map_or(me, |spec| game_side_ms(spec, pits, seeds)),
         };
         me + rival
+    }
+}
+
+/// Board size: pits per side and seeds per pit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoardConfig {
+    pub pits: usize,
+    pub seeds: u32,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig { pits: 6, seeds: 4 }
     }
 }

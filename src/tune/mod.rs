@@ -53,10 +53,10 @@ pub use driver::{
 };
 pub use error::{agent_error, ConfigError};
 pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
-pub use jobs::{BadBatch, GameSpec, Genome, Job, JobList, Rival};
+pub use jobs::{BadBatch, BoardConfig, GameSpec, Genome, Job, JobList, Rival};
 pub use record::{
     CurvePoint, FitnessStats, GenerationRecord, GenerationSummary, HallOfFame, Individual,
     StopReason, Timing,
 };
-pub use spec::{BoardConfig, TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
+pub use spec::{TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 pub use tuner::{Ask, StepControl, Tuner};

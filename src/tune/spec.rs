@@ -2,13 +2,12 @@
 //! [`super::TunerConfig`] holds a config behind it, so the engine, the export
 //! document, the store and the server never look at which tuner a run has.
 
+use super::error::ConfigError;
+use super::jobs::BoardConfig;
+use super::record::{GenerationRecord, HallOfFame};
 use super::tuner::Tuner;
 use crate::agents::FileAccess;
 use crate::eval::Feature;
-use serde::{Deserialize, Serialize};
-
-use super::error::ConfigError;
-use super::record::{GenerationRecord, HallOfFame};
 use crate::game::Rules;
 use crate::search::Budget;
 
@@ -105,17 +104,3 @@ pub const MAX_CORE_HOURS: f64 = 48.0;
 /// `GaConfig::estimated_storage_bytes`): a run is one of many a server keeps, and a
 /// population of 1000 with 32 features for 10,000 generations would write some 8 GB.
 pub const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;
-
-/// Board size: pits per side and seeds per pit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BoardConfig {
-    pub pits: usize,
-    pub seeds: u32,
-}
-
-impl Default for BoardConfig {
-    fn default() -> Self {
-        BoardConfig { pits: 6, seeds: 4 }
-    }
-}
