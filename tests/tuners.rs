@@ -1,6 +1,7 @@
-//! The population tuners beside the GA, CMA-ES and SPSA (`tune::cmaes`, `tune::spsa`): their
-//! configs as the loader and stored runs read them, determinism, resuming from any record, and
-//! that each climbs from bad weights against fixed opponents. Small configs: seconds in release.
+//! The population tuners beside the GA: CMA-ES, SPSA and differential evolution
+//! (`tuners::cmaes`, `tuners::spsa`, `tuners::de`). Their configs as the loader and stored runs
+//! read them, determinism, resuming from any record, and that each climbs from bad weights
+//! against fixed opponents. Small configs: seconds in release.
 
 use kalah_tuner::agents::FileAccess;
 use kalah_tuner::search::Budget;
@@ -171,4 +172,86 @@ fn a_run_exports_a_player_with_its_config() {
             "{tuner}'s export plays: {spec}"
         );
     }
+}
+
+/// Differential evolution's config: `easy_target` with an even population (five targets and
+/// their trials).
+fn de_target(generations: u32) -> Value {
+    let mut layer = easy_target(generations);
+    layer["population"] = json!(10);
+    layer
+}
+
+#[test]
+fn differential_evolution_is_offered_wherever_a_tuner_is() {
+    assert!(kalah_tuner::tune::tuner_names().contains(&"de"));
+    assert_eq!(
+        kalah_tuner::tune::presets_of("de"),
+        kalah_tuner::tune::presets_of("ga")
+    );
+    let form = kalah_tuner::tuners::schema::config_schema();
+    assert!(
+        form["tuners"]["de"]["label"]
+            .as_str()
+            .is_some_and(|l| l.contains("differential")),
+        "the form offers it: {}",
+        form["tuners"]["de"]
+    );
+    let config = load("de", &de_target(3)).expect("loads");
+    let text = serde_json::to_string(&config).expect("serialises");
+    let value: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(value["tuner"], "de");
+    assert_eq!(value["de"]["weight"], 0.5, "{text}");
+    let back: TunerConfig = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, config);
+}
+
+#[test]
+fn differential_evolution_checks_its_settings() {
+    let bad = |patch: Value| {
+        let mut layer = de_target(3);
+        for (k, v) in patch.as_object().expect("object") {
+            layer[k] = v.clone();
+        }
+        load("de", &layer).expect_err("refused")
+    };
+    assert_eq!(bad(json!({"population": 9})).field(), "population");
+    assert_eq!(bad(json!({"population": 6})).field(), "population");
+    assert_eq!(bad(json!({"de": {"weight": 0.0}})).field(), "de.weight");
+    assert_eq!(
+        bad(json!({"de": {"crossover": 1.5}})).field(),
+        "de.crossover"
+    );
+    let e = bad(json!({"de": {"cr": 0.5}}));
+    assert!(e.to_string().contains("cr"), "{e}");
+}
+
+#[test]
+fn differential_evolution_is_reproducible_resumes_and_climbs() {
+    let config = load("de", &de_target(12)).expect("loads");
+    let whole = run(&config, &[]);
+    assert_eq!(whole.len(), 12);
+    assert_eq!(canonical(&whole), canonical(&run(&config, &[])));
+    for k in [0, 4, 10] {
+        let rest = run(&config, &whole[k..=k]);
+        assert_eq!(
+            canonical(&rest),
+            canonical(&whole[k + 1..]),
+            "resumed after generation {k} from its record alone"
+        );
+    }
+    // The targets (the first half) only ever keep or improve on their own trial's games, and
+    // against fixed opponents their mean climbs from the random start.
+    let targets_mean =
+        |r: &GenerationRecord| r.individuals[..5].iter().map(|i| i.fitness).sum::<f64>() / 5.0;
+    let first = targets_mean(&whole[0]);
+    let last = whole[whole.len() - 3..]
+        .iter()
+        .map(targets_mean)
+        .sum::<f64>()
+        / 3.0;
+    assert!(
+        last >= first + 0.15,
+        "the targets scored {first:.3} at first and {last:.3} over the last three generations"
+    );
 }

@@ -5,6 +5,7 @@
 //! file; [`schema`] describes every registered tuner's config as the dashboard's form.
 
 pub mod cmaes;
+pub mod de;
 pub mod learning;
 pub mod population;
 pub mod schema;

@@ -1062,13 +1062,15 @@ async fn learning_runs(api: &Api) {
     }
 }
 
-/// CMA-ES and SPSA runs through the API (on PostgreSQL, their games on the batch queue): the
-/// records and export the library gives, the tuner's state in each record, their player named
-/// by `run:ID`, their settings checked with the field named.
+/// CMA-ES, SPSA and DE runs through the API (on PostgreSQL, their games on the batch queue):
+/// the records and export the library gives, the tuner's state in each record, their player
+/// named by `run:ID`, their settings checked with the field named.
 async fn population_tuner_runs(api: &Api) {
-    for tuner in ["cmaes", "spsa"] {
+    for tuner in ["cmaes", "spsa", "de"] {
+        // DE plays targets beside their trials: an even population.
+        let population = if tuner == "de" { 8 } else { 7 };
         let body = json!({"tuner": tuner, "name": tuner,
-                          "config": {"population": 7, "generations": 3, "depth": 2, "seed": 9,
+                          "config": {"population": population, "generations": 3, "depth": 2, "seed": 9,
                                      "fitness": {"games_per_pair": 4},
                                      "benchmark": {"pairs": 2, "panel": ["minimax:2"]}}});
         let run = api.create_run(body).await;
@@ -1809,15 +1811,19 @@ fn check_request_schemas(doc: &Value) {
     );
 
     // A run's config is typed: the GA's fields with the validator's ranges, a learner's, or a
-    // CMA-ES or SPSA run's (the GA's fields and the tuner's settings under its name).
+    // CMA-ES, SPSA or DE run's (the GA's fields and the tuner's settings under its name).
     let run = body("/api/runs", "post");
     assert_eq!(
         run["properties"]["config"]["$ref"],
         "#/components/schemas/RunConfig"
     );
     let configs = schemas["RunConfig"]["anyOf"].as_array().unwrap();
-    assert_eq!(configs.len(), 6, "the GA, three learners, CMA-ES and SPSA");
-    for (schema, tuner) in configs[4..].iter().zip(["cmaes", "spsa"]) {
+    assert_eq!(
+        configs.len(),
+        7,
+        "the GA, three learners, CMA-ES, SPSA and DE"
+    );
+    for (schema, tuner) in configs[4..].iter().zip(["cmaes", "spsa", "de"]) {
         assert!(schema["properties"][tuner].is_object(), "{schema}");
         assert!(schema["properties"]["population"].is_object(), "{schema}");
     }

@@ -171,15 +171,15 @@ async fn a_run_played_by_two_workers_exports_as_evolve() {
     db.drop_db().await;
 }
 
-/// CMA-ES and SPSA runs play their generations as a GA run does, so their fitness games go
-/// to the queue too, and the export is `evolve --tuner`'s to the byte.
+/// CMA-ES, SPSA and DE runs play their generations as a GA run does, so their fitness games
+/// go to the queue too, and the export is `evolve --tuner`'s to the byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cmaes_and_spsa_runs_played_by_workers_export_as_evolve() {
+async fn population_tuner_runs_played_by_workers_export_as_evolve() {
     let Some(db) = pg_db().await else { return };
     let (_coordinator, api) = serve(&db, &["--no-batches"]);
     let _w1 = worker(&db);
     let _w2 = worker(&db);
-    for tuner in ["cmaes", "spsa"] {
+    for tuner in ["cmaes", "spsa", "de"] {
         let config = spread_config();
         let run = api
             .create_run(json!({"tuner": tuner, "config": config}))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tuner comparison of docs/reproductions.md#tuner-comparison: the GA, CMA-ES, SPSA,
+# The tuner comparison of docs/reproductions.md#tuner-comparison: the GA, CMA-ES, SPSA, DE,
 # TD-Leaf(lambda) and Texel-style fitting on hunter10 and on the thirteen features of configs/beat-published.toml,
 # at depth 4, each from scratch (random or zero weights) with the same budget of processor
 # time (20 minutes of it by default: ten minutes on two cores), each choosing its champion on
@@ -39,7 +39,7 @@ measure() {
 for set in $SETS; do
     f=$(features "$set")
     z=$(zeros "$set")
-    for tuner in ga cmaes spsa; do
+    for tuner in ga cmaes spsa de; do
         "$BIN" evolve --config "configs/experiments/compare/$tuner-$set.toml" --cpu-minutes "$BUDGET" \
             --out "$OUT/$tuner-$set.json" >"$OUT/$tuner-$set.log" 2>&1
     done
@@ -49,7 +49,7 @@ for set in $SETS; do
     "$BIN" learn --method texel --features "$f" --init "$z" --source minimax:4 --depth 4 \
         --games 50000 --rounds 100 --panel "${PANEL[@]}" --pairs 32 --panel-opening-plies 6 \
         --play-depth 4 --cpu-minutes "$BUDGET" --out "$OUT/texel-$set.json" >"$OUT/texel-$set.log" 2>&1
-    for tuner in ga cmaes spsa td-leaf texel; do
+    for tuner in ga cmaes spsa de td-leaf texel; do
         measure "$tuner-$set"
     done
 done

@@ -19,7 +19,7 @@ def used(tuner, log):
     """What the tuner learnt from, and the processor time it took, from its log."""
     cpu = re.search(r"([\d.]+) s of processor time", log)
     cpu = float(cpu.group(1)) if cpu else float("nan")
-    if tuner in ("ga", "cmaes", "spsa"):
+    if tuner in ("ga", "cmaes", "spsa", "de"):
         doc = json.loads((out / f"{name}.json").read_text())
         games = sum(g["games_played"] for g in doc["history"])
         return f"{games:,} games, {len(doc['history'])} generations", cpu
@@ -34,7 +34,7 @@ print("| features | tuner | score vs panel [95%] | " + " | ".join(short[p] for p
       + " | learnt from | CPU s |")
 print("|---|---|---|" + "---|" * len(panel) + "---|---|")
 for features in ["hunter10", "beat13"]:
-    for tuner in ["ga", "cmaes", "spsa", "td-leaf", "texel"]:
+    for tuner in ["ga", "cmaes", "spsa", "de", "td-leaf", "texel"]:
         name = f"{tuner}-{features}"
         if not (out / f"{name}.log").exists():
             continue
