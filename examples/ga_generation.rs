@@ -11,6 +11,8 @@
 use std::time::Instant;
 
 use kalah_tuner::ga::{Evolution, GaConfig};
+use kalah_tuner::search::Budget;
+use kalah_tuner::tune::{Driver, Step, StepControl, TunerConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,15 +23,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         config = config.with_overrides(&serde_json::from_str(patch)?)?;
     }
     let planned = config.generations;
-    let mut evolution = Evolution::new(config)?;
     println!(
         "{preset}: {} games a generation, {planned} generations planned, {} rayon threads",
-        evolution.games_per_generation(),
+        Evolution::new(config.clone())?.games_per_generation(),
         rayon::current_num_threads()
     );
+    let mut driver = Driver::open(TunerConfig::new(config), None)?;
+    let control = StepControl::new(Budget::unlimited());
     let started = Instant::now();
     for _ in 0..generations {
-        let Some(r) = evolution.step() else { break };
+        let Step::Record(r) = driver.step(&control, &mut [])? else {
+            break;
+        };
         println!(
             "generation {}: {} games in {:.1} s ({:.0} games/s); fitness best {:.3} mean {:.3}; diversity {:.3}",
             r.generation,

@@ -7,9 +7,10 @@ use kalah_tuner::agents::FileAccess;
 use kalah_tuner::ga::loader::{self, load_document, Format};
 use kalah_tuner::ga::{Evolution, GaConfig, SelectionKind};
 use kalah_tuner::matches::{play_match, Setup};
+use kalah_tuner::search::Budget;
 use kalah_tuner::tune::panel::beats;
 use kalah_tuner::tune::{ConfigError, GenerationRecord, StopReason};
-use kalah_tuner::tune::{ExportDocument, TunerConfig};
+use kalah_tuner::tune::{Driver, ExportDocument, Step, StepControl, TunerConfig};
 use serde_json::json;
 
 /// The abrams preset, shrunk.
@@ -28,8 +29,23 @@ fn small_hunter() -> GaConfig {
         .unwrap()
 }
 
+/// At most `steps` records of a GA run of `config` after `last` (from the start without one),
+/// stepped by the driver that steps every run.
+fn drive(config: &GaConfig, last: Option<GenerationRecord>, steps: usize) -> Vec<GenerationRecord> {
+    let mut driver = Driver::open(TunerConfig::new(config.clone()), last).unwrap();
+    let control = StepControl::new(Budget::unlimited());
+    let mut records = Vec::new();
+    while records.len() < steps {
+        match driver.step(&control, &mut []).unwrap() {
+            Step::Record(record) => records.push(record.clone()),
+            _ => break,
+        }
+    }
+    records
+}
+
 fn run_all(config: &GaConfig) -> Vec<GenerationRecord> {
-    Evolution::new(config.clone()).unwrap().run(|_| {})
+    drive(config, None, usize::MAX)
 }
 
 /// Records as JSON with wall times zeroed: what identical runs must agree on byte for byte.
@@ -102,19 +118,13 @@ fn resuming_from_a_saved_record_equals_the_uninterrupted_run() {
         .unwrap();
     let whole = run_all(&config);
     for cut in 0..3 {
-        let mut first = Evolution::new(config.clone()).unwrap();
-        let mut records = Vec::new();
-        for _ in 0..=cut {
-            records.push(first.step().unwrap());
-        }
-        drop(first);
+        let mut records = drive(&config, None, cut as usize + 1);
         // The server keeps JSON; resume from what it would read back.
         let saved = serde_json::to_string(records.last().unwrap()).unwrap();
         let last: GenerationRecord = serde_json::from_str(&saved).unwrap();
-        let mut resumed = Evolution::resume(config.clone(), &last).unwrap();
+        let resumed = Evolution::resume(config.clone(), &last).unwrap();
         assert_eq!(resumed.generation(), cut + 1);
-        records.extend(resumed.run(|_| {}));
-        assert!(resumed.is_finished());
+        records.extend(drive(&config, Some(last), usize::MAX));
         assert_eq!(
             canonical(&records),
             canonical(&whole),
@@ -123,21 +133,21 @@ fn resuming_from_a_saved_record_equals_the_uninterrupted_run() {
     }
     // Resuming a finished run is finished; given more generations it goes on as a longer run.
     let last = whole.last().unwrap();
-    let mut done = Evolution::resume(config.clone(), last).unwrap();
-    assert!(done.is_finished() && done.step().is_none());
+    let done = Evolution::resume(config.clone(), last).unwrap();
+    assert!(done.is_finished());
+    assert!(drive(&config, Some(last.clone()), usize::MAX).is_empty());
     let longer = GaConfig {
         generations: 5,
         ..config.clone()
     };
-    let mut more = Evolution::resume(longer.clone(), last).unwrap();
-    let fifth = more.step().unwrap();
-    assert_eq!(canonical(&[fifth]), canonical(&run_all(&longer)[4..]));
+    let fifth = drive(&longer, Some(last.clone()), 1);
+    assert_eq!(canonical(&fifth), canonical(&run_all(&longer)[4..]));
 }
 
 #[test]
 fn resume_rejects_records_of_another_config() {
     let config = small_abrams();
-    let record = Evolution::new(config.clone()).unwrap().step().unwrap();
+    let record = drive(&config, None, 1).remove(0);
     let bigger = GaConfig {
         population: 9,
         ..config.clone()
@@ -218,10 +228,12 @@ fn opponents_and_mixed_modes() {
         canonical(&on_threads(1, || run_all(&raced)))
     );
     let saved = serde_json::to_string(&records[0]).unwrap();
-    let mut resumed =
-        Evolution::resume(raced.clone(), &serde_json::from_str(&saved).unwrap()).unwrap();
     let mut again = vec![records[0].clone()];
-    again.extend(resumed.run(|_| {}));
+    again.extend(drive(
+        &raced,
+        Some(serde_json::from_str(&saved).unwrap()),
+        usize::MAX,
+    ));
     assert_eq!(canonical(&again), canonical(&records));
 }
 
@@ -656,7 +668,6 @@ fn record_size_estimate_bounds_the_real_records() {
 /// (a minute or more each) stops within 2 s of it, on both threads.
 #[test]
 fn a_cancel_stops_the_games_under_way() {
-    use kalah_tuner::search::Budget;
     use std::time::{Duration, Instant};
     let config = GaConfig::default()
         .with_overrides(
@@ -664,15 +675,18 @@ fn a_cancel_stops_the_games_under_way() {
                                 "board": {"pits": 12, "seeds": 8}}),
         )
         .unwrap();
-    let mut evolution = Evolution::new(config).unwrap();
+    let mut driver = Driver::open(TunerConfig::new(config), None).unwrap();
     let cancel = Budget::unlimited();
-    evolution.set_cancel(cancel.clone());
+    let control = StepControl::new(cancel.clone());
     let stopper = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
         cancel.cancel();
         Instant::now()
     });
-    on_threads(2, || evolution.step());
+    let step = on_threads(2, || {
+        driver.step(&control, &mut []).map(|s| format!("{s:?}"))
+    });
+    assert_eq!(step.unwrap(), "Cancelled");
     let returned = Instant::now();
     let cancelled = stopper.join().unwrap();
     let took = returned.saturating_duration_since(cancelled);

@@ -4,11 +4,13 @@
 
 use kalah_tuner::agents::FileAccess;
 use kalah_tuner::ga::GaConfig;
+use kalah_tuner::search::Budget;
 use kalah_tuner::tune::load_tuner;
 use kalah_tuner::tune::GenerationRecord;
 use kalah_tuner::tune::TunerConfig;
+use kalah_tuner::tune::{Driver, StepControl};
 use kalah_tuner::tuners::learning::load_learning;
-use kalah_tuner::tuners::{LearningConfig, LearningRun};
+use kalah_tuner::tuners::LearningConfig;
 use serde_json::{json, Value};
 
 fn learning(tuner: &str, overrides: Value) -> LearningConfig {
@@ -33,9 +35,22 @@ fn small_texel() -> LearningConfig {
     )
 }
 
+/// The records of a learning run of `config` after `last` (from the start without one),
+/// stepped by the driver that steps every run.
+fn records_after(
+    config: &LearningConfig,
+    last: Option<&GenerationRecord>,
+) -> Vec<GenerationRecord> {
+    let mut driver = Driver::open(TunerConfig::new(config.clone()), last.cloned()).expect("valid");
+    let mut records = Vec::new();
+    driver
+        .run(&StepControl::new(Budget::unlimited()), &mut [&mut records])
+        .expect("runs");
+    records
+}
+
 fn all_records(config: &LearningConfig) -> Vec<GenerationRecord> {
-    let mut run = LearningRun::new(config.clone()).expect("valid");
-    std::iter::from_fn(|| run.step()).collect()
+    records_after(config, None)
 }
 
 #[test]
@@ -60,8 +75,7 @@ fn a_run_resumed_from_any_checkpoint_is_the_uninterrupted_run() {
             assert!(r.learner.is_some() && r.champion.is_some());
         }
         for k in 0..records.len() {
-            let mut resumed = LearningRun::resume(config.clone(), &records[k]).expect("resumes");
-            let rest: Vec<GenerationRecord> = std::iter::from_fn(|| resumed.step()).collect();
+            let rest = records_after(&config, Some(&records[k]));
             assert_eq!(rest.len(), records.len() - k - 1);
             for (a, b) in rest.iter().zip(&records[k + 1..]) {
                 assert_eq!(
@@ -145,8 +159,7 @@ fn learners_play_under_the_pie_rule_when_asked_and_their_export_says_so() {
             .expect("exports");
         assert!(doc.pie, "{tuner}: the export does not record the pie rule");
         // The rule survives a resume from the middle.
-        let mut resumed = LearningRun::resume(pie.clone(), &records[1]).expect("resumes");
-        let rest: Vec<GenerationRecord> = std::iter::from_fn(|| resumed.step()).collect();
+        let rest = records_after(&pie, Some(&records[1]));
         assert_eq!(
             rest.last().unwrap().individuals,
             records.last().unwrap().individuals

@@ -7,7 +7,7 @@
 
 use kalah_tuner::agents::a3c::load_model;
 use kalah_tuner::agents::AgentSpec;
-use kalah_tuner::ga::{Evolution, GaConfig};
+use kalah_tuner::ga::GaConfig;
 use kalah_tuner::game::Rules;
 use kalah_tuner::matches::{play_match, play_tournament, Setup, TournamentConfig};
 use serde_json::json;
@@ -70,7 +70,12 @@ fn fitness_fingerprint(overrides: serde_json::Value) -> (u64, String) {
     let config = GaConfig::default()
         .with_overrides(&overrides)
         .expect("a valid config");
-    let records = Evolution::new(config).expect("starts").run(|_| {});
+    let mut driver =
+        kalah_tuner::tune::Driver::open(kalah_tuner::tune::TunerConfig::new(config), None)
+            .expect("starts");
+    let control = kalah_tuner::tune::StepControl::new(kalah_tuner::search::Budget::unlimited());
+    let mut records: Vec<kalah_tuner::tune::GenerationRecord> = Vec::new();
+    driver.run(&control, &mut [&mut records]).expect("runs");
     let fitness: Vec<Vec<f64>> = records
         .iter()
         .map(|r| r.individuals.iter().map(|i| i.fitness).collect())
@@ -113,10 +118,11 @@ fn a3c_evaluation_is_pinned() {
 /// `generator` names this build's version, so it is set aside).
 fn run_fingerprints(config: kalah_tuner::tune::TunerConfig) -> (u64, u64, String) {
     use kalah_tuner::tune::ExportDocument;
-    // Through the tuning engine's one interface, as every driver steps a run.
-    let mut tuner = config.open(None).expect("starts");
+    // Through the driver, the one loop every run (command line, server, worker) is stepped by.
+    let mut driver = kalah_tuner::tune::Driver::open(config.clone(), None).expect("starts");
     let control = kalah_tuner::tune::StepControl::new(kalah_tuner::search::Budget::unlimited());
-    let records: Vec<_> = std::iter::from_fn(|| tuner.step(&control)).collect();
+    let mut records: Vec<kalah_tuner::tune::GenerationRecord> = Vec::new();
+    driver.run(&control, &mut [&mut records]).expect("runs");
     let plain: Vec<_> = records.iter().map(|r| r.without_timing()).collect();
     let text = serde_json::to_string(&plain).expect("serialises");
     let mut doc: ExportDocument = config.export(&records).expect("exports");

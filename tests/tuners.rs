@@ -6,7 +6,7 @@
 use kalah_tuner::agents::FileAccess;
 use kalah_tuner::search::Budget;
 use kalah_tuner::tune::{ConfigError, GenerationRecord};
-use kalah_tuner::tune::{ExportDocument, StepControl, TunerConfig};
+use kalah_tuner::tune::{Driver, ExportDocument, StepControl, TunerConfig};
 use serde_json::{json, Value};
 
 const TUNERS: [&str; 2] = ["cmaes", "spsa"];
@@ -31,12 +31,15 @@ fn load(tuner: &str, layer: &Value) -> Result<TunerConfig, ConfigError> {
     kalah_tuner::tune::load_tuner(Some(tuner), None, &[layer], &FileAccess::Any)
 }
 
+/// The records a run of `config` makes after `records`, stepped by the driver every run uses.
 fn run(config: &TunerConfig, records: &[GenerationRecord]) -> Vec<GenerationRecord> {
-    let mut tuner = config
-        .open_after(records, &Budget::unlimited())
-        .expect("opens");
-    let control = StepControl::new(Budget::unlimited());
-    std::iter::from_fn(|| tuner.step(&control)).collect()
+    let mut driver =
+        Driver::open_within(config.clone(), records.to_vec(), &Budget::unlimited()).expect("opens");
+    let mut made = Vec::new();
+    driver
+        .run(&StepControl::new(Budget::unlimited()), &mut [&mut made])
+        .expect("runs");
+    made
 }
 
 fn canonical(records: &[GenerationRecord]) -> String {

@@ -1,4 +1,4 @@
-//! The stepped GA: [`Evolution`] evaluates one generation per [`Evolution::step`], returns its
+//! The stepped GA: [`Evolution`] evaluates one generation per step of its tuner, returns its
 //! [`GenerationRecord`] and breeds the next generation from that record alone, so a run can be
 //! stopped after any generation and resumed from its last record
 //! ([`Evolution::resume`]) with exactly the generations an uninterrupted run would produce.
@@ -227,7 +227,7 @@ impl Evolution {
         Ok(())
     }
 
-    /// Makes the games of [`Evolution::step`] stop early once `cancel` is set (within one game
+    /// Makes the games of the generation under way stop early once `cancel` is set (within one game
     /// per thread). A step that was cancelled returns a meaningless record, and the run must be
     /// dropped: an owner that cancels keeps no state of it (a later resume starts from the
     /// last record written).
@@ -236,19 +236,6 @@ impl Evolution {
         if let Some(b) = &mut self.benchmark {
             b.set_cancel(cancel);
         }
-    }
-
-    /// Plays the fitness games through `batches` (other processes) instead of this process's
-    /// rayon pool; the records are the same. The panel's games stay here.
-    /// Plays the next generation here and returns its record; `None` once the run has
-    /// finished. The same as asking for its game lists ([`Evolution::next_games`]), playing
-    /// each with [`Evolution::play_here`], telling the points and finishing the generation.
-    pub fn step(&mut self) -> Option<GenerationRecord> {
-        while let Some(list) = self.next_games() {
-            let points = self.play_here(&list);
-            self.tell(points);
-        }
-        self.finish_generation()
     }
 
     /// The next job list of the generation under way (starting one if none is), the same
@@ -275,7 +262,7 @@ impl Evolution {
         }
     }
 
-    /// Plays `list` on the current rayon pool (exactly as [`FitnessSetup::play_batch`]).
+    /// Plays `list` on the current rayon pool (exactly as [`crate::tune::games::GameSetup::play_batch`]).
     pub fn play_here(&mut self, list: &JobList) -> Vec<f64> {
         match &mut self.scoring {
             Some((scoring, _)) => scoring.play_here(&self.fitness, list),
@@ -289,11 +276,6 @@ impl Evolution {
     pub fn finish_generation(&mut self) -> Option<GenerationRecord> {
         if self.stopped.is_some() {
             return None;
-        }
-        // A generation whose lists were not asked for has none still to play.
-        while let Some(list) = self.next_games() {
-            let points = self.play_here(&list);
-            self.tell(points);
         }
         let (scoring, started) = self.scoring.take()?;
         let evaluation = scoring.finish(&self.fitness);
@@ -403,16 +385,6 @@ impl Evolution {
         self.champion.as_ref()
     }
 
-    /// Steps to the end, handing each record to `on_record` as it is made.
-    pub fn run(&mut self, mut on_record: impl FnMut(&GenerationRecord)) -> Vec<GenerationRecord> {
-        let mut records = Vec::new();
-        while let Some(record) = self.step() {
-            on_record(&record);
-            records.push(record);
-        }
-        records
-    }
-
     /// Whether the run stops after generation `generation` with best fitness `best`, given the
     /// hall of fame as it stands after that generation.
     fn stop_after(&self, generation: u32, best: f64) -> Option<StopReason> {
@@ -475,7 +447,7 @@ impl Evolution {
         self.stopped
     }
 
-    /// The generation the next [`Evolution::step`] evaluates (the last one, once finished).
+    /// The generation the next step evaluates (the last one, once finished).
     pub fn generation(&self) -> u32 {
         self.generation
     }

@@ -1,5 +1,5 @@
-//! The genetic algorithm that tunes the weights of a heuristic evaluation (DESIGN.md
-//! section 6). Knows the game, the evaluation, the agents and the match helpers; nothing of
+//! The genetic algorithm that tunes the weights of a heuristic evaluation (docs/ga.md).
+//! Knows the game, the evaluation, the agents and the match helpers; nothing of
 //! HTTP, storage or the command line.
 //!
 //! - [`GaConfig`] ([`config`]): every parameter of a run, serde (JSON and TOML) with defaults,
@@ -16,8 +16,9 @@
 //! - [`fitness`]: the games of one generation as a flat job list played on rayon (round robin,
 //!   fixed opponents or both), scored as points over points available.
 //! - [`Evolution`] ([`engine`]): the stepped run. [`Evolution::new`] draws generation 0,
-//!   [`Evolution::step`] evaluates a generation and returns its [`crate::tune::GenerationRecord`] after
-//!   breeding the next, [`Evolution::resume`] continues from the last saved record exactly as
+//!   each generation hands out its game lists, is told their points and returns its
+//!   [`crate::tune::GenerationRecord`] after breeding the next (as a [`crate::tune::Tuner`],
+//!   stepped by the [`crate::tune::Driver`]), [`Evolution::resume`] continues from the last saved record exactly as
 //!   the uninterrupted run would.
 //! - [`benchmark`]: the panel the leaders play and the champion it chooses (the learners'
 //!   panel too).
@@ -35,17 +36,19 @@
 //! threads; only [`crate::tune::GenerationRecord::timing`] differs between runs.
 //!
 //! ```no_run
-//! use kalah_tuner::ga::{Evolution, GaConfig};
-//! use kalah_tuner::tune::TunerConfig;
+//! use kalah_tuner::ga::GaConfig;
+//! use kalah_tuner::search::Budget;
+//! use kalah_tuner::tune::{Driver, StepControl, TunerConfig};
 //!
 //! let config = GaConfig::preset("abrams")?.with_overrides(&serde_json::json!({
 //!     "population": 10, "generations": 5, "depth": 3
 //! }))?;
-//! let mut evolution = Evolution::new(config.clone())?;
+//! // The driver steps every run of every tuner; the records come to its observers.
+//! let mut driver = Driver::open(TunerConfig::new(config.clone()), None)?;
 //! let mut records = Vec::new();
-//! while let Some(record) = evolution.step() {
+//! driver.run(&StepControl::new(Budget::unlimited()), &mut [&mut records])?;
+//! for record in &records {
 //!     println!("generation {}: best {:.3}", record.generation, record.fitness.best);
-//!     records.push(record);
 //! }
 //! let doc = TunerConfig::new(config).export(&records)?;
 //! println!("{}", doc.to_json_pretty());

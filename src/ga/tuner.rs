@@ -41,11 +41,6 @@ impl Tuner for Evolution {
     fn length(&self) -> u64 {
         self.config().generations as u64
     }
-
-    fn step(&mut self, control: &StepControl) -> Option<GenerationRecord> {
-        self.set_cancel(control.cancel().clone());
-        Evolution::step(self)
-    }
 }
 
 impl TunerSpec for GaConfig {

@@ -269,6 +269,14 @@ impl Observer for ExportFile {
     }
 }
 
+/// Keeps every record in memory, in order.
+impl Observer for Vec<GenerationRecord> {
+    fn record(&mut self, _: &TunerConfig, record: &GenerationRecord) -> Result<(), DriveError> {
+        self.push(record.clone());
+        Ok(())
+    }
+}
+
 /// Appends every record to a file, one JSON object a line.
 pub struct RecordsFile {
     path: PathBuf,

@@ -63,6 +63,8 @@ pub enum Ask {
 /// are played (the [`super::Driver`] plays them here, the server's runner on the job queue)
 /// nor of where its records go (the driver's observers, the store).
 ///
+/// The [`super::Driver`] is the one loop that steps a tuner, for every front end.
+///
 /// Work that cannot be spread, such as a learner's self-play, whose every game learns from
 /// the one before, is done inside `ask` itself.
 pub trait Tuner: Send {
@@ -83,21 +85,6 @@ pub trait Tuner: Send {
     /// How far a whole run goes, in the unit of [`position`]: generations, self-play games
     /// or rounds.
     fn length(&self) -> u64;
-
-    /// The next record with every game played here: what [`Ask`]s and tells come to when
-    /// nothing is spread.
-    fn step(&mut self, control: &StepControl) -> Option<GenerationRecord> {
-        loop {
-            match self.ask(control) {
-                Ask::Games(list) => {
-                    let points = self.play_here(&list);
-                    self.tell(points);
-                }
-                Ask::Record(record) => return Some(*record),
-                Ask::Finished => return None,
-            }
-        }
-    }
 }
 
 /// Where a run stands after `record`, in the unit of [`Tuner::length`].

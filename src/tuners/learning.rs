@@ -189,7 +189,7 @@ pub struct LearningConfig {
 }
 
 impl LearningConfig {
-    /// `learner` with the run's defaults: depth 4 and DESIGN 11's panel.
+    /// `learner` with the run's defaults: depth 4 and the GA's default panel.
     pub fn new(learner: LearnerConfig) -> LearningConfig {
         LearningConfig {
             learner,
@@ -675,11 +675,6 @@ impl LearningRun {
             Learner::Texel(f) => f.set_cancel(cancel.clone()),
         }
         self.benchmark.set_cancel(cancel);
-    }
-
-    /// The next checkpoint's record; `None` once finished.
-    pub fn step(&mut self) -> Option<GenerationRecord> {
-        self.step_while(|_| true)
     }
 
     /// The next checkpoint's record, asking `go_on` after each TD batch (with the games

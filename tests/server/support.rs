@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use kalah_tuner::search::Budget;
 use kalah_tuner::server::{start, RunningServer, ServerConfig};
 use kalah_tuner::tune::GenerationRecord;
-use kalah_tuner::tune::{StepControl, TunerConfig};
+use kalah_tuner::tune::{Driver, StepControl, TunerConfig};
 use serde_json::{json, Value};
 use sqlx::Connection;
 
@@ -355,9 +355,11 @@ impl Api {
 /// records.
 pub fn reference_run(config: &Value) -> (TunerConfig, Vec<GenerationRecord>, Value) {
     let config: TunerConfig = serde_json::from_value(config.clone()).expect("config");
-    let mut tuner = config.open(None).expect("valid config");
-    let control = StepControl::new(Budget::unlimited());
-    let records: Vec<GenerationRecord> = std::iter::from_fn(|| tuner.step(&control)).collect();
+    let mut driver = Driver::open(config.clone(), None).expect("valid config");
+    let mut records: Vec<GenerationRecord> = Vec::new();
+    driver
+        .run(&StepControl::new(Budget::unlimited()), &mut [&mut records])
+        .expect("runs");
     let doc = config.export(&records).expect("export");
     let doc: Value = serde_json::from_str(&doc.to_json_pretty()).expect("json");
     (config, records, doc)
