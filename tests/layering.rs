@@ -351,3 +351,26 @@ fn the_cycle_finder_sees_groups_and_reexports() {
     assert_eq!(a_cycle(&edges).map(|c| c.len()), Some(4));
     assert_eq!(a_cycle(&edges[..2]), None);
 }
+
+/// A clone explains itself: no comment in `src/` sends its reader to the design document
+/// beside the repository (`../shared/DESIGN.md`) instead of to the code or `docs/`.
+#[test]
+fn no_comment_cites_the_design_document_outside_the_repository() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut citing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("DESIGN.md") || line.contains("DESIGN 1") {
+                citing.push(format!("{}:{}", file.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        citing.is_empty(),
+        "cite docs/ or the code instead:\n{}",
+        citing.join("\n")
+    );
+}

@@ -107,7 +107,7 @@ pub struct LearnArgs {
     /// Search depth of the exported player, and of its benchmark games [default: 4]
     #[arg(long)]
     pub play_depth: Option<u32>,
-    /// Benchmark panel, agent specs joined by spaces [default: DESIGN 11's panel, as for every
+    /// Benchmark panel, agent specs joined by spaces [default: the GA's panel, as for every
     /// run: minimax:4 and the published hunter10, divilly6 and abrams3 players at depth 4]
     #[arg(long, num_args = 1..)]
     pub panel: Option<Vec<String>>,

@@ -1,5 +1,5 @@
-//! The evaluation features of the catalogue (DESIGN.md section 3), each oriented so that
-//! larger is better for the searching side, except Ahmed's `ahmed10` (DESIGN.md section 10):
+//! The evaluation features of the catalogue (docs/agents.md), each oriented so that
+//! larger is better for the searching side, except Ahmed's `ahmed10` (docs/reproductions.md):
 //! the report counts the opponent's pits as they are and puts the sign in the weight.
 
 use std::fmt;

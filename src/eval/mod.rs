@@ -1,5 +1,5 @@
-//! Evaluation features, named feature sets and published weight presets (DESIGN.md
-//! section 3), and the evaluators the searches call at their leaves.
+//! Evaluation features, named feature sets and published weight presets (docs/agents.md),
+//! and the evaluators the searches call at their leaves.
 //!
 //! Every feature is oriented so that larger is better for the searching side ("me"). A
 //! [`WeightedEval`] scores a position as `sum_i w_i * f_i`, in fixed point so that search

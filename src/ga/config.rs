@@ -378,7 +378,8 @@ pub struct BenchmarkConfig {
 /// Most positions of a run's agreement set.
 pub const MAX_AGREEMENT_PANEL_POSITIONS: u32 = 10_000;
 
-/// DESIGN 11's default panel.
+/// The default panel: depth-4 minimax and the published hunter10, divilly6 and abrams3
+/// players at depth 4.
 pub const DEFAULT_PANEL: [&str; 4] = [
     "minimax:4",
     "heuristic:hunter10:published:4",
@@ -442,7 +443,7 @@ pub struct GaConfig {
     pub benchmark: BenchmarkConfig,
     pub board: BoardConfig,
     pub rules: Rules,
-    /// The pie rule (DESIGN.md section 9): every game starts with South's first move
+    /// The pie rule (docs/rules.md): every game starts with South's first move
     /// earning no extra turn and North's choice to swap.
     pub pie: bool,
     /// Stop after this many generations in a row without a better hall-of-fame individual.

@@ -56,7 +56,7 @@ impl fmt::Display for Side {
     }
 }
 
-/// Which capture rule is in force (DESIGN.md section 1).
+/// Which capture rule is in force (docs/rules.md).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
 )]
@@ -95,7 +95,7 @@ impl std::str::FromStr for Rules {
     }
 }
 
-/// Where a game stands with respect to the pie rule (DESIGN.md section 9).
+/// Where a game stands with respect to the pie rule (docs/rules.md).
 ///
 /// Only the first two plies of a game played with the pie rule are special, so every other
 /// position is [`Pie::Off`] and the hot path tests one byte to know it.

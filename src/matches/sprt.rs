@@ -1,4 +1,4 @@
-//! The sequential probability ratio test as engine testers run it (DESIGN 11): the generalised
+//! The sequential probability ratio test as engine testers run it (docs/statistics.md): the generalised
 //! SPRT on pentanomial counts of colour-swapped pairs.
 //!
 //! - [`Pentanomial`]: how many pairs A scored 0, ½, 1, 1½ and 2 points in (LL, LD, LW+DD+WL,

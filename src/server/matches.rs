@@ -56,7 +56,7 @@ pub struct MatchRequest {
     board: Option<BoardBody>,
     #[serde(default, deserialize_with = "super::moves::rules_by_name")]
     rules: Option<Rules>,
-    /// The pie rule (DESIGN.md section 9).
+    /// The pie rule (docs/rules.md).
     #[serde(default)]
     pie: bool,
     /// Keep `south` South in every game instead of colour-swapped pairs.

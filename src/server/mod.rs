@@ -1,4 +1,4 @@
-//! The HTTP service (DESIGN.md section 7): axum routes under `/api`, run workers, server-sent
+//! The HTTP service (docs/server.md): axum routes under `/api`, run workers, server-sent
 //! events, the OpenAPI document and the dashboard's static files. Wires the GA, the agents and
 //! the store together; none of them knows about it.
 //!
