@@ -290,7 +290,7 @@ pub struct FitnessConfig {
     pub self_play: bool,
     /// Fixed opponents for `opponents` and `mixed` (agent specs: `"minimax:4"`, `"pekar"`, or
     /// spec objects).
-    #[serde(deserialize_with = "de_opponents")]
+    #[serde(deserialize_with = "crate::tune::jobs::stored_agents")]
     pub opponents: Vec<AgentSpec>,
     /// In `mixed` mode, the weight of the opponents' score; the round robin gets the rest.
     pub mixed_weight: f64,
@@ -358,7 +358,7 @@ impl Default for FitnessConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct BenchmarkConfig {
     /// The panel's agent specs; empty turns the benchmark off.
-    #[serde(deserialize_with = "de_opponents")]
+    #[serde(deserialize_with = "crate::tune::jobs::stored_agents")]
     pub panel: Vec<AgentSpec>,
     /// Colour-swapped pairs against each panel agent.
     pub pairs: u32,
@@ -504,22 +504,6 @@ fn de_features<'de, D: Deserializer<'de>>(d: D) -> Result<FeatureChoice, D::Erro
             .map(FeatureChoice::List)
             .map_err(serde::de::Error::custom),
     }
-}
-
-/// An agent list as a config holds it. Nothing is opened here: this also reads configs back
-/// from storage and from export documents, whose files were checked when the config was
-/// loaded (`ga::loader::load` resolves the files a user names, under the caller's
-/// policy). The GA's limits are applied by validation.
-fn de_opponents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
-    let values = Vec::<serde_json::Value>::deserialize(d)?;
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            AgentSpec::from_json_with(v, Profile::Library, &FileAccess::Stored)
-                .map_err(|e| serde::de::Error::custom(format!("[{i}]: {e}")))
-        })
-        .collect()
 }
 
 /// Features, bounds and starting weights resolved from a valid config.

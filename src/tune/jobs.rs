@@ -83,9 +83,11 @@ pub struct GameSpec {
     pub opening_plies: u32,
 }
 
-/// Agents as a stored spec holds them: their files were checked when the run's config was
-/// loaded, so nothing is opened here.
-fn stored_agents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
+/// An agent list as a stored config or spec holds it. Nothing is opened here: this also reads
+/// configs back from storage and from export documents, whose files were checked when the
+/// config was loaded (the loader resolves the files a user names, under the caller's policy);
+/// a tuner's limits are applied by its validation.
+pub(crate) fn stored_agents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<AgentSpec>, D::Error> {
     let values = Vec::<serde_json::Value>::deserialize(d)?;
     values
         .iter()
