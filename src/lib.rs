@@ -25,11 +25,15 @@
 //! - [`runner`]: executes a run's steps, playing the games its tuner asks for on this
 //!   process's cores or on the PostgreSQL job queue (its coordinator and its worker).
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
-//! - [`server`]: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
+//! - `server`: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
-//! - [`cli`]: the `kalah-tuner` command line, every command and its flags.
+//! - `cli`: the `kalah-tuner` command line, every command and its flags.
+//!
+//! `server` and `cli` are the two front ends, not library API: they are public only so that
+//! the binary and the tests reach them, and hidden from these docs.
 
 pub mod agents;
+#[doc(hidden)]
 pub mod cli;
 pub mod eval;
 pub mod ga;
@@ -38,6 +42,7 @@ pub mod matches;
 pub mod rl;
 pub mod runner;
 pub mod search;
+#[doc(hidden)]
 pub mod server;
 pub mod store;
 pub mod tune;
