@@ -160,7 +160,7 @@ export function seriesDash(i) {
 }
 
 // The tuners a run may use, as the dashboard names them.
-export const TUNER_NAMES = { ga: "GA", cmaes: "CMA-ES", spsa: "SPSA", td: "TD(λ)", "td-leaf": "TD-Leaf(λ)", texel: "Texel fitting" };
+export const TUNER_NAMES = { ga: "GA", cmaes: "CMA-ES", spsa: "SPSA", de: "DE", td: "TD(λ)", "td-leaf": "TD-Leaf(λ)", texel: "Texel fitting" };
 
 /** Tuners whose records are checkpoints of one learnt player, not generations of a population. */
 export const LEARNERS = ["td", "td-leaf", "texel"];
