@@ -3,21 +3,27 @@
 //! as plain async code on the caller's runtime. Above the tuning engine ([`crate::tune`]),
 //! below the store, which keeps what the queue needs through [`BatchStore`].
 //!
-//! - [`Runner`]: one run's [`Driver`] and where its games go ([`Games`]); the server steps
-//!   it a record at a time.
+//! - [`Executor`]: a run's life, from claim through lease, steps and writes to its end; the
+//!   server's run workers are its loops.
+//! - [`Runner`]: one run's [`Driver`] and where its games go ([`Games`]), stepped a record at
+//!   a time.
 //! - [`queue`]: the job queue and its coordinator ([`queue::QueueRunner`]), which cuts a job
 //!   list into batches, enqueues them and awaits their results.
 //! - [`worker`]: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
-//! - [`results`]: what the runner keeps in the database, as a trait the store implements.
+//! - [`results`]: what the runner keeps in the database, as traits the store implements.
 
+pub mod executor;
 pub mod queue;
 pub mod results;
 pub mod worker;
 
 use std::sync::Arc;
 
+pub use executor::{
+    ClaimedRun, Executor, RecordWrite, RunFailure, RunObserver, RunStore, UnreadableRun,
+};
 pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
-pub use results::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
+pub use results::{BatchStore, ResultWrite, SliceKey, StoreAccessError, StoreFuture, WorkerInfo};
 pub use worker::{start_batch_worker, BatchEnv};
 
 use crate::tune::{DriveError, Driver, Next, Step, StepControl};

@@ -32,7 +32,7 @@ use graphile_worker::{JobSpec, TaskHandler, WorkerUtils};
 use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgPoolOptions;
 
-use super::results::{BatchStore, BatchStoreError, SliceKey};
+use super::results::{BatchStore, SliceKey, StoreAccessError};
 use crate::search::Budget;
 use crate::tune::GameSpec;
 use crate::tune::{ConfigError, Genome, Job, JobList};
@@ -77,7 +77,7 @@ pub enum QueueError {
     #[error("batch queue: {0}")]
     Queue(String),
     #[error(transparent)]
-    Store(#[from] BatchStoreError),
+    Store(#[from] StoreAccessError),
     #[error(transparent)]
     Config(#[from] ConfigError),
 }

@@ -37,17 +37,17 @@ pub struct WorkerInfo {
     pub threads: u32,
 }
 
-/// A failed read or write of the [`BatchStore`].
+/// A failed read or write of the store ([`BatchStore`], [`super::RunStore`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct BatchStoreError {
+pub struct StoreAccessError {
     pub message: String,
     /// The database may answer again later (a lost connection, a restarting server): worth
     /// waiting out rather than failing the run.
     pub transient: bool,
 }
 
-pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, BatchStoreError>>;
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreAccessError>>;
 
 /// The persistence the runner needs, implemented by [`crate::store::Store`].
 pub trait BatchStore: Send + Sync {

@@ -141,7 +141,7 @@ pub async fn metrics(State(state): State<SharedState>) -> ApiResult<Response> {
         permits.get_or_create(&labels).set((slots - free) as i64);
         capacity.get_or_create(&labels).set(slots as i64);
     }
-    let evolving = state.evolving.lock().map_or(0, |e| e.len());
+    let evolving = state.executor.running_here();
     gauge(
         &mut registry,
         "runs_evolving",

@@ -1,6 +1,7 @@
-//! The HTTP service (docs/server.md): axum routes under `/api`, run workers, server-sent
-//! events, the OpenAPI document and the dashboard's static files. Wires the GA, the agents and
-//! the store together; none of them knows about it.
+//! The HTTP service (docs/server.md): axum routes under `/api`, server-sent events, the
+//! OpenAPI document and the dashboard's static files, over the store and the runner's
+//! [`Executor`](crate::runner::Executor), whose run workers it starts; none of them knows
+//! about it.
 //!
 //! - [`state`]: what the handlers, workers and streams share ([`AppState`]); [`routes`]: the
 //!   router and the probes; [`compute`]: the permits moves, matches and tournaments hold.
@@ -9,12 +10,12 @@
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
-//! - [`run_events`]: run events from every server on the database, each sent once.
+//! - [`run_events`]: what the executor reports of the runs it steps, and run events from
+//!   every server on the database, each sent once.
 //! - [`events`]: the event streams of many runs in one connection (one per browser).
 //! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
 //!   moves and positions, matches and tournaments.
 //! - [`metrics`]: `GET /metrics`, for Prometheus.
-//! - [`workers`]: tokio tasks that claim queued runs and step the GA on a rayon pool.
 //! - [`openapi`]: the OpenAPI 3.1 document, generated from the handlers' `#[utoipa::path]`
 //!   through the router ([`routes`]) and from the request and answer types.
 //!   [`api_doc`]: the error answers and written schemas the handlers' annotations name.
@@ -44,7 +45,6 @@ pub mod schemas;
 pub mod sprt_tests;
 pub mod state;
 pub mod tournaments;
-pub mod workers;
 
 pub use health::READY_TIMEOUT;
 pub use routes::router;
@@ -59,11 +59,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use tokio::sync::{broadcast, watch, Notify, Semaphore};
+use tokio::sync::{broadcast, watch, Semaphore};
 
 use crate::agents::FileAccess;
 use crate::game::excerpt;
-use crate::runner::{start_batch_worker, BatchEnv, BatchQueue};
+use crate::runner::{start_batch_worker, BatchEnv, BatchQueue, BatchStore, Executor};
 use crate::store::{Backend, Played, Store};
 
 /// A server setting out of range: the caller's mistake.
@@ -348,9 +348,20 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let owner = process_name("serve");
     let (events, _) = broadcast::channel(1024);
     let (shutdown, _) = watch::channel(false);
+    let pool = Arc::new(rayon_pool(config.threads)?);
+    let executor = Arc::new(Executor::new(
+        Arc::new(store.clone()),
+        queue
+            .clone()
+            .map(|q| (q, Arc::new(store.clone()) as Arc<dyn BatchStore>)),
+        pool.clone(),
+        files.clone(),
+        owner.clone(),
+        shutdown.subscribe(),
+    ));
     let state = Arc::new(AppState {
         store,
-        pool: Arc::new(rayon_pool(config.threads)?),
+        pool,
         interactive: Arc::new(interactive_pool()?),
         tournament_pool: Arc::new(named_game_pool(
             Some(tournament_threads(config.threads)),
@@ -358,7 +369,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         )?),
         events,
         follows: Mutex::new(HashMap::new()),
-        wake: Notify::new(),
         compute: Arc::new(Semaphore::new(COMPUTE_SLOTS)),
         background: Arc::new(Semaphore::new(BACKGROUND_SLOTS)),
         tournament_tasks: tokio::sync::Mutex::new(tokio::task::JoinSet::new()),
@@ -372,7 +382,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         owner,
         queue,
         shutdown,
-        evolving: Mutex::new(HashMap::new()),
+        executor,
         counters: Default::default(),
     });
     let app = router(state.clone(), config.limits);
@@ -392,7 +402,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     tokio::spawn(log_summary(state.clone()));
     tokio::spawn(run_events::watch(state.clone()));
     let workers = (0..config.workers)
-        .map(|i| tokio::spawn(workers::worker(state.clone(), i)))
+        .map(|i| {
+            let observer = Arc::new(run_events::Announcer(state.clone()));
+            tokio::spawn(state.executor.clone().work(i, observer))
+        })
         .collect();
     let batch_worker = match (&state.queue, config.play_batches) {
         (Some(queue), true) => {

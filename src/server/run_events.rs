@@ -17,9 +17,40 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use futures_util::future::BoxFuture;
+
 use super::run_view::run_json;
 use super::state::{AppState, Followed, RunEvent, SharedState};
+use crate::runner::RunObserver;
 use crate::store::{GenerationPoint, RunRow, StoreError};
+use crate::tune::GenerationRecord;
+
+/// What the server hears of the runs its executor steps: each status change and record goes
+/// to the event streams, and records are counted for `/metrics`.
+pub struct Announcer(pub SharedState);
+
+impl RunObserver for Announcer {
+    fn status_changed<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(publish_status(&self.0, run_id))
+    }
+
+    fn record_written(&self, run_id: &str, record: &GenerationRecord) {
+        self.0.counters.generation_written(record.games_played);
+        tracing::info!(
+            run = %run_id,
+            generation = record.generation,
+            best = record.fitness.best,
+            mean = record.fitness.mean,
+            games = record.games_played,
+            wall_ms = record.timing.wall_ms,
+            "generation written"
+        );
+        emit(
+            &self.0,
+            generation_event(run_id, &GenerationPoint::of(record)),
+        );
+    }
+}
 
 /// How often, on SQLite, the watcher looks at the runs list's version while streams follow
 /// runs: a cheap one-row read.
@@ -180,6 +211,13 @@ async fn catch_up(state: &SharedState, id: &str) -> Result<(), StoreError> {
 }
 
 /// Broadcasts `run`'s state as a `status` event (unless it says nothing new, see [`emit`]).
+/// Broadcasts a run's current state to its event streams.
+pub async fn publish_status(state: &AppState, id: &str) {
+    if let Ok(Some(run)) = state.store.get_run(id).await {
+        emit_status(state, &run);
+    }
+}
+
 pub fn emit_status(state: &AppState, run: &RunRow) {
     emit(
         state,

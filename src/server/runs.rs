@@ -31,13 +31,6 @@ pub const MAX_NOTES_CHARS: usize = 10_000;
 pub const MAX_TAGS: usize = 20;
 pub const MAX_TAG_CHARS: usize = 40;
 
-/// Broadcasts a run's current state to its event streams.
-pub async fn publish_status(state: &SharedState, id: &str) {
-    if let Ok(Some(run)) = state.store.get_run(id).await {
-        emit_status(state, &run);
-    }
-}
-
 /// A page of `GET /api/runs`. Fields in alphabetical order, the order the API's objects have
 /// always had.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -239,7 +232,7 @@ pub async fn create(
         .await?;
     tracing::info!(run = %run.id, "run queued");
     emit_status(&state, &run);
-    state.wake.notify_waiters();
+    state.executor.wake();
     Ok((StatusCode::CREATED, Json(run_view(&run))).into_response())
 }
 
@@ -483,7 +476,7 @@ pub async fn cancel(
     }
     tracing::info!(run = %id, "run cancelled");
     state.stop_run_here(&id);
-    publish_status(&state, &id).await;
+    super::run_events::publish_status(&state, &id).await;
     Ok(Json(run_view(&find(&state, &id).await?)))
 }
 
@@ -581,7 +574,7 @@ pub async fn describe(
         .describe_run(&id, &change)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
-    publish_status(&state, &id).await;
+    super::run_events::publish_status(&state, &id).await;
     Ok(Json(run_view(&run)))
 }
 
@@ -607,7 +600,7 @@ pub async fn resume(
     };
     tracing::info!(run = %id, "run queued again");
     emit_status(&state, &queued);
-    state.wake.notify_waiters();
+    state.executor.wake();
     Ok(Json(run_view(&queued)))
 }
 

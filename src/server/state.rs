@@ -10,11 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
-use tokio::sync::{broadcast, watch, Notify, Semaphore};
+use tokio::sync::{broadcast, watch, Semaphore};
 
 use crate::agents::FileAccess;
-use crate::runner::BatchQueue;
-use crate::search::Budget;
+use crate::runner::{BatchQueue, Executor};
 use crate::store::Store;
 
 /// Moves and matches computed at a time: one for each interactive thread.
@@ -52,8 +51,6 @@ pub struct AppState {
     /// The runs this process's event streams follow and what each was last sent: see
     /// `run_events::emit`, the only sender of run events.
     pub follows: Mutex<Follows>,
-    /// Wakes idle workers when a run is queued.
-    pub wake: Notify,
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
     /// can take the machine from the runs.
     pub compute: Arc<Semaphore>,
@@ -86,10 +83,9 @@ pub struct AppState {
     /// Set once when the process starts to stop: run workers hand their runs back, event
     /// streams end, the batch worker stops.
     pub shutdown: watch::Sender<bool>,
-    /// The stop of each run this process evolves, by id: a cancel or delete through this
-    /// process stops the run's games at once, without waiting for its owner's next look at
-    /// the database (which tells runs cancelled through other processes within a second).
-    pub evolving: Mutex<HashMap<String, Budget>>,
+    /// Claims queued runs and steps them (the run workers are its loops); a cancel or delete
+    /// through this process stops the run's games at once through it.
+    pub executor: Arc<Executor>,
     /// What `GET /metrics` counts of this process's own work.
     pub counters: ProcessCounters,
 }
@@ -109,9 +105,7 @@ impl AppState {
 
     /// Stops the games of run `id` if this process evolves it.
     pub fn stop_run_here(&self, id: &str) {
-        if let Some(budget) = self.evolving.lock().ok().and_then(|e| e.get(id).cloned()) {
-            budget.cancel();
-        }
+        self.executor.stop_here(id);
     }
 }
 

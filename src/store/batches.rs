@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use super::{corrupt, now_rfc3339, RunStatus, Store, StoreError};
-use crate::runner::{BatchStore, BatchStoreError, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
+use crate::runner::{BatchStore, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
 
 /// A batch worker as the workers table holds it, with what it played (from batch_results).
 #[derive(Clone, Debug)]
@@ -241,15 +241,6 @@ impl Store {
                 })
             })
             .collect()
-    }
-}
-
-impl From<StoreError> for BatchStoreError {
-    fn from(e: StoreError) -> BatchStoreError {
-        BatchStoreError {
-            transient: e.is_transient(),
-            message: e.to_string(),
-        }
     }
 }
 

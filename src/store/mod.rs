@@ -12,6 +12,7 @@
 mod batches;
 pub mod metrics;
 mod played;
+mod run_life;
 
 pub use batches::StoredWorker;
 pub use played::{PlayLease, Played, PlayedRow};
@@ -27,6 +28,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::matches::ScoreEstimate;
+use crate::runner::{RecordWrite, UnreadableRun};
 use crate::tune::TunerConfig;
 use crate::tune::{CurvePoint, GenerationRecord, HallOfFame, StopReason};
 
@@ -165,11 +167,13 @@ pub struct RunRow {
 
 impl RunRow {
     /// The run's config, or why it cannot be read.
-    pub fn config(&self) -> Result<&TunerConfig, String> {
+    pub fn config(&self) -> Result<&TunerConfig, UnreadableRun> {
         self.config.as_ref().ok_or_else(|| {
-            self.unreadable
-                .clone()
-                .unwrap_or_else(|| "the stored config cannot be read".into())
+            UnreadableRun(
+                self.unreadable
+                    .clone()
+                    .unwrap_or_else(|| "the stored config cannot be read".into()),
+            )
         })
     }
 }
@@ -249,15 +253,6 @@ impl GenerationPoint {
             panel: PanelPoint::of(record),
         }
     }
-}
-
-/// What became of a generation the worker tried to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteOutcome {
-    Written,
-    /// The run is no longer running, or no longer this owner's (cancelled, deleted, or
-    /// resumed and claimed again meanwhile): nothing was written.
-    NotRunning,
 }
 
 /// Now, as fixed-width RFC 3339 UTC with milliseconds (sorts as text).
@@ -821,7 +816,7 @@ impl Store {
         claim: i64,
         record: &GenerationRecord,
         champion: &HallOfFame,
-    ) -> Result<WriteOutcome, StoreError> {
+    ) -> Result<RecordWrite, StoreError> {
         let point = GenerationPoint::of(record);
         let record_json = serde_json::to_string(record).map_err(|e| corrupt("record", e))?;
         let champion_weights =
@@ -857,7 +852,7 @@ impl Store {
         .await?;
         if updated.rows_affected() != 1 {
             tx.rollback().await?;
-            return Ok(WriteOutcome::NotRunning);
+            return Ok(RecordWrite::NotRunning);
         }
         sqlx::query(
             "INSERT INTO generations (run_id, generation, best, mean, min, std, diversity, \
@@ -882,7 +877,7 @@ impl Store {
         .await?;
         self.runs_changed(&mut tx).await?;
         tx.commit().await?;
-        Ok(WriteOutcome::Written)
+        Ok(RecordWrite::Written)
     }
 
     /// A run's fitness curve, generations after `since` (all when `None`).
