@@ -374,3 +374,38 @@ fn no_comment_cites_the_design_document_outside_the_repository() {
         citing.join("\n")
     );
 }
+
+/// Every error type a user can cause is found by the front ends through the registry of
+/// `UserErrorKind`s, so each `impl UserError for T` registers `T` beside it.
+#[test]
+fn every_user_error_is_registered() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut unregistered = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for line in text.lines() {
+            let Some(rest) = line.split("UserError for ").nth(1) else {
+                continue;
+            };
+            if !line.trim_start().starts_with("impl") {
+                continue;
+            }
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let short = name.rsplit("::").next().unwrap_or(&name).to_string();
+            if !text.contains(&format!("UserErrorKind::of::<{short}>()"))
+                && !text.contains(&format!("UserErrorKind::of::<{name}>()"))
+            {
+                unregistered.push(format!("{}: {name}", file.display()));
+            }
+        }
+    }
+    assert!(
+        unregistered.is_empty(),
+        "user errors with no `inventory::submit! {{ UserErrorKind::of::<T>() }}` beside them: {unregistered:?}"
+    );
+}

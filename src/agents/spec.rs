@@ -44,6 +44,8 @@ pub struct SpecError {
     pub reason: String,
 }
 
+inventory::submit! { crate::game::UserErrorKind::of::<SpecError>() }
+
 impl UserError for SpecError {
     /// `json` names the document as a whole, not a field of it.
     fn field(&self) -> Cow<'_, str> {

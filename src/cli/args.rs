@@ -36,6 +36,7 @@ impl std::fmt::Display for UsageError {
 }
 impl std::error::Error for UsageError {}
 impl crate::game::UserError for UsageError {}
+inventory::submit! { crate::game::UserErrorKind::of::<UsageError>() }
 
 /// A [`UsageError`]: the user's mistake, reported with exit status 2.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {

@@ -38,9 +38,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::game::UserError;
-use args::UsageError;
-
 #[derive(Parser, Debug)]
 #[command(
     name = "kalah-tuner",
@@ -115,24 +112,13 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let line = format!("{e:#}").replace('\n', " ");
             eprintln!("error: {line}");
-            ExitCode::from(e.chain().find_map(user_error).map_or(1, |u| u.exit_code()))
+            ExitCode::from(
+                e.chain()
+                    .find_map(crate::game::as_user_error)
+                    .map_or(1, |u| u.exit_code()),
+            )
         }
     }
-}
-
-/// The error as a [`UserError`] when it is one: the one list of the types that are (an
-/// `anyhow` chain holds `dyn Error`, which names no trait of its own).
-fn user_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError> {
-    fn of<'a, E: UserError>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError> {
-        e.downcast_ref::<E>().map(|u| u as &dyn UserError)
-    }
-    of::<UsageError>(e)
-        .or_else(|| of::<crate::game::GameError>(e))
-        .or_else(|| of::<crate::agents::SpecError>(e))
-        .or_else(|| of::<crate::matches::MatchError>(e))
-        .or_else(|| of::<crate::tune::ConfigError>(e))
-        .or_else(|| of::<crate::rl::a3c::InvalidTraining>(e))
-        .or_else(|| of::<crate::server::InvalidServerConfig>(e))
 }
 
 pub fn run(cli: Cli) -> Result<()> {

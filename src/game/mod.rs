@@ -18,7 +18,7 @@ pub use position::{
     MoveIter, MoveOutcome, MoveSet, Pie, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
     SWAP,
 };
-pub use user_error::{UserError, USER_ERROR_EXIT_CODE};
+pub use user_error::{as_user_error, UserError, UserErrorKind, USER_ERROR_EXIT_CODE};
 
 /// Everything that can be wrong with a board, a position or a move given by a user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

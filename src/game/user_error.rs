@@ -31,3 +31,42 @@ pub trait UserError: std::error::Error + Send + Sync + 'static {
 }
 
 impl UserError for super::GameError {}
+
+/// How an error found in a chain of `dyn Error` (an `anyhow` error, a source chain) is seen
+/// as a [`UserError`]. Every type that implements the trait registers one beside its `impl`
+/// (`inventory::submit! { UserErrorKind::of::<T>() }`), so a front end finds any of them
+/// through [`as_user_error`] and keeps no list of its own.
+pub struct UserErrorKind {
+    cast: for<'a> fn(&'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError>,
+}
+
+impl UserErrorKind {
+    /// The entry of `T`, found by its type.
+    pub const fn of<T: UserError>() -> UserErrorKind {
+        fn cast<'a, T: UserError>(
+            e: &'a (dyn std::error::Error + 'static),
+        ) -> Option<&'a dyn UserError> {
+            e.downcast_ref::<T>().map(|u| u as &dyn UserError)
+        }
+        UserErrorKind { cast: cast::<T> }
+    }
+
+    /// An entry for an error that wraps a user error in some of its variants (and is a
+    /// failure of the machine in the others).
+    pub const fn with(
+        cast: for<'a> fn(&'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError>,
+    ) -> UserErrorKind {
+        UserErrorKind { cast }
+    }
+}
+
+inventory::collect!(UserErrorKind);
+
+/// `e` as a [`UserError`] when its type is one (registered with [`UserErrorKind`]).
+pub fn as_user_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError> {
+    inventory::iter::<UserErrorKind>
+        .into_iter()
+        .find_map(|kind| (kind.cast)(e))
+}
+
+inventory::submit! { UserErrorKind::of::<super::GameError>() }

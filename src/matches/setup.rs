@@ -130,3 +130,4 @@ impl UserError for MatchError {
         }
     }
 }
+inventory::submit! { crate::game::UserErrorKind::of::<MatchError>() }

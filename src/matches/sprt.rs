@@ -91,6 +91,9 @@ fn default_error_rate() -> f64 {
 #[error("{0}")]
 pub struct SprtError(pub String);
 
+impl crate::game::UserError for SprtError {}
+inventory::submit! { crate::game::UserErrorKind::of::<SprtError>() }
+
 /// Where a test stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

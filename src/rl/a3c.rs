@@ -61,6 +61,7 @@ impl std::fmt::Display for Opponent {
 pub struct InvalidTraining(pub String);
 
 impl crate::game::UserError for InvalidTraining {}
+inventory::submit! { crate::game::UserErrorKind::of::<InvalidTraining>() }
 
 /// Parses `self=2,random=1,greedy=4,minimax:1=2`: opponents with relative weights (a missing
 /// weight is 1).

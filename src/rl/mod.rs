@@ -22,6 +22,17 @@ pub struct LearnConfigError {
     pub reason: String,
 }
 
+impl crate::game::UserError for LearnConfigError {
+    fn field(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self.field)
+    }
+
+    fn reason(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(&self.reason)
+    }
+}
+inventory::submit! { crate::game::UserErrorKind::of::<LearnConfigError>() }
+
 pub(crate) fn bad(field: &'static str, reason: impl Into<String>) -> LearnConfigError {
     LearnConfigError {
         field,

@@ -72,6 +72,7 @@ use crate::store::{Backend, Played, Store};
 pub struct InvalidServerConfig(pub String);
 
 impl crate::game::UserError for InvalidServerConfig {}
+inventory::submit! { crate::game::UserErrorKind::of::<InvalidServerConfig>() }
 
 /// Everything [`start`] needs (`kalah-tuner serve` builds it from its flags).
 #[derive(Debug, Clone)]

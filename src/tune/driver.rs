@@ -27,6 +27,14 @@ pub enum DriveError {
     },
 }
 
+// A drive fails on the user's config or document as those errors do, and on the disk as a
+// failure of the machine.
+inventory::submit! { crate::game::UserErrorKind::with(|e| match e.downcast_ref::<DriveError>()? {
+    DriveError::Config(c) => Some(c),
+    DriveError::Export(x) => Some(x),
+    DriveError::Io { .. } => None,
+}) }
+
 impl DriveError {
     pub fn io(what: impl Into<String>, source: std::io::Error) -> DriveError {
         DriveError::Io {

@@ -68,6 +68,8 @@ impl ConfigError {
     }
 }
 
+inventory::submit! { crate::game::UserErrorKind::of::<ConfigError>() }
+
 impl UserError for ConfigError {
     fn field(&self) -> Cow<'_, str> {
         Cow::Borrowed(ConfigError::field(self))

@@ -21,6 +21,19 @@ pub enum ExportError {
     Invalid { field: String, reason: String },
 }
 
+impl crate::game::UserError for ExportError {
+    fn field(&self) -> std::borrow::Cow<'_, str> {
+        let ExportError::Invalid { field, .. } = self;
+        std::borrow::Cow::Borrowed(field)
+    }
+
+    fn reason(&self) -> std::borrow::Cow<'_, str> {
+        let ExportError::Invalid { reason, .. } = self;
+        std::borrow::Cow::Borrowed(reason)
+    }
+}
+inventory::submit! { crate::game::UserErrorKind::of::<ExportError>() }
+
 fn invalid(field: &str, reason: impl Into<String>) -> ExportError {
     ExportError::Invalid {
         field: field.to_string(),
