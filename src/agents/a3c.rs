@@ -1,7 +1,7 @@
 //! The `a3c` agent (Hunter 5.6): a policy/value network trained by asynchronous advantage
 //! actor-critic (`crate::rl::a3c`), playing the legal move its policy likes best.
 //!
-//! The network is a small MLP: the encoded position (see [`encode`]) -> 128 ReLU -> 128 ReLU
+//! The network is a small MLP: the encoded position (see `encode`) -> 128 ReLU -> 128 ReLU
 //! -> m policy logits and one value. Playing needs only this forward pass, done here on plain
 //! `f32` slices: a few microseconds a move, bit-for-bit reproducible, and no tensor library
 //! on the playing path. Models are safetensors files (`hidden1`, `hidden2`, `policy`,
@@ -20,16 +20,16 @@ use crate::game::{Position, Rules};
 
 /// Name of the input encoding written into model metadata; a model with another encoding is
 /// refused rather than fed inputs it was not trained on.
-pub const ENCODING: &str = "kalah-a3c-v2";
+pub(crate) const ENCODING: &str = "kalah-a3c-v2";
 /// The layers of a model, in order.
-pub const LAYER_NAMES: [&str; 4] = ["hidden1", "hidden2", "policy", "value"];
+pub(crate) const LAYER_NAMES: [&str; 4] = ["hidden1", "hidden2", "policy", "value"];
 /// The committed Kalah(6,4) model, embedded so that `a3c` plays from any directory.
-pub const DEFAULT_MODEL: &[u8] = include_bytes!("../../models/a3c-6x4.safetensors");
+pub(crate) const DEFAULT_MODEL: &[u8] = include_bytes!("../../models/a3c-6x4.safetensors");
 /// Where the embedded model lives in the repository (for messages and the README).
-pub const DEFAULT_MODEL_PATH: &str = "models/a3c-6x4.safetensors";
+pub(crate) const DEFAULT_MODEL_PATH: &str = "models/a3c-6x4.safetensors";
 
 /// Inputs the network takes for a board of `pits` pits a side.
-pub fn input_len(pits: usize) -> usize {
+pub(crate) fn input_len(pits: usize) -> usize {
     6 * pits + 2
 }
 
@@ -49,7 +49,7 @@ pub fn input_len(pits: usize) -> usize {
 /// 30-minute training budget on two cores is too short for a raw-board network to learn sowing
 /// arithmetic; the exposure inputs (v2) were added after v1 models kept leaving pits open to
 /// capture (the README has the measurements).
-pub fn encode(pos: &Position, rules: Rules, out: &mut Vec<f32>) {
+pub(crate) fn encode(pos: &Position, rules: Rules, out: &mut Vec<f32>) {
     out.clear();
     let m = pos.pits();
     let me = pos.side_to_move();
@@ -136,7 +136,7 @@ pub struct Net {
     pub info: BTreeMap<String, String>,
 }
 
-/// Scratch buffers for [`Net::forward`], so that playing allocates nothing per move.
+/// Scratch buffers for `Net::forward`, so that playing allocates nothing per move.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
     pub input: Vec<f32>,
@@ -184,7 +184,7 @@ impl Net {
 
     /// Policy logits (into `scratch.logits`) and value of the position encoded in
     /// `scratch.input`.
-    pub fn forward(&self, scratch: &mut Scratch) -> f32 {
+    pub(crate) fn forward(&self, scratch: &mut Scratch) -> f32 {
         let [h1, h2, p, v] = &self.layers;
         h1.apply(&scratch.input, &mut scratch.h1, true);
         h2.apply(&scratch.h1, &mut scratch.h2, true);
@@ -355,7 +355,7 @@ impl A3cAgent {
 }
 
 /// A move drawn from the softmax of `logits` over the legal `moves` (bit set).
-pub fn sample_move(logits: &[f32], moves: u16, rng: &mut GameRng) -> usize {
+pub(crate) fn sample_move(logits: &[f32], moves: u16, rng: &mut GameRng) -> usize {
     let legal = || (0..logits.len()).filter(|&i| moves & (1 << i) != 0);
     let max = legal().map(|i| logits[i]).fold(f32::NEG_INFINITY, f32::max);
     let total: f64 = legal().map(|i| ((logits[i] - max) as f64).exp()).sum();

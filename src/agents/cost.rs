@@ -13,7 +13,7 @@ const MOVES_A_SIDE: f64 = 18.0;
 
 /// How much longer than Kalah(6,4) a game on `pits` x `seeds` lasts, for agents whose cost a
 /// move does not depend on the board (a game has about as many moves as seeds).
-pub fn board_scale(pits: usize, seeds: u32) -> f64 {
+pub(crate) fn board_scale(pits: usize, seeds: u32) -> f64 {
     (pits as f64 * seeds as f64 / 24.0).max(1.0)
 }
 
@@ -30,7 +30,7 @@ pub fn board_scale(pits: usize, seeds: u32) -> f64 {
 /// one cell that deep; 0.77 of the mean of three games): every cell is within 2x but two
 /// 2-game cells on 12x8 (0.24 and 3.5, as before the depth-squared term)
 /// (docs/performance.md#cost-estimates).
-pub fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
+pub(crate) fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
     let (p, s, d) = (pits as f64, seeds as f64, depth as f64);
     let branching = 0.4447 * p.powf(0.6955) * s.powf(0.2240);
     4.457e-4 * p.powf(1.2656) * s.powf(0.6287) * branching.powf(d) * p.powf(0.00913 * d * d) * leaf
@@ -43,7 +43,7 @@ pub fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
 /// Fitted with [`search_side_ms`] on the same table, when the capture features still played
 /// every pit's sowing: they now work the captures out (1.6 to 2.1x faster players), so their
 /// term errs high until the table is measured again.
-pub fn leaf_cost(features: &[Feature], pits: usize) -> f64 {
+pub(crate) fn leaf_cost(features: &[Feature], pits: usize) -> f64 {
     let capture = [
         Feature::CapturableDiff,
         Feature::NegOppCapture,
@@ -61,7 +61,7 @@ pub fn leaf_cost(features: &[Feature], pits: usize) -> f64 {
 
 /// The features of a heuristic's choice (a set's, or a list); the default set's for a name
 /// that is no set (such a spec does not build).
-pub fn features_of(features: &FeatureChoice) -> Vec<Feature> {
+pub(crate) fn features_of(features: &FeatureChoice) -> Vec<Feature> {
     match features {
         FeatureChoice::Set(name) => {
             parse_features(name).unwrap_or_else(|_| Feature::ALL[..10].to_vec())
@@ -74,18 +74,18 @@ pub fn features_of(features: &FeatureChoice) -> Vec<Feature> {
 /// more than half of the seeds takes (a GA's fitness games, [`crate::matches::Pairing::points`]):
 /// the endgame it leaves out is short but its early moves are the dearest searches. Measured
 /// with `kalah-tuner bench --cost --cost-decided` against whole games of the same cells.
-pub const DECIDED_GAME_SHARE: f64 = 0.9;
+pub(crate) const DECIDED_GAME_SHARE: f64 = 0.9;
 
 /// What a TD learner spends on a self-play game besides its searches (features, gradients and
 /// traces of every position), in milliseconds on Kalah(6,4): measured with `kalah-tuner learn`
 /// (2026-11-26: 8,000 games at depth 2 took 5.2 s, 1.6 s of it searches and the panel).
-pub const TD_GAME_OVERHEAD_MS: f64 = 0.35;
+pub(crate) const TD_GAME_OVERHEAD_MS: f64 = 0.35;
 
 /// How an exact solve's cost grows with the pits: (pits / 6) to this power. Boards up to 8x8
 /// fitted 3, which made `perfect:32` on 12x2 0.41 of even a lower bound of its measured time
 /// (159 s a side, 2026-11-26: the games did not finish); 4.3 keeps the measured 4x3 to 8x8
 /// cells (all solving from 22 seeds) within 2x.
-pub const SOLVE_PITS_EXPONENT: f64 = 4.3;
+pub(crate) const SOLVE_PITS_EXPONENT: f64 = 4.3;
 
 /// How the growth of a solve with every two more seeds it solves from widens with the pits:
 /// fourfold on 6 pits, times (pits / 6) to this power. Solves from 22 seeds (every measured
@@ -97,7 +97,7 @@ pub const SOLVE_PITS_EXPONENT: f64 = 4.3;
 /// a run that plays it is refused by the core-hour cap, which is what such a run would need.
 /// A single wide-board solve varies 65-fold at the same seeds, so no model is within 2x of
 /// one; a `solve_nodes` cap bounds it.
-pub const SOLVE_SEEDS_PITS_EXPONENT: f64 = 1.9;
+pub(crate) const SOLVE_SEEDS_PITS_EXPONENT: f64 = 1.9;
 
 /// Rough processor time, in milliseconds, that one side of a game on `pits` x `seeds` costs
 /// when played by `spec`: what estimates count for opponents and panel agents. Searches as
@@ -110,7 +110,7 @@ pub const SOLVE_SEEDS_PITS_EXPONENT: f64 = 1.9;
 /// (2.3, 16, 43 and 500 ms a side on those boards). Greedy, random and `pekar` are under the
 /// table's resolution and counted at 0.05 ms, `a3c` 0.2 ms (2026-11-25), scaled by the seeds
 /// ([`board_scale`]). A time budget is counted as spent in full on every move.
-pub fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
+pub(crate) fn game_side_ms(spec: &AgentSpec, pits: usize, seeds: u32) -> f64 {
     use AgentSpec as A;
     let scale = board_scale(pits, seeds);
     let search = |depth, leaf| search_side_ms(depth, pits, seeds, leaf);
@@ -176,7 +176,7 @@ fn bounded_search(full: f64, time_ms: Option<u64>, nodes: Option<u64>, scale: f6
 
 /// Estimated processor time of `games` games between `a` and `b` on a board of `pits` pits
 /// and `seeds` seeds each, in core-minutes ([`game_side_ms`] for each side).
-pub fn games_core_minutes(
+pub(crate) fn games_core_minutes(
     a: &AgentSpec,
     b: &AgentSpec,
     games: u64,

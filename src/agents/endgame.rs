@@ -74,7 +74,7 @@ fn largest_in(dir: &Path, pits: usize, rules: Rules) -> Option<PathBuf> {
 /// Why a database was not used, once per process and board size.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("endgame database {path}: {reason}; playing without it (build it again with `kalah-tuner egdb build`)")]
-pub struct Unusable {
+pub(crate) struct Unusable {
     pub path: PathBuf,
     pub reason: String,
 }
@@ -83,7 +83,7 @@ pub struct Unusable {
 /// copy ([`open_private`]), loaded once per process and shared by every agent. A damaged
 /// file is logged once and not used until the process starts again; `Ok(None)` when there is
 /// none.
-pub fn shared_private(pits: usize, rules: Rules) -> Result<Option<Arc<Egdb>>, Unusable> {
+pub(crate) fn shared_private(pits: usize, rules: Rules) -> Result<Option<Arc<Egdb>>, Unusable> {
     type Loaded = Mutex<HashMap<(usize, Rules), Result<Option<Arc<Egdb>>, Unusable>>>;
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     // Held while loading: agents of other threads wait for the one copy rather than make

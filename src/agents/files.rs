@@ -5,7 +5,7 @@
 //! parsed under an explicit [`FileAccess`], and the policy is applied before anything is
 //! opened.
 //!
-//! Whatever the policy, a file is read with [`read_capped`]: regular files only (a FIFO
+//! Whatever the policy, a file is read with `read_capped`: regular files only (a FIFO
 //! would block the reader forever, `/dev/zero` never ends) and at most a fixed number of bytes.
 
 use std::io::Read;
@@ -30,7 +30,7 @@ pub enum FileAccess {
     None,
     /// Names are file names inside this folder (the server's `--models-dir`, canonical):
     /// no absolute paths, no `..`, and no symbolic link that leads out of it. Specs keep the
-    /// name; [`super::AgentSpec::locate`] gives the file to load.
+    /// name; `super::AgentSpec::locate` gives the file to load.
     UnderDir(PathBuf),
     /// Specs read back from storage or from an export document's config: nothing is opened,
     /// and model paths are kept as data, since they were checked when the config was first
@@ -40,7 +40,7 @@ pub enum FileAccess {
 
 impl FileAccess {
     /// A models folder policy for `dir`, which must exist.
-    pub fn under_dir(dir: &Path) -> Result<FileAccess, String> {
+    pub(crate) fn under_dir(dir: &Path) -> Result<FileAccess, String> {
         let canonical = dir
             .canonicalize()
             .map_err(|e| format!("models folder {}: {e}", dir.display()))?;
@@ -53,7 +53,7 @@ impl FileAccess {
     /// The path to open for the file a spec names, checked against the policy before
     /// anything is opened; `Ok(None)` under [`FileAccess::Stored`], which opens nothing.
     /// `what` names the kind of file for messages ("model file", "export document").
-    pub fn resolve(&self, name: &str, what: &str) -> Result<Option<PathBuf>, String> {
+    pub(crate) fn resolve(&self, name: &str, what: &str) -> Result<Option<PathBuf>, String> {
         match self {
             FileAccess::Any => Ok(Some(PathBuf::from(name))),
             FileAccess::Stored => Ok(None),
@@ -101,7 +101,7 @@ fn quoted(name: &str) -> String {
 /// Reads a regular file of at most `limit` bytes. Anything else is refused without reading
 /// it: FIFOs and devices (opened without blocking, then checked), folders, and files that
 /// grow past the limit while being read.
-pub fn read_capped(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_capped(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

@@ -4,7 +4,7 @@ use crate::game::{Position, Rules};
 /// Hunter's "max agent" (5.2): the move that, with the best chain of extra turns it earns,
 /// puts the most seeds in its store now.
 #[derive(Clone, Debug)]
-pub struct Greedy {
+pub(crate) struct Greedy {
     pub rules: Rules,
     pub ties: Ties,
 }

@@ -42,7 +42,7 @@ pub struct Limits {
     /// grows about fourfold with every two seeds.
     pub max_perfect_seeds: u32,
     /// Most processor time one tournament may be estimated to take, in core-minutes
-    /// ([`super::cost::games_core_minutes`]).
+    /// (`super::cost::games_core_minutes`).
     pub max_games_core_minutes: u32,
     /// Most processor time one match played while its request waits may be estimated to
     /// take, in core-minutes.
@@ -60,10 +60,10 @@ pub struct Limits {
 
 /// Most positions a `perfect` agent's exact solve above its `max_seeds` may visit per move
 /// (about three minutes), under any profile; the API's node cap applies below it.
-pub const MAX_SOLVE_NODES: u64 = 1_000_000_000;
+pub(crate) const MAX_SOLVE_NODES: u64 = 1_000_000_000;
 
 /// Largest UCT exploration constant.
-pub const MAX_MCTS_C: f64 = 100.0;
+pub(crate) const MAX_MCTS_C: f64 = 100.0;
 
 impl Profile {
     /// The profile's limits: the one table every check and the API's catalogue read.
@@ -118,7 +118,7 @@ impl Profile {
     }
 
     /// Words for messages: "" for the library, " through the API", " in a GA".
-    pub fn context(self) -> &'static str {
+    pub(crate) fn context(self) -> &'static str {
         match self {
             Profile::Library => "",
             Profile::Api => " through the API",
@@ -129,17 +129,17 @@ impl Profile {
 
 impl Limits {
     /// The [`Budget`] of one move asked for under these limits, starting now.
-    pub fn move_budget(&self) -> Budget {
+    pub(crate) fn move_budget(&self) -> Budget {
         self.budget(self.move_deadline_ms)
     }
 
     /// The [`Budget`] of one match played while its request waits, starting now.
-    pub fn match_budget(&self) -> Budget {
+    pub(crate) fn match_budget(&self) -> Budget {
         self.budget(self.match_deadline_ms)
     }
 
     /// The [`Budget`] of one tournament, starting now.
-    pub fn tournament_budget(&self) -> Budget {
+    pub(crate) fn tournament_budget(&self) -> Budget {
         self.budget(self.tournament_deadline_ms)
     }
 

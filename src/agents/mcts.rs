@@ -17,14 +17,14 @@ use crate::game::{Position, Rules, Side, SWAP};
 use crate::search::Budget;
 
 /// Hunter's budget: 4000 iterations a move.
-pub const DEFAULT_ITERATIONS: u32 = 4000;
+pub(crate) const DEFAULT_ITERATIONS: u32 = 4000;
 /// Hunter's exploration constant C_p = sqrt(2)/2.
-pub const DEFAULT_C: f64 = std::f64::consts::FRAC_1_SQRT_2;
+pub(crate) const DEFAULT_C: f64 = std::f64::consts::FRAC_1_SQRT_2;
 /// Chance of a random instead of a greedy move in a playout. Hunter does not give his value;
 /// 0.1 keeps playouts close to greedy play (far better informed than random playouts) while
 /// still sampling other lines: against `minimax:4` it scored 71% where 0 scored 69% and 0.3
 /// 66% (docs/reproductions.md#mcts-playouts).
-pub const DEFAULT_EPSILON: f64 = 0.1;
+pub(crate) const DEFAULT_EPSILON: f64 = 0.1;
 /// The arena stops growing here (about 200 MB); a time budget ends early rather than
 /// exhaust memory.
 const MAX_TREE_NODES: usize = 1 << 21;
@@ -454,7 +454,7 @@ fn greedy_move(pos: &Position, moves: u16, rules: Rules, rng: &mut GameRng) -> u
 /// pit counts without playing the move; the end-of-game sweep is not counted. An extra turn
 /// counts as its sown seed only: playouts are meant to be cheap, not clever.
 #[inline]
-pub fn immediate_gain(pos: &Position, mv: usize, rules: Rules) -> u32 {
+pub(crate) fn immediate_gain(pos: &Position, mv: usize, rules: Rules) -> u32 {
     let m = pos.pits();
     let cycle = 2 * m + 1;
     let side = pos.side_to_move();

@@ -28,14 +28,15 @@ pub use crate::search::{Budget, Stopped};
 pub use a3c::A3cAgent;
 pub use endgame::EndgameTable;
 pub use files::FileAccess;
-pub use greedy::Greedy;
+pub(crate) use greedy::Greedy;
 pub use limits::{Limits, Profile};
 pub use mcts::Mcts;
 pub use pekar::{Pekar, PekarMinimax};
-pub use perfect::Perfect;
+pub(crate) use perfect::Perfect;
 pub use random::RandomAgent;
-pub use search_agent::SearchAgent;
-pub use spec::{AgentSpec, SpecError};
+pub(crate) use search_agent::SearchAgent;
+pub use spec::AgentSpec;
+pub(crate) use spec::SpecError;
 
 /// The random number generator every agent and game uses: small, fast and the same on every
 /// platform and version, so seeded runs stay reproducible.
@@ -73,9 +74,9 @@ fn is_zero(n: &u64) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "unit", content = "value", rename_all = "snake_case")]
 pub enum MoveValue {
-    /// An alpha-beta score from the mover's side, in fixed point: [`crate::eval::SCALE`] per
+    /// An alpha-beta score from the mover's side, in fixed point: `crate::eval::SCALE` per
     /// seed of store difference (or per unit of a weighted evaluation); a finished game lies
-    /// beyond [`crate::eval::WIN`] by its final margin ([`crate::eval::terminal_score`]).
+    /// beyond `crate::eval::WIN` by its final margin (`crate::eval::terminal_score`).
     SearchScore(i64),
     /// Pekar et al.'s cost function (4) of the move: store difference gained, in seeds.
     PekarCost(i64),
@@ -120,7 +121,7 @@ impl MoveValue {
 /// The pie rule's swap decision of the agents that do not search (`greedy`, `pekar`): swap
 /// when South's first move left South more seeds in its store than North, the one measure
 /// those agents read. `None` when no swap is on offer.
-pub fn store_rule_swap(pos: &Position) -> Option<bool> {
+pub(crate) fn store_rule_swap(pos: &Position) -> Option<bool> {
     use crate::game::Side;
     pos.swap_available()
         .then(|| pos.store(Side::South) > pos.store(Side::North))
@@ -170,7 +171,7 @@ pub enum Ties {
 
 impl Ties {
     /// Picks one of `moves` (non-empty, sorted ascending).
-    pub fn pick(self, moves: &[usize], rng: &mut GameRng) -> usize {
+    pub(crate) fn pick(self, moves: &[usize], rng: &mut GameRng) -> usize {
         debug_assert!(!moves.is_empty());
         match (self, moves.len()) {
             (_, 1) | (Ties::First, _) => moves[0],

@@ -25,7 +25,7 @@ fn from_store_outwards(pos: &Position) -> impl Iterator<Item = usize> {
 
 /// LastSeedToKalaha: the first pit (from the store outwards) whose last seed ends in the
 /// mover's store, earning an extra turn.
-pub fn last_seed_to_kalaha(pos: &Position) -> Option<usize> {
+pub(crate) fn last_seed_to_kalaha(pos: &Position) -> Option<usize> {
     let side = pos.side_to_move();
     let store = pos.store_index(side);
     from_store_outwards(pos).find(|&mv| pos.landing_cell(side, mv) == store)
@@ -41,7 +41,7 @@ fn captured_opponent_seeds(pos: &Position, mv: usize, rules: Rules) -> u32 {
 
 /// LastSeedToTarget: the moves that capture the most opponent seeds (laps included), if any
 /// captures at least one.
-pub fn last_seed_to_target(pos: &Position, rules: Rules) -> Vec<usize> {
+pub(crate) fn last_seed_to_target(pos: &Position, rules: Rules) -> Vec<usize> {
     best_by(from_store_outwards(pos), |mv| {
         captured_opponent_seeds(pos, mv, rules)
     })
@@ -49,7 +49,7 @@ pub fn last_seed_to_target(pos: &Position, rules: Rules) -> Vec<usize> {
 
 /// OpponentSeedToStash: the mover's pits that the opponent could capture most seeds from if
 /// it moved now; sowing such a pit saves its seeds.
-pub fn opponent_seed_to_stash(pos: &Position, rules: Rules) -> Vec<usize> {
+pub(crate) fn opponent_seed_to_stash(pos: &Position, rules: Rules) -> Vec<usize> {
     let me = pos.side_to_move();
     let opp = me.opponent();
     let view = pos.with_side_to_move(opp);
@@ -72,13 +72,13 @@ pub fn opponent_seed_to_stash(pos: &Position, rules: Rules) -> Vec<usize> {
 }
 
 /// FirstNonEmptyPit: the non-empty pit nearest the store.
-pub fn first_non_empty_pit(pos: &Position) -> Option<usize> {
+pub(crate) fn first_non_empty_pit(pos: &Position) -> Option<usize> {
     from_store_outwards(pos).next()
 }
 
 /// LastSeedToTargetSimple (Algorithm 3): like LastSeedToTarget but only plain sowings into an
 /// empty pit that is not the one next to the store and faces seeds, no laps.
-pub fn last_seed_to_target_simple(pos: &Position) -> Option<usize> {
+pub(crate) fn last_seed_to_target_simple(pos: &Position) -> Option<usize> {
     let side = pos.side_to_move();
     let m = pos.pits();
     let mut best: Option<(usize, u32)> = None;

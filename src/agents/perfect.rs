@@ -9,7 +9,7 @@ use crate::search::{AlphaBeta, Budget, Solver};
 /// exact answer, alpha-beta on store difference to `fallback_depth` turns (the database, if
 /// any, scoring the positions it covers exactly): an exact solve of a full board can take
 /// hours.
-pub struct Perfect {
+pub(crate) struct Perfect {
     pub rules: Rules,
     pub max_seeds: u32,
     pub fallback_depth: u32,
@@ -37,7 +37,7 @@ impl Perfect {
 
     /// Reads the endgame database for the board when `wanted` and one is built, and tries an
     /// exact solve of at most `solve_nodes` positions above `max_seeds`.
-    pub fn with_egdb(mut self, wanted: bool, solve_nodes: u64) -> Perfect {
+    pub(crate) fn with_egdb(mut self, wanted: bool, solve_nodes: u64) -> Perfect {
         self.egdb = EndgameTable::new(wanted);
         self.solve_nodes = solve_nodes;
         self

@@ -7,7 +7,7 @@ use crate::search::{AlphaBeta, Budget, Depth, KeptTable};
 
 /// Alpha-beta minimax with any evaluator: `minimax` (store difference) and `heuristic`
 /// (weighted features) are both this agent.
-pub struct SearchAgent<E: Evaluator> {
+pub(crate) struct SearchAgent<E: Evaluator> {
     pub eval: E,
     pub rules: Rules,
     pub depth: Depth,

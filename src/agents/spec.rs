@@ -230,7 +230,7 @@ impl AgentSpec {
 
     /// Parses a short string or JSON text within `profile`'s limits. The files the spec
     /// names (a model, an export document) are checked against `files` before any is opened.
-    pub fn parse_with(
+    pub(crate) fn parse_with(
         text: &str,
         profile: Profile,
         files: &FileAccess,
@@ -294,7 +294,7 @@ impl AgentSpec {
     /// Parses JSON within `profile`'s limits, opening only the files `files` allows (see
     /// [`AgentSpec::parse_with`]). An export document given inline (`from_export`) is read
     /// under the same limits and policy, wherever it is nested.
-    pub fn from_json_with(
+    pub(crate) fn from_json_with(
         value: &serde_json::Value,
         profile: Profile,
         files: &FileAccess,
@@ -364,7 +364,7 @@ impl AgentSpec {
     /// keeps specs as its clients named them (`a3c:m.safetensors`), so that answers and stored
     /// configs never show where its models folder is and survive the folder moving, and
     /// locates them just before building; the command line's names are paths already.
-    pub fn locate(&self, files: &FileAccess) -> Result<AgentSpec, SpecError> {
+    pub(crate) fn locate(&self, files: &FileAccess) -> Result<AgentSpec, SpecError> {
         let mut spec = self.clone();
         if let AgentSpec::A3c {
             model: Some(name), ..
@@ -393,7 +393,7 @@ impl AgentSpec {
 
     /// The same agent searching to a clock of `ms` milliseconds a move (short form
     /// `minimax:6@20ms`), within its depth; `None` for the kinds with no time control.
-    pub fn with_time_ms(&self, ms: u64) -> Option<AgentSpec> {
+    pub(crate) fn with_time_ms(&self, ms: u64) -> Option<AgentSpec> {
         let mut spec = self.clone();
         match &mut spec {
             AgentSpec::Minimax { time_ms, .. }
@@ -406,7 +406,7 @@ impl AgentSpec {
 
     /// The same alpha-beta agent stopping each move's iterative deepening at `n` positions
     /// (short form `minimax:20@50000nodes`); `None` for other kinds.
-    pub fn with_nodes(&self, n: u64) -> Option<AgentSpec> {
+    pub(crate) fn with_nodes(&self, n: u64) -> Option<AgentSpec> {
         let mut spec = self.clone();
         match &mut spec {
             AgentSpec::Minimax { nodes, .. } | AgentSpec::Heuristic { nodes, .. } => {
@@ -630,7 +630,7 @@ impl AgentSpec {
     }
 
     /// The features and weights of a `heuristic` spec, resolved and checked.
-    pub fn heuristic_terms(&self) -> Result<(Vec<Feature>, Vec<f64>), SpecError> {
+    pub(crate) fn heuristic_terms(&self) -> Result<(Vec<Feature>, Vec<f64>), SpecError> {
         let AgentSpec::Heuristic {
             features, weights, ..
         } = self
@@ -805,12 +805,12 @@ fn resolve_terms(
 }
 
 /// The export document format this version reads (see `tune::export`).
-pub const EXPORT_FORMAT_VERSION: u64 = 1;
+pub(crate) const EXPORT_FORMAT_VERSION: u64 = 1;
 
 /// The agent an export document describes: its `agent` field, which holds the spec that plays
 /// as the exported individual did, read within `profile`'s limits and under `files`. Only this
 /// much of the document is read here, so that agents need not know the GA.
-pub fn from_export_document(
+pub(crate) fn from_export_document(
     document: &serde_json::Value,
     origin: &str,
     profile: Profile,
@@ -845,7 +845,7 @@ pub fn from_export_document(
 }
 
 /// Reads an export document from a file, if `files` allows it, and returns its agent.
-pub fn from_export_file(
+pub(crate) fn from_export_file(
     path: &str,
     profile: Profile,
     files: &FileAccess,

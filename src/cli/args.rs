@@ -21,13 +21,13 @@ pub struct PieArg {
     pub pie: bool,
 }
 
-pub fn parse_rules(s: &str) -> Result<Rules, String> {
+pub(crate) fn parse_rules(s: &str) -> Result<Rules, String> {
     s.parse::<Rules>().map_err(|e| e.to_string())
 }
 
 /// A user mistake: reported on one line with exit status 2.
 #[derive(Debug)]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -38,14 +38,14 @@ impl std::error::Error for UsageError {}
 impl crate::game::UserError for UsageError {}
 inventory::submit! { crate::game::UserErrorKind::of::<UsageError>() }
 
-/// A [`UsageError`]: the user's mistake, reported with exit status 2.
+/// A `UsageError`: the user's mistake, reported with exit status 2.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
 /// The worker threads of one command, built once: `--threads N`, or all cores. Results never
 /// depend on the count (games draw their random numbers from their place in the schedule).
-pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+pub(crate) fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 || n > 256 {
@@ -58,7 +58,7 @@ pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
 
 /// `--config FILE`: the file as one layer for the config loader (TOML or JSON by its name),
 /// or none when the flag is absent.
-pub fn config_layer(path: Option<&std::path::Path>) -> Result<Option<serde_json::Value>> {
+pub(crate) fn config_layer(path: Option<&std::path::Path>) -> Result<Option<serde_json::Value>> {
     let Some(path) = path else {
         return Ok(None);
     };

@@ -5,7 +5,7 @@ use crate::matches::{game_rng, PairSeeds};
 
 /// The self-play games' random numbers: game g's opening from seed g, its players' from
 /// (g, 1) and (g, 2). Every game is A (South) against an identical B, so colours never swap.
-pub struct BenchSeeds;
+pub(crate) struct BenchSeeds;
 
 impl PairSeeds for BenchSeeds {
     fn opening(&self, game: u64) -> GameRng {

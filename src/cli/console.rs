@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// A progress bar of `len` steps with `template` (indicatif syntax), or `None` when standard
 /// error is not a terminal.
-pub fn progress_bar(len: u64, template: &str) -> Option<ProgressBar> {
+pub(crate) fn progress_bar(len: u64, template: &str) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -24,7 +24,7 @@ pub fn progress_bar(len: u64, template: &str) -> Option<ProgressBar> {
 /// A flag that the first Ctrl-C sets, asking the command to stop at its next safe point (it
 /// prints `first_message`); the second Ctrl-C exits at once with status 130, which is safe
 /// because every command writes its files whole ([`crate::tune::write_atomically`]).
-pub fn stop_flag(first_message: &'static str) -> Arc<AtomicBool> {
+pub(crate) fn stop_flag(first_message: &'static str) -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     // One handler per process: a second command in the same process (tests) keeps the first
@@ -40,7 +40,7 @@ pub fn stop_flag(first_message: &'static str) -> Arc<AtomicBool> {
 }
 
 /// Processor time this process has used so far, in seconds, over all its threads.
-pub fn process_cpu_seconds() -> f64 {
+pub(crate) fn process_cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes the struct it is given.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
@@ -57,7 +57,7 @@ pub fn process_cpu_seconds() -> f64 {
 /// equal cost by processor time rather than wall time, because wall time would charge one
 /// run for whatever else the machine was doing.
 #[derive(Clone, Copy, Debug)]
-pub struct CpuBudget {
+pub(crate) struct CpuBudget {
     limit_seconds: Option<f64>,
 }
 
@@ -82,7 +82,7 @@ impl CpuBudget {
     }
 
     /// Ends the summary line: the processor time used, and the budget if there is one.
-    pub fn describe_use(&self) -> String {
+    pub(crate) fn describe_use(&self) -> String {
         match self.limit_seconds {
             Some(limit) => format!(
                 "{:.0} s of processor time (budget {:.0} s)",

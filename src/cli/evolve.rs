@@ -61,7 +61,7 @@ pub struct EvolveArgs {
 }
 
 /// The config the flags describe: preset, then file, then single-field flags.
-pub fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
+pub(crate) fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
     let file = config_layer(args.config.as_deref())?;
     let mut flags = serde_json::Map::new();
     if let Some(seed) = args.seed {

@@ -287,7 +287,7 @@ fn flag_of(field: &str) -> String {
 
 /// The learning run the config file and flags describe: the tuner's defaults (the same as the
 /// API's), the file, then the flags, through the one config loader.
-pub fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
+pub(crate) fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
     let file = config_layer(args.config.as_deref())?;
     let tuner = tuner_name(args, file.as_ref())?;
     let texel = tuner == "texel";

@@ -139,7 +139,7 @@ pub struct TournamentArgs {
     pub common: MatchArgs,
 }
 
-pub fn run_play(args: &PlayArgs) -> Result<()> {
+pub(crate) fn run_play(args: &PlayArgs) -> Result<()> {
     let [a, b]: [AgentSpec; 2] = args
         .common
         .timed(vec![
@@ -208,7 +208,7 @@ fn run_sprt(
     Ok(())
 }
 
-pub fn run_tournament(args: &TournamentArgs) -> Result<()> {
+pub(crate) fn run_tournament(args: &TournamentArgs) -> Result<()> {
     let preset = match &args.preset {
         Some(name) => Some(tournament_preset(name).ok_or_else(|| {
             usage(format!(

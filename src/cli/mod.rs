@@ -7,21 +7,21 @@
 //! - [`matches`](mod@matches): `play`, `tournament`.
 //! - [`evolve`]: a GA run without the server.
 //! - [`learn`]: the learning tuners, TD(lambda), TD-Leaf(lambda) and Texel-style fitting.
-//! - [`bench`](mod@bench): single-threaded speed figures, and with [`cost_bench`] the cost
+//! - [`bench`](mod@bench): single-threaded speed figures, and with `cost_bench` the cost
 //!   model's table.
 //! - [`serve`]: the HTTP API and dashboard.
-//! - [`train_a3c`]: training of the a3c network.
+//! - `train_a3c`: training of the a3c network.
 //! - [`mankalah`]: a ManKalah agent on standard input and output.
 //! - [`args`]: `--rules`, `--pie`, `--threads` and usage errors, shared by the commands.
-//! - [`console`]: progress bars, Ctrl-C and processor-time budgets, shared by the long
+//! - `console`: progress bars, Ctrl-C and processor-time budgets, shared by the long
 //!   commands; [`progress`]: how a run's records are shown.
 
 pub mod agreement;
 pub mod args;
 pub mod bench;
-pub mod bench_seeds;
-pub mod console;
-pub mod cost_bench;
+pub(crate) mod bench_seeds;
+pub(crate) mod console;
+pub(crate) mod cost_bench;
 pub mod egdb;
 pub mod evolve;
 pub mod learn;
@@ -30,7 +30,7 @@ pub mod matches;
 pub mod position;
 pub mod progress;
 pub mod serve;
-pub mod train_a3c;
+pub(crate) mod train_a3c;
 pub mod worker;
 
 use std::process::ExitCode;

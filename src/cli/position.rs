@@ -168,7 +168,7 @@ fn move_text(mv: usize) -> String {
     }
 }
 
-pub fn run_perft(args: &PerftArgs) -> Result<()> {
+pub(crate) fn run_perft(args: &PerftArgs) -> Result<()> {
     let pos = match &args.position {
         Some(text) => position_arg(text)?,
         None => Position::start(6, 4)?,
@@ -196,7 +196,7 @@ pub fn run_perft(args: &PerftArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn run_solve(args: &SolveArgs) -> Result<()> {
+pub(crate) fn run_solve(args: &SolveArgs) -> Result<()> {
     let pos = match (&args.position, &args.board) {
         (Some(text), None) => position_arg(text)?,
         (None, Some(board)) => {
@@ -377,7 +377,7 @@ fn missing_database(
     Ok(Some(Egdb::open(&path)?))
 }
 
-pub fn run_move(args: &MoveArgs) -> Result<()> {
+pub(crate) fn run_move(args: &MoveArgs) -> Result<()> {
     let spec = AgentSpec::parse(&args.agent)?;
     let pos = position_arg(&args.position)?.with_pie(args.pie.pie);
     if pos.is_game_over() {

@@ -11,7 +11,7 @@ use crate::tune::GenerationRecord;
 use crate::tune::{tuner, DriveError, Observer, TunerConfig};
 
 /// The console's [`Observer`]; it also keeps what a run's closing summary needs.
-pub struct RunConsole {
+pub(crate) struct RunConsole {
     bar: Option<ProgressBar>,
     /// Records shown.
     pub records: u64,
@@ -38,7 +38,7 @@ impl RunConsole {
     }
 
     /// The bar, for showing progress within a step (a learner's batches).
-    pub fn bar(&self) -> Option<ProgressBar> {
+    pub(crate) fn bar(&self) -> Option<ProgressBar> {
         self.bar.clone()
     }
 

@@ -15,22 +15,23 @@ pub mod sets;
 pub mod weighted;
 
 pub use features::{best_capture, exposed_seeds, Feature};
-pub use sets::{feature_set, parse_features, FeatureSet, FEATURE_SETS};
+pub use sets::FeatureSet;
+pub use sets::{feature_set, parse_features, FEATURE_SETS};
 pub use weighted::{round_to_i64, WeightedEval};
 
 use crate::game::{Position, Side};
 
 /// Fixed-point unit of heuristic scores: one seed of store difference is `SCALE`.
-pub const SCALE: f64 = 1_000_000.0;
+pub(crate) const SCALE: f64 = 1_000_000.0;
 /// Any finished game scores beyond this, so a win beats every non-terminal score.
-pub const WIN: i64 = 100_000_000_000_000_000;
+pub(crate) const WIN: i64 = 100_000_000_000_000_000;
 /// Largest weight magnitude accepted, so that no leaf score can reach [`WIN`].
-pub const MAX_WEIGHT: f64 = 1000.0;
+pub(crate) const MAX_WEIGHT: f64 = 1000.0;
 
 /// Score of a finished game with final margin `margin` (mine minus theirs): a bigger win beats a
 /// smaller one and any win beats any position that is not yet decided.
 #[inline]
-pub fn terminal_score(margin: i32) -> i64 {
+pub(crate) fn terminal_score(margin: i32) -> i64 {
     match margin.signum() {
         1 => WIN + margin as i64 * SCALE as i64,
         -1 => -WIN + margin as i64 * SCALE as i64,
@@ -41,13 +42,13 @@ pub fn terminal_score(margin: i32) -> i64 {
 /// The final margin a finished game's score stands for (the inverse of [`terminal_score`]);
 /// `None` for the score of a game not yet decided.
 #[inline]
-pub fn terminal_margin(score: i64) -> Option<i64> {
+pub(crate) fn terminal_margin(score: i64) -> Option<i64> {
     is_decisive(score).then(|| (score - score.signum() * WIN) / SCALE as i64)
 }
 
 /// The scores of finished games: wins and losses lie beyond [`WIN`].
 #[inline]
-pub fn is_decisive(score: i64) -> bool {
+pub(crate) fn is_decisive(score: i64) -> bool {
     score.abs() >= WIN
 }
 

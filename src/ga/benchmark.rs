@@ -56,7 +56,7 @@ impl PairSeeds for PanelSeeds {
 
 /// Everything needed to measure individuals against the panel, fixed for a run.
 #[derive(Clone, Debug)]
-pub struct Benchmark {
+pub(crate) struct Benchmark {
     config: BenchmarkConfig,
     features: Vec<Feature>,
     depth: u32,
@@ -114,7 +114,7 @@ impl Benchmark {
     /// Games of [`Benchmark::measure`] are skipped, and the searches of those under way
     /// stopped, once `cancel` is set; the results of a cancelled measurement mean nothing and
     /// are to be dropped.
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
 
@@ -123,7 +123,7 @@ impl Benchmark {
     }
 
     /// The agent that plays as an individual: the same spec its export hands out.
-    pub fn individual_spec(&self, weights: &[f64]) -> AgentSpec {
+    pub(crate) fn individual_spec(&self, weights: &[f64]) -> AgentSpec {
         AgentSpec::Heuristic {
             features: FeatureChoice::List(self.features.clone()),
             weights: WeightChoice::Values(weights.to_vec()),

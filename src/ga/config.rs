@@ -29,23 +29,22 @@ use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{Position, Rules};
-pub use crate::tune::{
-    agent_error, BoardConfig, ConfigError, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES,
-};
+pub use crate::tune::ConfigError;
+pub(crate) use crate::tune::{agent_error, BoardConfig, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 
 /// Largest population.
-pub const MAX_POPULATION: usize = 1000;
+pub(crate) const MAX_POPULATION: usize = 1000;
 /// Largest number of generations.
-pub const MAX_GENERATIONS: u32 = 10_000;
+pub(crate) const MAX_GENERATIONS: u32 = 10_000;
 /// Deepest search of individuals and opponents: beyond this a single game takes minutes.
-pub const MAX_DEPTH: u32 = Profile::Ga.limits().max_depth;
+pub(crate) const MAX_DEPTH: u32 = Profile::Ga.limits().max_depth;
 /// Most games per pairing (individual against individual or against an opponent).
-pub const MAX_GAMES_PER_PAIR: u32 = 1000;
+pub(crate) const MAX_GAMES_PER_PAIR: u32 = 1000;
 /// Most fixed opponents.
-pub const MAX_OPPONENTS: usize = 16;
-pub use crate::matches::MAX_OPENING_PLIES;
+pub(crate) const MAX_OPPONENTS: usize = 16;
+pub(crate) use crate::matches::MAX_OPENING_PLIES;
 /// Most racing rounds: every round waits for its slowest game.
-pub const MAX_RACING_ROUNDS: u32 = 32;
+pub(crate) const MAX_RACING_ROUNDS: u32 = 32;
 
 /// Bytes of one weight in a stored record: 17 significant digits, a sign, an exponent and a
 /// comma at most.
@@ -186,12 +185,12 @@ impl Default for Bounds {
 
 impl Bounds {
     #[inline]
-    pub fn clamp(&self, x: f64) -> f64 {
+    pub(crate) fn clamp(&self, x: f64) -> f64 {
         x.clamp(self.min, self.max)
     }
 
     #[inline]
-    pub fn width(&self) -> f64 {
+    pub(crate) fn width(&self) -> f64 {
         self.max - self.min
     }
 
@@ -376,11 +375,11 @@ pub struct BenchmarkConfig {
 }
 
 /// Most positions of a run's agreement set.
-pub const MAX_AGREEMENT_PANEL_POSITIONS: u32 = 10_000;
+pub(crate) const MAX_AGREEMENT_PANEL_POSITIONS: u32 = 10_000;
 
 /// The default panel: depth-4 minimax and the published hunter10, divilly6 and abrams3
 /// players at depth 4.
-pub const DEFAULT_PANEL: [&str; 4] = [
+pub(crate) const DEFAULT_PANEL: [&str; 4] = [
     "minimax:4",
     "heuristic:hunter10:published:4",
     "heuristic:divilly6:published:4",
@@ -414,7 +413,7 @@ impl BenchmarkConfig {
     }
 
     /// Panel games in a measured generation.
-    pub fn games_per_measure(&self) -> u64 {
+    pub(crate) fn games_per_measure(&self) -> u64 {
         self.leaders as u64 * self.panel.len() as u64 * 2 * self.pairs as u64
     }
 }
@@ -650,7 +649,7 @@ impl GaConfig {
 
     /// This config with its agents' model names replaced by the files `files` resolves them
     /// to ([`AgentSpec::locate`]): what a server evolves, while it stores and shows the names.
-    pub fn locate_agents(&self, files: &FileAccess) -> Result<GaConfig, ConfigError> {
+    pub(crate) fn locate_agents(&self, files: &FileAccess) -> Result<GaConfig, ConfigError> {
         let mut config = self.clone();
         for (list, specs) in [
             ("fitness.opponents", &mut config.fitness.opponents),
@@ -693,7 +692,7 @@ impl GaConfig {
 
     /// A rough estimate of a whole run's cost in core-hours, from the cost model
     /// ([`crate::agents::cost`]): each game costs its two sides, an individual's side a
-    /// search's ([`search_side_ms`]) and an opponent's or panel agent's what [`game_side_ms`]
+    /// search's (`search_side_ms`) and an opponent's or panel agent's what `game_side_ms`
     /// gives for its kind (an `mcts:1000000` opponent costs some 40 s a game). Used to refuse
     /// runs that would take days; checked within 2x of measured runs.
     pub fn estimated_core_hours(&self) -> f64 {
@@ -989,7 +988,7 @@ fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
 
 /// Checks an agent of a GA config (an opponent or a panel agent) under the GA's limits.
 /// Checks a benchmark panel's settings; `max_leaders` is how many individuals could play it.
-pub fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), ConfigError> {
+pub(crate) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), ConfigError> {
     if b.panel.len() > MAX_OPPONENTS {
         return Err(ConfigError::invalid(
             "benchmark.panel",
@@ -1018,12 +1017,12 @@ pub fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result<(), Co
     )
 }
 
-pub fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
+pub(crate) fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {
     spec.check(Profile::Ga).map_err(|e| agent_error(prefix, &e))
 }
 
 /// Lays `patch` over `base`: objects merge key by key, anything else replaces.
-pub fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+pub(crate) fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
     match (base, patch) {
         (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
             for (k, v) in p {
@@ -1042,7 +1041,7 @@ pub fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
 /// An upper estimate of the bytes of one stored generation row whose record holds
 /// `individuals` individuals of `features` weights and the results of `panel` panel agents
 /// (see [`GaConfig::estimated_record_bytes`]; learning runs' checkpoints are such rows too).
-pub fn record_bytes(individuals: u64, features: usize, panel: usize) -> u64 {
+pub(crate) fn record_bytes(individuals: u64, features: usize, panel: usize) -> u64 {
     let weights = features as u64 * RECORD_WEIGHT_BYTES;
     let individuals = individuals * (RECORD_INDIVIDUAL_BYTES + weights);
     // The hall of fame in the record and the best weights in their own column.
@@ -1052,7 +1051,7 @@ pub fn record_bytes(individuals: u64, features: usize, panel: usize) -> u64 {
 }
 
 /// A byte count for people: "4.9 GB", "16 KB".
-pub fn describe_bytes(bytes: u64) -> String {
+pub(crate) fn describe_bytes(bytes: u64) -> String {
     let b = bytes as f64;
     if b >= 1e9 {
         format!("{:.1} GB", b / 1e9)

@@ -4,7 +4,7 @@
 //! ([`Evolution::resume`]) with exactly the generations an uninterrupted run would produce.
 //!
 //! The GA's operators (selection, crossover, mutation) make each next generation unless a
-//! [`Breeder`] is given ([`Evolution::with_breeder`]): then the breeder does (CMA-ES and SPSA in
+//! [`Breeder`] is given (`Evolution::with_breeder`): then the breeder does (CMA-ES and SPSA in
 //! `tune`), and everything else (fitness games, the benchmark panel, the hall of fame, the
 //! records, resuming) stays the GA's.
 
@@ -80,7 +80,7 @@ impl Evolution {
     /// A run of `config` whose generations `breeder` makes instead of the GA's operators:
     /// from its first generation, or carrying on after the last of `records` (the run's
     /// records so far, oldest first) as [`Evolution::resume`] does.
-    pub fn with_breeder(
+    pub(crate) fn with_breeder(
         config: GaConfig,
         mut breeder: Box<dyn Breeder>,
         records: &[GenerationRecord],
@@ -231,7 +231,7 @@ impl Evolution {
     /// per thread). A step that was cancelled returns a meaningless record, and the run must be
     /// dropped: an owner that cancels keeps no state of it (a later resume starts from the
     /// last record written).
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         self.fitness.set_cancel(cancel.clone());
         if let Some(b) = &mut self.benchmark {
             b.set_cancel(cancel);
@@ -241,7 +241,7 @@ impl Evolution {
     /// The next job list of the generation under way (starting one if none is), the same
     /// list again until it is told; `None` once all are told (then
     /// [`Evolution::finish_generation`]) or the run has finished.
-    pub fn next_games(&mut self) -> Option<JobList> {
+    pub(crate) fn next_games(&mut self) -> Option<JobList> {
         if self.stopped.is_some() {
             return None;
         }
@@ -256,14 +256,14 @@ impl Evolution {
     }
 
     /// The points of the list [`Evolution::next_games`] handed out, in job order.
-    pub fn tell(&mut self, points: Vec<f64>) {
+    pub(crate) fn tell(&mut self, points: Vec<f64>) {
         if let Some((scoring, _)) = &mut self.scoring {
             scoring.tell(&self.fitness, points);
         }
     }
 
     /// Plays `list` on the current rayon pool (exactly as [`crate::tune::games::GameSetup::play_batch`]).
-    pub fn play_here(&mut self, list: &JobList) -> Vec<f64> {
+    pub(crate) fn play_here(&mut self, list: &JobList) -> Vec<f64> {
         match &mut self.scoring {
             Some((scoring, _)) => scoring.play_here(&self.fitness, list),
             None => vec![0.0; list.jobs.len()],
@@ -273,7 +273,7 @@ impl Evolution {
     /// Scores the generation whose lists are all told, measures its leaders on the benchmark
     /// panel when due, breeds the next population and returns the generation's record;
     /// `None` once the run has finished.
-    pub fn finish_generation(&mut self) -> Option<GenerationRecord> {
+    pub(crate) fn finish_generation(&mut self) -> Option<GenerationRecord> {
         if self.stopped.is_some() {
             return None;
         }

@@ -94,7 +94,7 @@ impl FitnessSetup {
 
     /// Games are skipped, and the searches of those under way stopped, once `cancel` is set;
     /// the evaluation of a cancelled generation means nothing and is to be dropped.
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         self.games.set_cancel(cancel);
     }
 
@@ -255,8 +255,8 @@ enum Stage {
     Done,
 }
 
-/// A generation's fitness in ask/tell form: [`Scoring::next_list`] hands out its job lists
-/// one at a time (a racing round depends on the rounds before it), [`Scoring::tell`] takes
+/// A generation's fitness in ask/tell form: `Scoring::next_list` hands out its job lists
+/// one at a time (a racing round depends on the rounds before it), `Scoring::tell` takes
 /// each list's points in job order, and [`Scoring::finish`] scores the population. Where and
 /// how the lists were played changes nothing in the scores.
 pub struct Scoring {
@@ -295,7 +295,7 @@ impl Scoring {
     /// The next job list to play, the same one again until it is told; `None` once every
     /// list has been told and [`Scoring::finish`] can score. Lists without jobs are not
     /// handed out.
-    pub fn next_list(&mut self, setup: &FitnessSetup) -> Option<JobList> {
+    pub(crate) fn next_list(&mut self, setup: &FitnessSetup) -> Option<JobList> {
         loop {
             if let Some(out) = &self.out {
                 return Some(out.clone());
@@ -328,7 +328,7 @@ impl Scoring {
     /// # Panics
     /// When no list is out or `points` does not have one entry per job: the caller's bug,
     /// not something a user can cause (a batch's result is checked when it is collected).
-    pub fn tell(&mut self, setup: &FitnessSetup, points: Vec<f64>) {
+    pub(crate) fn tell(&mut self, setup: &FitnessSetup, points: Vec<f64>) {
         let list = self.out.take().expect("tell answers a list handed out");
         assert_eq!(points.len(), list.jobs.len(), "one point per job");
         self.take(setup, &list, &points);
@@ -383,7 +383,7 @@ impl Scoring {
 
     /// Plays `list` on the current rayon pool, as [`GameSetup::play_batch`] would, with
     /// the evaluators and memos this generation's earlier lists made here.
-    pub fn play_here(&mut self, setup: &FitnessSetup, list: &JobList) -> Vec<f64> {
+    pub(crate) fn play_here(&mut self, setup: &FitnessSetup, list: &JobList) -> Vec<f64> {
         let local = self
             .local
             .get_or_insert_with(|| setup.games.local(&self.population));

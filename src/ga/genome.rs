@@ -8,7 +8,7 @@ use super::config::Bounds;
 use crate::agents::GameRng;
 
 /// One individual's weights, in the order of the run's features.
-pub use crate::tune::Genome;
+pub(crate) use crate::tune::Genome;
 
 /// A genome drawn uniformly within `bounds`.
 pub fn uniform(genes: usize, bounds: &Bounds, rng: &mut GameRng) -> Genome {
@@ -28,12 +28,12 @@ pub fn around(center: &[f64], sigma: f64, bounds: &Bounds, rng: &mut GameRng) ->
 /// A standard normal deviate (rand_distr's ziggurat: table look-ups and multiplications, with
 /// `ln`/`exp` only in the rare tail and wedge cases).
 #[inline]
-pub fn gaussian(rng: &mut GameRng) -> f64 {
+pub(crate) fn gaussian(rng: &mut GameRng) -> f64 {
     StandardNormal.sample(rng)
 }
 
 /// Euclidean distance between two genomes.
-pub fn distance(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn distance(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| (x - y) * (x - y))
@@ -57,7 +57,7 @@ pub fn diversity(population: &[Genome]) -> f64 {
 }
 
 /// Index of the fittest individual; the lowest index among equals.
-pub fn best_index(fitness: &[f64]) -> usize {
+pub(crate) fn best_index(fitness: &[f64]) -> usize {
     let mut best = 0;
     for (i, &f) in fitness.iter().enumerate() {
         if f > fitness[best] {
@@ -68,7 +68,7 @@ pub fn best_index(fitness: &[f64]) -> usize {
 }
 
 /// Indices from fittest to least fit; equals keep their order.
-pub fn ranking(fitness: &[f64]) -> Vec<usize> {
+pub(crate) fn ranking(fitness: &[f64]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..fitness.len()).collect();
     order.sort_by(|&a, &b| fitness[b].total_cmp(&fitness[a]));
     order

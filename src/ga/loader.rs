@@ -25,7 +25,7 @@ pub enum Format {
 
 impl Format {
     /// The format a file name implies: `.toml` or `.json`, anything else [`Format::Auto`].
-    pub fn of_path(path: &std::path::Path) -> Format {
+    pub(crate) fn of_path(path: &std::path::Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("toml") => Format::Toml,
             Some("json") => Format::Json,

@@ -8,9 +8,9 @@
 //!   what it accepts.
 //!   A config is assembled from presets, files, requests and flags by the tuning engine's
 //!   loader ([`crate::ga::loader`]).
-//! - [`genome`]: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
+//! - `genome`: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
 //!   initialisation, diversity, fitness statistics.
-//! - [`operators`]: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
+//! - `operators`: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
 //!   `sus`), [`Crossover`] (`average-hybrid`, `average`, `hybrid`, `uniform`, `blend`) and
 //!   [`Mutation`] (Gaussian); every operator takes the RNG explicitly.
 //! - [`fitness`]: the games of one generation as a flat job list played on rayon (round robin,
@@ -59,15 +59,16 @@ pub mod benchmark;
 pub mod config;
 pub mod engine;
 pub mod fitness;
-pub mod genome;
+pub(crate) mod genome;
 pub mod loader;
-pub mod operators;
+pub(crate) mod operators;
 pub mod tuner;
 
 pub use config::{
-    BenchmarkConfig, Bounds, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode, GaConfig,
-    InitConfig, InitKind, MutationConfig, SelectionConfig, SelectionKind, PRESETS,
+    BenchmarkConfig, Bounds, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode,
+    InitConfig, InitKind, MutationConfig, SelectionConfig, PRESETS,
 };
+pub use config::{GaConfig, SelectionKind};
 pub use engine::Evolution;
 pub use fitness::{Evaluation, FitnessSetup, Scoring};
 pub use operators::{Crossover, Mutation, Selection};

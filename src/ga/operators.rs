@@ -91,7 +91,7 @@ fn non_negative(fitness: &[f64]) -> Vec<f64> {
 
 /// Fitness-proportional selection (the blog's).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Roulette;
+pub(crate) struct Roulette;
 
 impl Selection for Roulette {
     fn select(&self, fitness: &[f64], n: usize, rng: &mut GameRng) -> Vec<usize> {
@@ -127,10 +127,10 @@ impl Selection for Tournament {
 /// Linear ranking: the least fit has rank 1, the fittest rank n, equals share their mean rank;
 /// probability proportional to rank. Keeps pressure when fitness values bunch together.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Rank;
+pub(crate) struct Rank;
 
 /// Ranks 1..=n from least to most fit, equal values getting their mean rank.
-pub fn ranks(fitness: &[f64]) -> Vec<f64> {
+pub(crate) fn ranks(fitness: &[f64]) -> Vec<f64> {
     let n = fitness.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| fitness[a].total_cmp(&fitness[b]));
@@ -162,7 +162,7 @@ impl Selection for Rank {
 /// fitness wheel, so each individual gets within one of its expected number of copies. The
 /// picks are shuffled afterwards, since in wheel order neighbours would always pair up.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Sus;
+pub(crate) struct Sus;
 
 impl Selection for Sus {
     fn select(&self, fitness: &[f64], n: usize, rng: &mut GameRng) -> Vec<usize> {
@@ -203,7 +203,7 @@ fn shuffle<T>(items: &mut [T], rng: &mut GameRng) {
 
 /// One child, the mean of the parents.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Average;
+pub(crate) struct Average;
 
 fn average(a: &[f64], b: &[f64], bounds: &Bounds) -> Genome {
     a.iter()
@@ -225,7 +225,7 @@ impl Crossover for Average {
 /// the second parent, the rest from the first (the blog's cut is always after gene one). A
 /// single gene is copied from a parent chosen at random.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hybrid;
+pub(crate) struct Hybrid;
 
 fn hybrid(a: &[f64], b: &[f64], rng: &mut GameRng) -> Genome {
     let n = a.len();
@@ -251,7 +251,7 @@ impl Crossover for Hybrid {
 
 /// The blog's pair of children: one [`Average`], one [`Hybrid`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AverageHybrid;
+pub(crate) struct AverageHybrid;
 
 impl Crossover for AverageHybrid {
     fn children_per_pair(&self) -> usize {
@@ -265,7 +265,7 @@ impl Crossover for AverageHybrid {
 /// Two complementary children: each gene goes to one child from either parent with
 /// probability 1/2, and to the other child from the other parent.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct UniformCrossover;
+pub(crate) struct UniformCrossover;
 
 impl Crossover for UniformCrossover {
     fn children_per_pair(&self) -> usize {
@@ -290,7 +290,7 @@ impl Crossover for UniformCrossover {
 /// BLX-alpha: two children, each gene uniform in `[lo - alpha d, hi + alpha d]` where `lo`,
 /// `hi` are the parents' genes and `d = hi - lo`, clamped to the bounds.
 #[derive(Clone, Copy, Debug)]
-pub struct Blend {
+pub(crate) struct Blend {
     pub alpha: f64,
 }
 
@@ -319,7 +319,7 @@ impl Crossover for Blend {
 /// Gaussian mutation: each gene, with probability `rate`, moves by a normal deviate of
 /// standard deviation `sigma`, then is clamped to the bounds (the blog's "rein it back in").
 #[derive(Clone, Copy, Debug)]
-pub struct Gaussian {
+pub(crate) struct Gaussian {
     pub rate: f64,
     pub sigma: f64,
 }

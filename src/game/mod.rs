@@ -12,13 +12,13 @@ pub mod perft;
 mod position;
 mod user_error;
 
-pub use notation::{excerpt, excerpt_to, parse_kpn, to_kpn, ECHO_CHARS};
+pub use notation::{excerpt, excerpt_to, ECHO_CHARS};
+pub use notation::{parse_kpn, to_kpn};
 pub use perft::perft;
-pub use position::{
-    MoveIter, MoveOutcome, MoveSet, Pie, Position, Rules, Side, MAX_CELLS, MAX_PITS, MAX_SEEDS,
-    SWAP,
-};
-pub use user_error::{as_user_error, UserError, UserErrorKind, USER_ERROR_EXIT_CODE};
+pub use position::{MoveIter, MoveOutcome, MoveSet, MAX_CELLS, MAX_SEEDS};
+pub use position::{Pie, Position, Rules, Side, MAX_PITS, SWAP};
+pub use user_error::{as_user_error, USER_ERROR_EXIT_CODE};
+pub use user_error::{UserError, UserErrorKind};
 
 /// Everything that can be wrong with a board, a position or a move given by a user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,7 +34,7 @@ pub enum GameError {
 }
 
 /// Parses a board size written `m,n` (pits per side, seeds per pit).
-pub fn parse_board(text: &str) -> Result<(usize, u32), GameError> {
+pub(crate) fn parse_board(text: &str) -> Result<(usize, u32), GameError> {
     let bad = |reason: &str| GameError::BadBoard(format!("{:?}: {reason}", excerpt(text)));
     let (m, n) = text
         .split_once(',')

@@ -24,7 +24,7 @@ pub fn perft(pos: &Position, depth: u32, rules: Rules) -> u64 {
 
 /// perft split by first move, as `(move, count)` pairs: handy to find where two move
 /// generators disagree.
-pub fn perft_divide(pos: &Position, depth: u32, rules: Rules) -> Vec<(usize, u64)> {
+pub(crate) fn perft_divide(pos: &Position, depth: u32, rules: Rules) -> Vec<(usize, u64)> {
     if depth == 0 {
         return Vec::new();
     }

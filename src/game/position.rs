@@ -39,7 +39,7 @@ impl Side {
         self as usize
     }
 
-    pub fn letter(self) -> char {
+    pub(crate) fn letter(self) -> char {
         match self {
             Side::South => 'S',
             Side::North => 'N',
@@ -333,7 +333,7 @@ impl Position {
 
     /// Whether this is the start of some Kalah(m, n): South to move, stores empty and every
     /// pit holding the same non-zero number of seeds.
-    pub fn is_start(&self) -> bool {
+    pub(crate) fn is_start(&self) -> bool {
         let m = self.pits as usize;
         let first = self.cells[0];
         self.side == Side::South
@@ -357,7 +357,7 @@ impl Position {
 
     /// This board with North to move and the swap on offer, if it is what South's first move
     /// of a pie game leaves (the only place the swap exists); `None` otherwise.
-    pub fn with_swap_offer(self) -> Option<Position> {
+    pub(crate) fn with_swap_offer(self) -> Option<Position> {
         if self.side != Side::North || self.pie != Pie::Off {
             return None;
         }
@@ -406,7 +406,7 @@ impl Position {
     }
 
     #[inline]
-    pub fn store_index(&self, side: Side) -> usize {
+    pub(crate) fn store_index(&self, side: Side) -> usize {
         let m = self.pits as usize;
         match side {
             Side::South => m,
@@ -430,7 +430,7 @@ impl Position {
 
     /// The pits of `side`, move 1 first.
     #[inline]
-    pub fn side_pits(&self, side: Side) -> &[u16] {
+    pub(crate) fn side_pits(&self, side: Side) -> &[u16] {
         let first = self.first_pit(side);
         &self.cells[first..first + self.pits as usize]
     }
@@ -744,7 +744,7 @@ impl Position {
     /// sowing cycle: `0..m` its own pits (move `k` is offset `k - 1`), `m` its store and
     /// `m + 1..=2m` the opponent's pits.
     #[inline]
-    pub fn landing_offset(&self, side: Side, mv: usize) -> usize {
+    pub(crate) fn landing_offset(&self, side: Side, mv: usize) -> usize {
         let m = self.pits as usize;
         let cycle = 2 * m + 1;
         let offset = mv - 1 + self.cells[self.first_pit(side) + mv - 1] as usize;
@@ -762,7 +762,7 @@ impl Position {
     /// Whether [`Position::key16`] tells positions of this board apart: at most 6 pits per
     /// side (14 cells and the side fit in 16 bytes) and no cell beyond a byte.
     #[inline]
-    pub fn fits_key16(&self) -> bool {
+    pub(crate) fn fits_key16(&self) -> bool {
         self.pits <= 6 && self.total_seeds() <= u8::MAX as u32
     }
 
@@ -770,7 +770,7 @@ impl Position {
     /// transposition tables among positions with the same number of pits, as long as
     /// [`Position::fits_key16`] holds for them.
     #[inline]
-    pub fn key16(&self) -> u128 {
+    pub(crate) fn key16(&self) -> u128 {
         // Cells 14 and 15 are unused on boards of up to 6 pits: cell 15 carries the side and
         // the pie state.
         let tag = (self.side as u128 | (self.pie as u128) << 1) << 120;
@@ -780,7 +780,7 @@ impl Position {
     /// The moves of the side to move without checking whether the game is over, for searches
     /// that already know it is not: its non-empty pits, and [`SWAP`] when offered.
     #[inline]
-    pub fn nonempty_pits(&self) -> MoveSet {
+    pub(crate) fn nonempty_pits(&self) -> MoveSet {
         let own = self.nonempty_mask(self.first_pit(self.side));
         MoveSet(own | self.swap_bit(own))
     }

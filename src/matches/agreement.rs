@@ -57,12 +57,12 @@ impl Default for AgreementSetup {
 }
 
 /// Most positions in one set.
-pub const MAX_AGREEMENT_POSITIONS: usize = 100_000;
+pub(crate) const MAX_AGREEMENT_POSITIONS: usize = 100_000;
 /// Most seeds in the pits of a sampled position: the exact solve of every move grows about
 /// fourfold with every two seeds more.
-pub const MAX_AGREEMENT_SEEDS: u32 = 26;
+pub(crate) const MAX_AGREEMENT_SEEDS: u32 = 26;
 /// The same with an endgame database, which answers the solves' last 20 or more seeds.
-pub const MAX_AGREEMENT_SEEDS_WITH_EGDB: u32 = 40;
+pub(crate) const MAX_AGREEMENT_SEEDS_WITH_EGDB: u32 = 40;
 
 /// A sampled position and the exact final margin, for the mover, after each legal move.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,7 +111,7 @@ pub fn solved_positions(setup: &AgreementSetup) -> Result<Vec<SolvedPosition>, M
 }
 
 /// [`solved_positions`], the solves reading `egdb` (which allows positions with up to
-/// [`MAX_AGREEMENT_SEEDS_WITH_EGDB`] seeds). The positions and their values are the same
+/// `MAX_AGREEMENT_SEEDS_WITH_EGDB` seeds). The positions and their values are the same
 /// with or without it.
 pub fn solved_positions_with(
     setup: &AgreementSetup,

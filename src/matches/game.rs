@@ -32,7 +32,7 @@ pub struct GameRecord {
 
 impl GameRecord {
     /// 1 for a South win, 0.5 for a draw, 0 for a loss.
-    pub fn south_points(&self) -> f64 {
+    pub(crate) fn south_points(&self) -> f64 {
         points(self.south_store, self.north_store)
     }
 
@@ -96,7 +96,7 @@ impl<'a> Seats<'a> {
 
 /// The game loop every caller shares: asks the side to move for a move, plays it and reports
 /// it to `on_ply`, until the game is over or `stop` says enough. Returns the last position.
-pub fn play_until(
+pub(crate) fn play_until(
     seats: Seats<'_>,
     start: Position,
     rules: Rules,
@@ -154,7 +154,7 @@ pub fn play_game(seats: Seats<'_>, start: Position, rules: Rules) -> GameRecord 
 }
 
 /// Whether one store holds more than half of a game's `total` seeds: who wins is then known.
-pub fn is_decided(pos: &Position, total: u32) -> bool {
+pub(crate) fn is_decided(pos: &Position, total: u32) -> bool {
     2 * pos.store(Side::South) > total || 2 * pos.store(Side::North) > total
 }
 
@@ -162,7 +162,7 @@ pub fn is_decided(pos: &Position, total: u32) -> bool {
 /// holds more than half of the seeds: stores only grow, so the winner is then known and the
 /// rest of the game cannot change the points. The moves played up to there are the same as in
 /// [`play_game`] with the same agents and RNGs.
-pub fn decided_south_points(seats: Seats<'_>, start: Position, rules: Rules) -> f64 {
+pub(crate) fn decided_south_points(seats: Seats<'_>, start: Position, rules: Rules) -> f64 {
     let total = start.total_seeds();
     let end = play_until(
         seats,

@@ -221,7 +221,7 @@ impl ManKalah {
 
     /// The board by seat, as the engine writes it: North's pits and store, South's pits and
     /// store.
-    pub fn seat_state(&self) -> Vec<u32> {
+    pub(crate) fn seat_state(&self) -> Vec<u32> {
         let (north, south) = if self.swapped {
             (Side::South, Side::North)
         } else {

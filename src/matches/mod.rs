@@ -11,12 +11,15 @@ pub mod sprt;
 pub mod stats;
 pub mod tournament;
 
-pub use game::{derive_seed, game_rng, play_game, random_opening, GameRecord, Ply, Seats};
+pub use game::{derive_seed, GameRecord, Ply};
+pub use game::{game_rng, play_game, random_opening, Seats};
 pub use pairing::{schedule, PairSeeds, PairedGame, Pairing};
-pub use setup::{MatchError, Setup, MAX_GAMES, MAX_OPENING_PLIES};
+pub use setup::Setup;
+pub use setup::{MatchError, MAX_GAMES, MAX_OPENING_PLIES};
 pub use sprt::{play_sprt, play_sprt_within};
 pub use stats::{wilson, ScoreEstimate, Tally};
+pub use tournament::{play_match, play_tournament, TournamentConfig};
 pub use tournament::{
-    play_match, play_match_within, play_tournament, play_tournament_counted, play_tournament_until,
-    tournament_games, MatchGame, MatchReport, ReferenceTable, TournamentConfig, TournamentReport,
+    play_match_within, play_tournament_counted, play_tournament_until, tournament_games, MatchGame,
+    MatchReport, ReferenceTable, TournamentReport,
 };

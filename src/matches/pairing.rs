@@ -54,7 +54,7 @@ pub fn schedule(pairs: u64) -> impl Iterator<Item = (u64, bool)> + Clone {
 }
 
 /// A's points from South's points.
-pub fn a_points(south_points: f64, a_first: bool) -> f64 {
+pub(crate) fn a_points(south_points: f64, a_first: bool) -> f64 {
     if a_first {
         south_points
     } else {

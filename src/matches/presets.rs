@@ -5,7 +5,7 @@ use crate::agents::AgentSpec;
 use crate::matches::ReferenceTable;
 
 /// A named tournament.
-pub struct TournamentPreset {
+pub(crate) struct TournamentPreset {
     pub agents: Vec<AgentSpec>,
     /// Column and row names for the table.
     pub labels: Vec<String>,
@@ -17,7 +17,7 @@ pub struct TournamentPreset {
     pub reference: ReferenceTable,
 }
 
-pub const TOURNAMENT_PRESETS: &[&str] = &["hunter-table1"];
+pub(crate) const TOURNAMENT_PRESETS: &[&str] = &["hunter-table1"];
 
 /// Hunter's Table 1 (reference/000, section 6): win rate of the row agent moving first.
 const HUNTER_TABLE1: [[Option<f64>; 6]; 6] = [
@@ -71,7 +71,7 @@ const HUNTER_TABLE1: [[Option<f64>; 6]; 6] = [
     ],
 ];
 
-pub fn tournament_preset(name: &str) -> Option<TournamentPreset> {
+pub(crate) fn tournament_preset(name: &str) -> Option<TournamentPreset> {
     match name {
         "hunter-table1" => {
             let specs = [

@@ -1,5 +1,5 @@
 //! What every match, tournament and SPRT test shares: the [`Setup`] of their games (board,
-//! rules, openings, seed), the random numbers of a pairing drawn from it ([`MatchSeeds`]),
+//! rules, openings, seed), the random numbers of a pairing drawn from it (`MatchSeeds`),
 //! the limits on games and openings, and [`MatchError`].
 
 use std::borrow::Cow;
@@ -68,7 +68,7 @@ impl Setup {
 /// Matches' and tournaments' random numbers: a pair's opening from (seed, stream, pair), each
 /// agent's tie-breaking RNG from (seed, stream, pair, A first, 1 for A or 2 for B).
 #[derive(Clone, Copy, Debug)]
-pub struct MatchSeeds {
+pub(crate) struct MatchSeeds {
     seed: u64,
     stream: u64,
 }

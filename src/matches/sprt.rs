@@ -41,7 +41,7 @@ pub struct Pentanomial {
 
 impl Pentanomial {
     /// Adds a pair in which A took `points` (0, 0.5, 1, 1.5 or 2) of the 2.
-    pub fn add_pair(&mut self, points: f64) {
+    pub(crate) fn add_pair(&mut self, points: f64) {
         let index = (points * 2.0).round().clamp(0.0, 4.0) as usize;
         self.counts[index] += 1;
     }
@@ -64,7 +64,7 @@ impl Pentanomial {
 }
 
 /// The expected score per game of a player `elo` points stronger (logistic Elo).
-pub fn score_of_elo(elo: f64) -> f64 {
+pub(crate) fn score_of_elo(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
@@ -186,7 +186,7 @@ impl Sprt {
     /// Adds pairs (A's points in each, 0 to 2) to `counts` in order, stopping after the first
     /// that decides: the test is sequential even when its games were played in parallel.
     /// Returns how many pairs it took, the LLR and the verdict after the last of them.
-    pub fn feed(
+    pub(crate) fn feed(
         &self,
         counts: &mut Pentanomial,
         pair_points: impl IntoIterator<Item = f64>,
@@ -303,7 +303,7 @@ impl SprtReport {
         }
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let e = &self.estimate;
         let [ll, ld, even, dw, ww] = self.counts.counts;
         format!(

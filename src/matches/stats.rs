@@ -44,7 +44,7 @@ impl ScoreEstimate {
     /// 0% or 100%) and the normal interval over group means (which sees the correlation of
     /// paired games). Taking the wider keeps it honest both for small samples and for
     /// deterministic agents whose paired games repeat.
-    pub fn from_groups(groups: &[Vec<f64>]) -> ScoreEstimate {
+    pub(crate) fn from_groups(groups: &[Vec<f64>]) -> ScoreEstimate {
         let games: usize = groups.iter().map(|g| g.len()).sum();
         let points: f64 = groups.iter().flatten().sum();
         let score = if games == 0 {
@@ -78,7 +78,7 @@ impl ScoreEstimate {
     }
 
     /// `53.1% [50.0, 56.2]`.
-    pub fn display_percent(&self) -> String {
+    pub(crate) fn display_percent(&self) -> String {
         format!(
             "{:.1}% [{:.1}, {:.1}]",
             100.0 * self.score,
@@ -121,7 +121,7 @@ impl Tally {
     }
 
     /// 95% Wilson interval of the win rate.
-    pub fn win_rate_ci(&self) -> (f64, f64) {
+    pub(crate) fn win_rate_ci(&self) -> (f64, f64) {
         wilson(self.win_rate(), self.games() as f64)
     }
 }

@@ -484,7 +484,7 @@ pub struct ReferenceTable {
 impl TournamentReport {
     /// The cross-table in the shape of Hunter's Table 1 (row = first player, win rates with
     /// 95% Wilson intervals), under `labels`, and `reference`'s figures below it when given.
-    pub fn to_table_with_ci(
+    pub(crate) fn to_table_with_ci(
         &self,
         labels: &[String],
         reference: Option<&ReferenceTable>,

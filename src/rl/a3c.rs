@@ -58,7 +58,7 @@ impl std::fmt::Display for Opponent {
 /// A training setting out of range: the caller's mistake, not a failure of training.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct InvalidTraining(pub String);
+pub(crate) struct InvalidTraining(pub String);
 
 impl crate::game::UserError for InvalidTraining {}
 inventory::submit! { crate::game::UserErrorKind::of::<InvalidTraining>() }
@@ -166,18 +166,18 @@ impl Default for A3cConfig {
 }
 
 /// The default opponent mix: weighted toward the agents the network must beat.
-pub const DEFAULT_OPPONENTS: &str = "self=1,random=1,greedy=6,minimax:1=3,minimax:2=1";
+pub(crate) const DEFAULT_OPPONENTS: &str = "self=1,random=1,greedy=6,minimax:1=3,minimax:2=1";
 // The defaults below are shared by `A3cConfig::default()` and the `train-a3c` flags, so the
 // library and the command that trained the committed model cannot drift apart.
 /// Adam's starting learning rate: at 1e-3 the network levelled off below 97% against random.
-pub const DEFAULT_LEARNING_RATE: f64 = 3e-4;
-pub const DEFAULT_GAMMA: f64 = 0.99;
-pub const DEFAULT_N_STEPS: usize = 20;
-pub const DEFAULT_BETA: f64 = 0.01;
-pub const DEFAULT_SHAPING: f64 = 0.5;
-pub const DEFAULT_HIDDEN: usize = 128;
-pub const DEFAULT_EVAL_GAMES: u32 = 2000;
-pub const DEFAULT_EVAL_SECONDS: u64 = 60;
+pub(crate) const DEFAULT_LEARNING_RATE: f64 = 3e-4;
+pub(crate) const DEFAULT_GAMMA: f64 = 0.99;
+pub(crate) const DEFAULT_N_STEPS: usize = 20;
+pub(crate) const DEFAULT_BETA: f64 = 0.01;
+pub(crate) const DEFAULT_SHAPING: f64 = 0.5;
+pub(crate) const DEFAULT_HIDDEN: usize = 128;
+pub(crate) const DEFAULT_EVAL_GAMES: u32 = 2000;
+pub(crate) const DEFAULT_EVAL_SECONDS: u64 = 60;
 
 /// Results of one evaluation.
 #[derive(Clone, Debug, Default, Serialize)]

@@ -9,7 +9,7 @@ pub mod progress;
 pub mod td;
 pub mod texel;
 
-pub use progress::LearnerProgress;
+pub(crate) use progress::LearnerProgress;
 
 use crate::eval::{Feature, WeightedEval};
 use crate::game::{Position, Rules};

@@ -8,7 +8,7 @@
 //! difference to the next one: `W += alpha (Y_{t+1} - Y_t) e_t`, with the eligibility trace
 //! `e_t = lambda e_{t-1} + grad_W Y_t` (lambda 0 is Ahmed's rule).
 //!
-//! [`TdLearner`] is a stepped solver: each [`TdLearner::step`] plays one batch of self-play
+//! `TdLearner` is a stepped solver: each `TdLearner::step` plays one batch of self-play
 //! games in parallel with the same weights and then applies their updates in game order, so
 //! the weights after any number of steps are the same at any thread count. Who drives it
 //! (the `learn` command) measures the weights between steps and decides when to stop.
@@ -28,11 +28,11 @@ use super::{bad, check_start, check_whole, LearnConfigError};
 /// RNG stream of the learner's self-play games, apart from every stream matches use.
 const TD_STREAM: u64 = 0x7464_6c65;
 /// Most self-play games of one learning run.
-pub const MAX_TD_GAMES: u32 = 10_000_000;
+pub(crate) const MAX_TD_GAMES: u32 = 10_000_000;
 /// Deepest search while learning: every move of every game is searched.
-pub const MAX_TD_DEPTH: u32 = 8;
+pub(crate) const MAX_TD_DEPTH: u32 = 8;
 /// Most games played with one set of weights.
-pub const MAX_TD_BATCH: u32 = 4096;
+pub(crate) const MAX_TD_BATCH: u32 = 4096;
 
 /// Where the update reads a player's utility.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,7 +200,7 @@ pub struct TdProgress {
 }
 
 /// Learns weights by self-play; see the module docs.
-pub struct TdLearner {
+pub(crate) struct TdLearner {
     config: TdConfig,
     start: Position,
     weights: Vec<f64>,
@@ -222,7 +222,7 @@ impl TdLearner {
 
     /// Makes the games of later steps stop, searches and all, once `cancel` is set. A step
     /// cancelled so leaves weights that mean nothing: its owner drops the learner.
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
 
@@ -253,7 +253,7 @@ impl TdLearner {
         &self.progress
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.progress.games >= self.config.games as u64
     }
 
@@ -353,7 +353,11 @@ impl TdLearner {
 }
 
 /// `atan(scale * w . h)` and its gradient `scale * h / (1 + (scale * w . h)^2)`.
-pub fn utility_and_gradient(weights: &[f64], features: &[f64], scale: f64) -> (f64, Vec<f64>) {
+pub(crate) fn utility_and_gradient(
+    weights: &[f64],
+    features: &[f64],
+    scale: f64,
+) -> (f64, Vec<f64>) {
     let x = scale
         * weights
             .iter()
@@ -387,7 +391,7 @@ fn accumulate(steps: &[Step], result: f64, config: &TdConfig, delta: &mut [f64])
 /// The leaf of the principal variation that starts with `best` from `pos`: each later move is
 /// the first best move of a search of the depth that is left, so the leaf's evaluation is the
 /// root's value (or the leaf is a finished game). An extra turn does not use up depth.
-pub fn principal_leaf(
+pub(crate) fn principal_leaf(
     search: &mut AlphaBeta<'_, WeightedEval>,
     pos: &Position,
     best: usize,

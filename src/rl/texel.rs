@@ -6,7 +6,7 @@
 //! The score of a position is the evaluation `W . H` at the leaf of its principal variation
 //! to `depth` turns; its predicted result is `sigmoid(W . H)`. With the leaves held fixed the
 //! loss is convex in the weights, and argmin's L-BFGS minimises it; the leaves are then found
-//! again with the new weights, for `rounds` rounds. Each [`TexelFitter::step`] is one round, so
+//! again with the new weights, for `rounds` rounds. Each `TexelFitter::step` is one round, so
 //! whoever drives it can measure the weights between rounds.
 
 use argmin::core::{CostFunction, Executor, Gradient};
@@ -28,9 +28,9 @@ use super::{bad, check_start, check_whole, LearnConfigError};
 /// RNG stream of the games positions are sampled from.
 const TEXEL_STREAM: u64 = 0x7465_7865;
 /// Most games to sample from.
-pub const MAX_TEXEL_GAMES: u32 = 1_000_000;
+pub(crate) const MAX_TEXEL_GAMES: u32 = 1_000_000;
 /// Most solved seeds: a solve's time grows about fourfold with every two seeds.
-pub const MAX_EXACT_SEEDS: u32 = 24;
+pub(crate) const MAX_EXACT_SEEDS: u32 = 24;
 
 /// A fitting run's settings; [`TexelConfig::validate`] checks them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -162,7 +162,7 @@ pub struct TexelProgress {
 }
 
 /// Fits weights round by round; see the module docs.
-pub struct TexelFitter {
+pub(crate) struct TexelFitter {
     config: TexelConfig,
     samples: Vec<Sample>,
     weights: Vec<f64>,
@@ -171,15 +171,10 @@ pub struct TexelFitter {
 }
 
 impl TexelFitter {
-    /// Plays the source agent's games and samples and labels their positions.
-    pub fn new(config: TexelConfig) -> Result<TexelFitter, LearnConfigError> {
-        TexelFitter::new_within(config, &Budget::unlimited())
-    }
-
-    /// [`TexelFitter::new`], whose games, searches and solves stop once `cancel` is set; so do
-    /// those of every later step. A fitter made or stepped under a cancel means nothing: its
+    /// Plays the source agent's games and samples and labels their positions; its games,
+    /// searches and solves stop once `cancel` is set, and so do those of every later step. A fitter made or stepped under a cancel means nothing: its
     /// owner drops it.
-    pub fn new_within(
+    pub(crate) fn new_within(
         config: TexelConfig,
         cancel: &Budget,
     ) -> Result<TexelFitter, LearnConfigError> {
@@ -239,7 +234,7 @@ impl TexelFitter {
 
     /// Makes the searches of later steps stop once `cancel` is set; a step cancelled so
     /// leaves weights that mean nothing.
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
 
@@ -255,7 +250,7 @@ impl TexelFitter {
         &self.progress
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.progress.rounds >= self.config.rounds
     }
 
@@ -511,7 +506,8 @@ mod tests {
                 .build()
                 .unwrap()
                 .install(|| {
-                    let mut fitter = TexelFitter::new(small()).unwrap();
+                    let mut fitter =
+                        TexelFitter::new_within(small(), &Budget::unlimited()).unwrap();
                     let mut losses = Vec::new();
                     while fitter.step() {
                         let p = fitter.progress();

@@ -164,19 +164,19 @@ impl Executor {
     }
 
     /// Wakes idle workers: a run was queued.
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.wake.notify_waiters();
     }
 
     /// Stops the games of run `id` if this process steps it.
-    pub fn stop_here(&self, id: &str) {
+    pub(crate) fn stop_here(&self, id: &str) {
         if let Some(budget) = self.running.lock().ok().and_then(|r| r.get(id).cloned()) {
             budget.cancel();
         }
     }
 
     /// How many runs this process steps now.
-    pub fn running_here(&self) -> usize {
+    pub(crate) fn running_here(&self) -> usize {
         self.running.lock().map_or(0, |r| r.len())
     }
 

@@ -5,14 +5,14 @@
 //!
 //! - [`Executor`]: a run's life, from claim through lease, steps and writes to its end; the
 //!   server's run workers are its loops.
-//! - [`Runner`]: one run's [`Driver`] and where its games go ([`Games`]), stepped a record at
+//! - `Runner`: one run's [`Driver`] and where its games go (`Games`), stepped a record at
 //!   a time.
 //! - [`queue`]: the job queue and its coordinator ([`queue::QueueRunner`]), which cuts a job
 //!   list into batches, enqueues them and awaits their results.
 //! - [`worker`]: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
 //! - [`results`]: what the runner keeps in the database, as traits the store implements.
 
-pub mod executor;
+pub(crate) mod executor;
 pub mod queue;
 pub mod results;
 pub mod worker;
@@ -23,15 +23,16 @@ pub use executor::{
     ClaimedRun, Executor, RecordWrite, RunFailure, RunObserver, RunStore, UnreadableRun,
 };
 pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
-pub use results::{BatchStore, ResultWrite, SliceKey, StoreAccessError, StoreFuture, WorkerInfo};
-pub use worker::{start_batch_worker, BatchEnv};
+pub(crate) use results::{BatchStore, StoreAccessError, StoreFuture, WorkerInfo};
+pub use results::{ResultWrite, SliceKey};
+pub(crate) use worker::{start_batch_worker, BatchEnv};
 
 use crate::tune::{DriveError, Driver, Next, Step, StepControl};
 use crate::tune::{GenerationRecord, StopReason};
 
 /// Where a run's games are played.
 #[derive(Debug)]
-pub enum Games {
+pub(crate) enum Games {
     /// On the runner's rayon pool, in this process.
     Here,
     /// On the job queue, by any worker process.
@@ -40,7 +41,7 @@ pub enum Games {
 
 /// What one step of a [`Runner`] made.
 #[derive(Debug)]
-pub enum Stepped {
+pub(crate) enum Stepped {
     /// The step's record.
     Record(Box<GenerationRecord>),
     /// The run had already finished (a resumed run whose last record ended it).
@@ -60,7 +61,7 @@ pub enum RunnerError {
 }
 
 /// A run under way: its driver, the pool its tuner works on, and where its games go.
-pub struct Runner {
+pub(crate) struct Runner {
     /// `None` only while a step has it on a game thread (or after that thread panicked).
     driver: Option<Driver>,
     pool: Arc<rayon::ThreadPool>,
@@ -74,10 +75,6 @@ impl Runner {
             pool,
             games,
         }
-    }
-
-    pub fn driver(&self) -> Option<&Driver> {
-        self.driver.as_ref()
     }
 
     pub fn games(&self) -> &Games {

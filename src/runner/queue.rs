@@ -2,20 +2,20 @@
 //! processes on many machines: the coordinator's side ([`QueueRunner`]).
 //!
 //! The queue is [graphile_worker](https://docs.rs/graphile_worker) in its own schema
-//! ([`SCHEMA`]): it hands each batch to one worker (`SKIP LOCKED`), retries failed batches
+//! (`SCHEMA`): it hands each batch to one worker (`SKIP LOCKED`), retries failed batches
 //! with back-off, and with its dead-worker recovery returns the batches of a worker whose
 //! heartbeat stops (a process killed, a machine gone) to the queue. Nothing of leasing,
 //! heartbeats or re-queueing is ours.
 //!
 //! - The run's owner (the *coordinator*, [`QueueRunner`]) cuts each job list a tuner asks for
-//!   into contiguous slices of roughly [`BATCH_TARGET_MS`] of games ([`slice_layout`], by
+//!   into contiguous slices of roughly `BATCH_TARGET_MS` of games (`slice_layout`, by
 //!   the run cost estimate's game times corrected by how long earlier batches really took),
-//!   enqueues one [`PlayBatch`] per slice that has no result yet (a coordinator that takes a
+//!   enqueues one `PlayBatch` per slice that has no result yet (a coordinator that takes a
 //!   run over reuses the slices already played, when it cuts them the same), awaits every
 //!   result and hands the points back in job order. Where the slices fall changes nothing in
 //!   the points. All of it is async code on the server's runtime: no game thread waits.
 //! - A worker ([`super::worker`], in `kalah-tuner worker` and in `serve`) plays a batch with
-//!   [`crate::tune::games::GameSetup::play_batch`], the very function a tuner's games are
+//!   `crate::tune::games::GameSetup::play_batch`, the very function a tuner's games are
 //!   played with in one process, and writes the points once ([`BatchStore::put_slice_result`]). A second,
 //!   different result for one slice fails the run with a determinism error.
 //!
@@ -38,16 +38,16 @@ use crate::tune::GameSpec;
 use crate::tune::{ConfigError, Genome, Job, JobList};
 
 /// The PostgreSQL schema of the queue's tables.
-pub const SCHEMA: &str = "kalah_tuner_queue";
+pub(crate) const SCHEMA: &str = "kalah_tuner_queue";
 /// Single-core milliseconds of games a batch aims at (by the run cost estimate's game times):
 /// long enough that the queue's few queries per batch cost nothing beside the games, short
 /// enough that a lost batch costs little and the last batches of a generation spread evenly.
-pub const BATCH_TARGET_MS: f64 = 15_000.0;
+pub(crate) const BATCH_TARGET_MS: f64 = 15_000.0;
 /// A job list is cut into at least this many batches (when it has that many jobs and they
 /// cost at least [`MIN_BATCH_MS`] each), so that a generation smaller than a few batch
 /// targets still spreads over many workers.
-pub const MIN_BATCHES: usize = 16;
-/// Batches are not made smaller than this for the sake of [`MIN_BATCHES`]: below it, the
+pub(crate) const MIN_BATCHES: usize = 16;
+/// Batches are not made smaller than this for the sake of `MIN_BATCHES`: below it, the
 /// queue's latency (up to `QUEUE_POLL` per batch) would cost more than spreading gains.
 pub const MIN_BATCH_MS: f64 = 2_000.0;
 /// How often an idle worker asks the queue for a batch, beside PostgreSQL's notification of
@@ -135,7 +135,7 @@ impl BatchQueue {
     }
 
     /// Batches waiting in the queue or being played (all runs).
-    pub async fn pending(&self) -> Result<u64, QueueError> {
+    pub(crate) async fn pending(&self) -> Result<u64, QueueError> {
         let sql = format!("SELECT COUNT(*) FROM {SCHEMA}._private_jobs");
         let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .fetch_one(&self.pool)
@@ -147,7 +147,7 @@ impl BatchQueue {
 /// Cuts a job list whose jobs cost `costs` (any unit) into contiguous slices `(first, len)` of
 /// nearly equal cost: about `target` each, but at least `min_batches` of them as long as each
 /// still costs `min_cost`, and never more slices than jobs.
-pub fn slice_layout(
+pub(crate) fn slice_layout(
     costs: &[f64],
     target: f64,
     min_batches: usize,
@@ -190,7 +190,7 @@ pub fn slice_layout(
 
 /// One batch: a slice of one job list of a run's generation, with all it takes to play it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PlayBatch {
+pub(crate) struct PlayBatch {
     pub run_id: String,
     /// The coordinator's claim on the run: a batch of an owner that lost the run is skipped.
     pub claim: i64,

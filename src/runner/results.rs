@@ -47,7 +47,7 @@ pub struct StoreAccessError {
     pub transient: bool,
 }
 
-pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreAccessError>>;
+pub(crate) type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreAccessError>>;
 
 /// The persistence the runner needs, implemented by [`crate::store::Store`].
 pub trait BatchStore: Send + Sync {

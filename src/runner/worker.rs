@@ -19,7 +19,7 @@ use crate::tune::games::GameSetup;
 
 /// What a worker process plays batches with, shared by its queue worker.
 #[derive(Clone)]
-pub struct BatchEnv {
+pub(crate) struct BatchEnv {
     pub store: Arc<dyn BatchStore>,
     pub pool: Arc<rayon::ThreadPool>,
     /// Names the worker in the results it writes, in the workers table and in its logs.
@@ -210,7 +210,7 @@ async fn stop_when_not_running(
 /// to the queue otherwise, and the returned task ends. A worker that stops on a database
 /// error (a lost connection, a restarting server) is started again after `RESTART_DELAY`,
 /// for as long as the process runs: the queue returns whatever batch it held.
-pub async fn start_batch_worker(
+pub(crate) async fn start_batch_worker(
     queue: &BatchQueue,
     env: BatchEnv,
     shutdown: impl Future<Output = ()> + Send + 'static,

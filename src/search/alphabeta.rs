@@ -341,7 +341,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     /// every node). A fixed-depth search stopped so returns a legal move but not a minimax
     /// result: the budget's owner must look at [`Budget::stopped`] and discard it. A timed
     /// search stops deepening as at its own deadline.
-    pub fn set_budget(&mut self, budget: &Budget) {
+    pub(crate) fn set_budget(&mut self, budget: &Budget) {
         self.budget = Some(budget.clone());
     }
 
@@ -413,7 +413,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
 
     /// Iterative deepening until the search has visited `max_nodes` positions (tested every
     /// 4096) or reached `max_depth`; returns the deepest completed iteration. At least depth
-    /// 1 always completes. Unlike [`AlphaBeta::search_time`] the result depends only on the
+    /// 1 always completes. Unlike `AlphaBeta::search_time` the result depends only on the
     /// position, so games with node budgets reproduce.
     pub fn search_nodes(&mut self, pos: &Position, max_nodes: u64, max_depth: u32) -> SearchResult {
         let max_depth = max_depth.max(1);
@@ -438,7 +438,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
 
     /// Iterative deepening until `budget` runs out (or `max_depth` is reached); returns the
     /// deepest completed iteration. At least depth 1 always completes.
-    pub fn search_time(
+    pub(crate) fn search_time(
         &mut self,
         pos: &Position,
         budget: Duration,

@@ -8,7 +8,7 @@
 //! positions in the exact solver, so that a cancel reaches inside a game at once; the clock
 //! and the node cap they read every few thousand positions through [`Budget::check`], as
 //! reading the clock costs more than a leaf. Game loops look at it between games through
-//! [`Budget::check_now`]. Once a budget is spent it stays spent: every search under it
+//! `Budget::check_now`. Once a budget is spent it stays spent: every search under it
 //! returns at once with whatever move it has, and the owner throws the partial result away,
 //! reporting [`Budget::stopped`] as the reason.
 //!
@@ -86,7 +86,7 @@ impl Budget {
     /// The same bounds with at most `max_playouts` MCTS playouts a move. A playout cap is a
     /// cap on the move, not a reason to stop: a search that reaches it answers with its move.
     /// Set before the budget is shared (clones made earlier keep the old cap).
-    pub fn with_max_playouts(self, max_playouts: u64) -> Budget {
+    pub(crate) fn with_max_playouts(self, max_playouts: u64) -> Budget {
         Budget(Arc::new(Shared {
             state: AtomicU8::new(self.0.state.load(Ordering::Acquire)),
             deadline: self.0.deadline,
@@ -103,7 +103,7 @@ impl Budget {
     }
 
     /// Most MCTS playouts one move may take under this budget (`u64::MAX`: no cap).
-    pub fn max_playouts(&self) -> u64 {
+    pub(crate) fn max_playouts(&self) -> u64 {
         self.0.max_playouts
     }
 
@@ -134,7 +134,7 @@ impl Budget {
     /// Whether the budget is spent or cancelled: one atomic load, cheap enough for every
     /// position of a search.
     #[inline]
-    pub fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.0.state.load(Ordering::Acquire) != RUNNING
     }
 
@@ -155,7 +155,7 @@ impl Budget {
 
     /// Between games: `Err` with the reason once the budget is spent (the deadline is read
     /// now).
-    pub fn check_now(&self) -> Result<(), Stopped> {
+    pub(crate) fn check_now(&self) -> Result<(), Stopped> {
         self.check(0);
         self.stopped().map_or(Ok(()), Err)
     }
@@ -167,19 +167,19 @@ impl Budget {
     }
 
     /// Whether `other` is a clone of this budget (shares its state).
-    pub fn is_same(&self, other: &Budget) -> bool {
+    pub(crate) fn is_same(&self, other: &Budget) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// A guard that cancels the budget when dropped. An HTTP handler holds one while its
     /// computation runs elsewhere: a client that disconnects drops the handler, and with it
     /// the guard, so the computation stops instead of running for nobody.
-    pub fn cancel_on_drop(&self) -> CancelOnDrop {
+    pub(crate) fn cancel_on_drop(&self) -> CancelOnDrop {
         CancelOnDrop(self.clone())
     }
 }
 
-/// See [`Budget::cancel_on_drop`].
+/// See `Budget::cancel_on_drop`.
 #[derive(Debug)]
 pub struct CancelOnDrop(Budget);
 

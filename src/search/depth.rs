@@ -31,7 +31,7 @@ pub fn adaptive_depth(legal_moves: usize) -> u32 {
 }
 
 /// The deepest the adaptive table ever searches, for cost estimates and limits.
-pub const MAX_ADAPTIVE_DEPTH: u32 = 8;
+pub(crate) const MAX_ADAPTIVE_DEPTH: u32 = 8;
 
 /// A search agent's depth: JSON `4` or `"adaptive"`, short form `minimax:4` or
 /// `minimax:adaptive`.
@@ -45,7 +45,7 @@ pub enum Depth {
 
 impl Depth {
     /// The depth to search a root with `legal_moves` moves.
-    pub fn for_root(self, legal_moves: usize) -> u32 {
+    pub(crate) fn for_root(self, legal_moves: usize) -> u32 {
         match self {
             Depth::Fixed(depth) => depth,
             Depth::Adaptive => adaptive_depth(legal_moves),

@@ -35,12 +35,12 @@ use rayon::prelude::*;
 use crate::game::{Pie, Position, Rules, Side};
 
 /// Boards of at most this many pits a side have a database: 2m parts must fit the index.
-pub const MAX_EGDB_PITS: usize = 8;
+pub(crate) const MAX_EGDB_PITS: usize = 8;
 /// At most this many seeds in the pits: values stay within a signed byte.
-pub const MAX_EGDB_SEEDS: u32 = 64;
+pub(crate) const MAX_EGDB_SEEDS: u32 = 64;
 /// Databases larger than this many entries (bytes) are refused: they would not fit the
 /// memory of the machines this runs on.
-pub const MAX_EGDB_ENTRIES: u64 = 16 << 30;
+pub(crate) const MAX_EGDB_ENTRIES: u64 = 16 << 30;
 
 const MAGIC: &[u8; 8] = b"KTEGDB\0\0";
 const FORMAT_VERSION: u32 = 1;
@@ -115,7 +115,7 @@ fn binomial(n: u64, k: u64) -> u64 {
 
 /// The ranking of boards of one shape (`parts` pits in all, up to `max_seeds` seeds).
 #[derive(Clone, Debug)]
-pub struct EgdbIndex {
+pub(crate) struct EgdbIndex {
     parts: usize,
     max_seeds: u32,
     /// `before[q][r][v]`: compositions of `r` into `q` parts whose first part is below `v`.
@@ -189,7 +189,7 @@ impl EgdbIndex {
     }
 
     /// Entries of level `k` (boards with exactly `k` seeds in the pits).
-    pub fn level_len(&self, k: u32) -> u64 {
+    pub(crate) fn level_len(&self, k: u32) -> u64 {
         self.level_start[k as usize + 1] - self.level_start[k as usize]
     }
 
@@ -591,7 +591,7 @@ impl Egdb {
     /// The entry of `pos`, when the database covers it: for [`Egdb::prefetch`] now and
     /// [`Egdb::gain_at`] later.
     #[inline]
-    pub fn locate(&self, pos: &Position) -> Option<usize> {
+    pub(crate) fn locate(&self, pos: &Position) -> Option<usize> {
         if pos.pits() != self.pits() || pos.pie() != Pie::Off {
             return None;
         }
@@ -605,14 +605,14 @@ impl Egdb {
 
     /// The gain stored at entry `at` (from [`Egdb::locate`]).
     #[inline]
-    pub fn gain_at(&self, at: usize) -> i32 {
+    pub(crate) fn gain_at(&self, at: usize) -> i32 {
         self.entries.bytes()[at] as i8 as i32
     }
 
     /// Asks the processor to fetch entry `at`, which will be read soon: a search that locates
     /// all of a node's children first has their cache misses overlap.
     #[inline]
-    pub fn prefetch(&self, at: usize) {
+    pub(crate) fn prefetch(&self, at: usize) {
         prefetch(&self.entries.bytes()[at..]);
     }
 
@@ -769,7 +769,7 @@ impl Child {
 
 /// The folder databases are built into and looked up in: `KALAH_TUNER_EGDB_DIR`, else the
 /// user's cache folder (`$XDG_CACHE_HOME/kalah-tuner/egdb`, `~/.cache/kalah-tuner/egdb`).
-pub fn default_dir() -> PathBuf {
+pub(crate) fn default_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("KALAH_TUNER_EGDB_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
@@ -785,7 +785,7 @@ pub fn default_dir() -> PathBuf {
     }
 }
 
-/// The largest database of [`default_dir`] for `pits` and `rules`, opened once per process
+/// The largest database of `default_dir` for `pits` and `rules`, opened once per process
 /// and shared by every agent and solver that asks (opening checks the whole file's checksum,
 /// and the pages are then shared anyway). `None`, also remembered, when there is none.
 pub fn shared(pits: usize, rules: Rules) -> Result<Option<Arc<Egdb>>, EgdbError> {

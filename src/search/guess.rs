@@ -14,7 +14,7 @@ use crate::game::{Position, Rules};
 
 /// Positions the guessing searches visit before no deeper one starts: depth 12 and 13 from
 /// the 6-pit starts, about half a second on one core.
-pub const GUESS_NODES: u64 = 5_000_000;
+pub(crate) const GUESS_NODES: u64 = 5_000_000;
 
 /// Deepest the guessing search goes: an endgame small enough to be searched to its end within
 /// the budget is then guessed exactly; the budget stops it first on any real board.
@@ -29,7 +29,7 @@ const GUESS_MAX_DEPTH: u32 = 40;
 /// start of Kalah(6,5) standard (value 10) depth 12 says 8, depth 13 says 11, depth 14 says 8
 /// again. No endgame database: alpha-beta scores the positions a database covers as finished
 /// games, above every store difference, and that mix guessed 14 there.
-pub fn first_guess(pos: &Position, rules: Rules, max_nodes: u64) -> i32 {
+pub(crate) fn first_guess(pos: &Position, rules: Rules, max_nodes: u64) -> i32 {
     if pos.is_game_over() {
         let me = pos.side_to_move();
         return pos.seeds_on_side(me) as i32 - pos.seeds_on_side(me.opponent()) as i32;

@@ -4,7 +4,7 @@
 //! Depth counts turns, as in Hunter's and Pekar's minimax: an extra turn (the last seed in
 //! the mover's own store) is searched at the same depth.
 
-pub mod alphabeta;
+pub(crate) mod alphabeta;
 pub mod budget;
 pub mod depth;
 pub mod egdb;
@@ -12,8 +12,10 @@ pub mod guess;
 pub mod solver;
 
 pub use alphabeta::{minimax_plain, zero_sum, AlphaBeta, KeptTable, SearchResult};
-pub use budget::{Budget, CancelOnDrop, Stopped};
+pub use budget::CancelOnDrop;
+pub use budget::{Budget, Stopped};
 pub use depth::Depth;
 pub use egdb::{Egdb, EgdbError};
-pub use guess::first_guess;
-pub use solver::{ProbeReport, Solver, SolverStats};
+pub(crate) use guess::first_guess;
+pub use solver::Solver;
+pub use solver::{ProbeReport, SolverStats};

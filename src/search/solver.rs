@@ -931,13 +931,13 @@ impl Solver {
 
     /// A solver whose table may grow to `mb` MiB (at least 256 slots, at most 2^30), counted
     /// in the 24-byte slots of the largest boards.
-    pub fn with_table_mb(rules: Rules, mb: u64) -> Solver {
+    pub(crate) fn with_table_mb(rules: Rules, mb: u64) -> Solver {
         let slots = (mb << 20) / 24;
         Solver::new(rules, slots.max(1).ilog2())
     }
 
     /// Kept for callers that size by the seeds in play; the table grows on demand anyway.
-    pub fn for_seeds(rules: Rules, _seeds: u32) -> Solver {
+    pub(crate) fn for_seeds(rules: Rules, _seeds: u32) -> Solver {
         Solver::with_default_table(rules)
     }
 
@@ -971,17 +971,17 @@ impl Solver {
     /// Solves from now on stop once `budget` is spent; a stopped solve's values and moves
     /// mean nothing and nothing of it enters the table, so the owner discards the result
     /// ([`Budget::stopped`]).
-    pub fn set_budget(&mut self, budget: &Budget) {
+    pub(crate) fn set_budget(&mut self, budget: &Budget) {
         self.budget = Some(budget.clone());
     }
 
     /// The table's memory now.
-    pub fn table_bytes(&self) -> usize {
+    pub(crate) fn table_bytes(&self) -> usize {
         self.table.bytes()
     }
 
     /// Positions searched since the solver was made.
-    pub fn total_nodes(&self) -> u64 {
+    pub(crate) fn total_nodes(&self) -> u64 {
         self.total_nodes
     }
 
@@ -1077,7 +1077,7 @@ impl Solver {
     /// included) instead of at the current store difference. A guess near the true value
     /// saves the probes that climb to it; a wrong one costs probes but never changes the
     /// value found.
-    pub fn set_first_guess(&mut self, pos: &Position, value: i32) {
+    pub(crate) fn set_first_guess(&mut self, pos: &Position, value: i32) {
         // Saturating: the guess may come from a user, and is clamped to the bounds anyway.
         self.first_guess = Some(value.saturating_sub(pos.store_diff(pos.side_to_move())));
     }
@@ -1097,13 +1097,13 @@ impl Solver {
     }
 
     /// The margin the side to move gains from here under perfect play.
-    pub fn solve_gain(&mut self, pos: &Position) -> (i32, SolverStats) {
+    pub(crate) fn solve_gain(&mut self, pos: &Position) -> (i32, SolverStats) {
         self.solve_gain_observed(pos, &mut |_| {})
     }
 
     /// [`Solver::solve`], telling `observe` the bounds after every MTD(f) probe: a long solve
     /// narrows them one probe at a time, and that is its progress.
-    pub fn solve_observed(
+    pub(crate) fn solve_observed(
         &mut self,
         pos: &Position,
         observe: &mut dyn FnMut(&ProbeReport),
@@ -1239,7 +1239,11 @@ impl Solver {
     /// it proved on the way stays in the table), or when the caller's budget stopped it.
     /// `solve` tries this first, so that a position the search alone settles at once spends
     /// nothing on a first guess or a database build.
-    pub fn solve_within(&mut self, pos: &Position, max_nodes: u64) -> Option<(i32, SolverStats)> {
+    pub(crate) fn solve_within(
+        &mut self,
+        pos: &Position,
+        max_nodes: u64,
+    ) -> Option<(i32, SolverStats)> {
         self.node_cap = max_nodes;
         let found = self.solve(pos);
         self.node_cap = u64::MAX;

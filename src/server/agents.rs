@@ -16,7 +16,7 @@ use crate::store::RunStatus;
 /// documents (`from_export`) name what the server knows; files, wherever a spec names them
 /// (an `a3c` model, `export:PATH`, inside a `from_export` document), are refused unless the
 /// server has a models folder, and then looked up only there, before anything is opened.
-pub async fn resolve_agent(
+pub(crate) async fn resolve_agent(
     state: &SharedState,
     field: &str,
     value: &Value,
@@ -143,7 +143,7 @@ pub struct Catalogue {
 
 /// A run of this server as an agent: the evolved player of its last generation.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct RunAgent {
+pub(crate) struct RunAgent {
     finished: bool,
     /// Name (or short id), status, generation and fitness.
     label: String,
@@ -153,7 +153,7 @@ pub struct RunAgent {
 
 /// An agent that is a run of this server, as requests name it.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct RunRef {
+pub(crate) struct RunRef {
     id: String,
     /// `run`.
     #[schema(value_type = String)]
@@ -162,7 +162,7 @@ pub struct RunRef {
 
 /// Eight characters that tell runs apart, as the dashboard shows them: the random tail of the
 /// id (a UUIDv7 starts with its creation time, the same for runs created within a minute).
-pub fn short_id(id: &str) -> String {
+pub(crate) fn short_id(id: &str) -> String {
     let hex: String = id.chars().filter(|c| *c != '-').collect();
     let n = hex.chars().count();
     if n >= 8 {

@@ -16,7 +16,7 @@ use super::error::ErrorBody;
 use super::schemas::from_json;
 
 /// An error answer: the API's one error body.
-pub fn error_answer(description: impl Into<String>) -> RefOr<Response> {
+pub(crate) fn error_answer(description: impl Into<String>) -> RefOr<Response> {
     let content = utoipa::openapi::ContentBuilder::new()
         .schema(Some(utoipa::openapi::Ref::from_schema_name(
             ErrorBody::name(),
@@ -114,7 +114,7 @@ written_schemas! {
 /// An optional query parameter, for the queries' hand-written `IntoParams`: the handlers read
 /// most parameters as text to answer a bad one in the API's error shape, so the query types'
 /// fields do not say what the parameters hold.
-pub fn query_param(
+pub(crate) fn query_param(
     name: &str,
     description: &str,
     schema: utoipa::openapi::ObjectBuilder,
@@ -130,7 +130,7 @@ pub fn query_param(
 }
 
 /// The schema of an integer parameter.
-pub fn integer() -> utoipa::openapi::ObjectBuilder {
+pub(crate) fn integer() -> utoipa::openapi::ObjectBuilder {
     utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::Integer)
 }
 

@@ -22,7 +22,7 @@ const LISTED: u32 = 100;
 /// or `lost` (no heartbeat for [`LEASE_TTL`]: killed, or cut off from the database).
 #[derive(Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum WorkerStatus {
+pub(crate) enum WorkerStatus {
     Playing,
     Idle,
     Stopped,
@@ -46,7 +46,7 @@ fn status(w: &StoredWorker, now: OffsetDateTime) -> WorkerStatus {
 /// A batch worker as `GET /api/workers` lists it. Fields in alphabetical order, the order the
 /// API's objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct WorkerView {
+pub(crate) struct WorkerView {
     /// The batch it plays now (when playing).
     batch: Option<SliceKey>,
     batches: u64,

@@ -21,7 +21,7 @@ use crate::tune::ConfigError;
 /// When the body of the current request must have arrived: put in the request's extensions
 /// by `limits::refuse_large_and_stamp`, read by the JSON extractor here.
 #[derive(Debug, Clone, Copy)]
-pub struct BodyDeadline(pub std::time::Instant, pub std::time::Duration);
+pub(crate) struct BodyDeadline(pub std::time::Instant, pub std::time::Duration);
 
 tokio::task_local! {
     /// The id of the request a handler is serving, set by [`with_request_id`].
@@ -29,11 +29,11 @@ tokio::task_local! {
 }
 
 /// The response header that carries every request's id.
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
+pub(crate) const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Middleware: gives every request an id, answers it in `x-request-id`, and makes it
 /// available to [`ApiError::internal`] for the log line and the error body.
-pub async fn with_request_id(req: Request, next: axum::middleware::Next) -> Response {
+pub(crate) async fn with_request_id(req: Request, next: axum::middleware::Next) -> Response {
     let id = uuid::Uuid::new_v4().simple().to_string();
     let mut response = REQUEST_ID.scope(id.clone(), next.run(req)).await;
     if let Ok(value) = axum::http::HeaderValue::from_str(&id) {
@@ -60,11 +60,11 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
 }
 
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
 
 /// Longest message answered: messages quote the input at fault, which may be huge (a field
 /// name, an unknown variant in a 1 MiB body), and an error must not echo it back whole.
-pub const MAX_MESSAGE_CHARS: usize = 500;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 500;
 
 impl ApiError {
     pub fn new(status: StatusCode, field: Option<&str>, message: impl Into<String>) -> ApiError {
@@ -96,20 +96,20 @@ impl ApiError {
         )
     }
 
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, None, message)
     }
 
-    pub fn not_found(what: impl Into<String>) -> ApiError {
+    pub(crate) fn not_found(what: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, None, what)
     }
 
-    pub fn conflict(message: impl Into<String>) -> ApiError {
+    pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::CONFLICT, None, message)
     }
 
     /// A failure of the server, not of the request: logged in full, answered without detail.
-    pub fn internal(e: impl std::fmt::Display) -> ApiError {
+    pub(crate) fn internal(e: impl std::fmt::Display) -> ApiError {
         let id = current_request_id();
         tracing::error!(request_id = %id, "internal error: {e:#}");
         ApiError {
@@ -126,7 +126,7 @@ impl ApiError {
     /// An error in the user's input found under the request field `prefix` (e.g. `config`,
     /// `south`, `agents[2]`; empty at the top): its status, and its own field's dotted path
     /// below `prefix`.
-    pub fn from_user(prefix: &str, e: &dyn UserError) -> ApiError {
+    pub(crate) fn from_user(prefix: &str, e: &dyn UserError) -> ApiError {
         let inner = e.field();
         let field = match (prefix.is_empty(), inner.is_empty()) {
             (true, _) => inner.into_owned(),
@@ -139,7 +139,7 @@ impl ApiError {
     }
 
     /// A GA config error under `prefix` (e.g. `config`), naming the dotted field.
-    pub fn from_config(prefix: &str, e: &ConfigError) -> ApiError {
+    pub(crate) fn from_config(prefix: &str, e: &ConfigError) -> ApiError {
         // A field named by the user's preset key sits at the top, not under `config`.
         let prefix = if ConfigError::field(e) == "preset" {
             ""
@@ -150,15 +150,15 @@ impl ApiError {
     }
 
     /// An agent spec error for the request field `field` (e.g. `south`, `agents[2]`).
-    pub fn from_spec(field: &str, e: &SpecError) -> ApiError {
+    pub(crate) fn from_spec(field: &str, e: &SpecError) -> ApiError {
         ApiError::from_user(field, e)
     }
 
-    pub fn from_game(field: &str, e: &GameError) -> ApiError {
+    pub(crate) fn from_game(field: &str, e: &GameError) -> ApiError {
         ApiError::from_user(field, e)
     }
 
-    pub fn from_match(e: &MatchError) -> ApiError {
+    pub(crate) fn from_match(e: &MatchError) -> ApiError {
         match e {
             MatchError::Spec(s) => ApiError::from_user("agent", s),
             MatchError::Game(g) => ApiError::from_user("board", g),
@@ -171,7 +171,7 @@ impl ApiError {
     /// needs too many positions will always need them: 422 on the agent. A deadline depends
     /// on the load as well: 503. A cancelled one had a client that went away, and nobody
     /// reads the answer.
-    pub fn from_stopped(field: &str, why: &Stopped) -> ApiError {
+    pub(crate) fn from_stopped(field: &str, why: &Stopped) -> ApiError {
         match why {
             Stopped::Nodes(max) => ApiError::invalid(
                 field,
@@ -196,13 +196,13 @@ impl From<StoreError> for ApiError {
 /// The body of every error answer.
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = Error)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     error: ErrorDetail,
 }
 
 /// What went wrong. Fields in alphabetical order, the order the API's objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct ErrorDetail {
+pub(crate) struct ErrorDetail {
     /// The request field at fault, as a dotted path.
     field: Option<String>,
     message: String,
@@ -238,13 +238,13 @@ impl IntoResponse for ApiError {
 pub struct ApiJson<T>(pub T);
 
 /// The content type a JSON body must declare.
-pub const JSON_CONTENT_TYPE: &str = "application/json";
+pub(crate) const JSON_CONTENT_TYPE: &str = "application/json";
 
 /// 415 unless the request says its body is JSON. A browser sends a cross-site `text/plain`,
 /// form or multipart POST without asking the server first (no CORS preflight); only a page
 /// allowed by CORS can send `application/json`, so insisting on it keeps other sites' pages
 /// from acting with the user's access to the server.
-pub fn require_json_content_type(headers: &axum::http::HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn require_json_content_type(headers: &axum::http::HeaderMap) -> Result<(), ApiError> {
     let given = headers
         .get(axum::http::header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -328,7 +328,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 /// Parses a JSON body, refusing (422, naming the key by its path) an object that holds a key
 /// twice: serde_json would keep the last silently, so what a client reads in its own body
 /// and what the server acts on could differ.
-pub fn parse_unique_keys(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+pub(crate) fn parse_unique_keys(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     use serde::de::DeserializeSeed;
     let duplicate = std::cell::RefCell::new(None);
     let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -444,7 +444,7 @@ impl<'de> serde::de::Visitor<'de> for UniqueKeys<'_> {
 /// expected u32" becomes "must be a whole number from 0 to 4294967295, got the text "x"". A
 /// client reads the range it may send, not the server's types, and the types do not show
 /// how the server is built.
-pub fn in_plain_words(message: &str) -> String {
+pub(crate) fn in_plain_words(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     loop {
@@ -555,7 +555,7 @@ fn got_in_words(got: &str) -> String {
 /// refuses it, SQLite keeps it and cuts C strings at it), and the Unicode bidirectional
 /// overrides and isolates, which make a name or a note display as something else than it
 /// is (Trojan Source, CVE-2021-42574).
-pub fn forbidden_char(text: &str) -> Option<(char, &'static str)> {
+pub(crate) fn forbidden_char(text: &str) -> Option<(char, &'static str)> {
     text.chars().find_map(|c| match c {
         '\0' => Some((c, "NUL")),
         '\u{202A}'..='\u{202E}' => Some((c, "a bidirectional override")),
@@ -567,7 +567,7 @@ pub fn forbidden_char(text: &str) -> Option<(char, &'static str)> {
 /// 422 naming the field (`name`, `config.fitness.opponents[0]`) of the first string, or
 /// object key, in `value` that holds a [`forbidden_char`]. Every JSON body passes here, so no
 /// handler can store such text by forgetting to check.
-pub fn check_text(value: &serde_json::Value, path: &str) -> Result<(), ApiError> {
+pub(crate) fn check_text(value: &serde_json::Value, path: &str) -> Result<(), ApiError> {
     use serde_json::Value;
     let refuse = |field: &str, c: char, what: &str| {
         let field = if field.is_empty() { "body" } else { field };

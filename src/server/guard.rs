@@ -49,7 +49,7 @@ pub async fn auth(State(state): State<SharedState>, req: Request, next: Next) ->
 /// Compares the SHA-256 digests of the two tokens, every byte of them: digests have one
 /// length whatever the tokens' lengths, and the loop does not stop at the first difference,
 /// so response times tell neither how long the token is nor how much of a guess was right.
-pub fn tokens_match(given: &str, token: &str) -> bool {
+pub(crate) fn tokens_match(given: &str, token: &str) -> bool {
     let a = Sha256::digest(given.as_bytes());
     let b = Sha256::digest(token.as_bytes());
     let difference = a
@@ -62,7 +62,7 @@ pub fn tokens_match(given: &str, token: &str) -> bool {
 /// `scheme://host[:port]` as browsers send it in `Origin`, normalised for comparison: scheme
 /// and host in lower case, the scheme's default port left out, one trailing `/` allowed (people
 /// paste URLs). `None` for anything else: another scheme, a path, user info, `null`.
-pub fn normalize_origin(text: &str) -> Option<String> {
+pub(crate) fn normalize_origin(text: &str) -> Option<String> {
     let text = text.trim();
     let text = text.strip_suffix('/').unwrap_or(text);
     let (scheme, authority) = text.split_once("://")?;
@@ -101,7 +101,7 @@ pub fn normalize_origin(text: &str) -> Option<String> {
 /// bound address over http, and on a loopback or unspecified address its loopback forms
 /// (`127.0.0.1`, `localhost`, `[::1]`) at the same port, which is how a browser on the same
 /// machine (or through a published container port) opens it.
-pub fn default_public_origins(addr: std::net::SocketAddr) -> Vec<String> {
+pub(crate) fn default_public_origins(addr: std::net::SocketAddr) -> Vec<String> {
     let port = addr.port();
     let mut origins = Vec::new();
     let ip = addr.ip();
@@ -124,7 +124,7 @@ pub fn default_public_origins(addr: std::net::SocketAddr) -> Vec<String> {
 /// must be one of the server's public origins or an allowed one. The request's `Host` is not
 /// looked at: a page whose name an attacker points at this server (DNS rebinding) sends its
 /// own name in both `Host` and `Origin`.
-pub fn origin_allowed(origin: &HeaderValue, public: &[String], allowed: &[String]) -> bool {
+pub(crate) fn origin_allowed(origin: &HeaderValue, public: &[String], allowed: &[String]) -> bool {
     let Some(origin) = origin.to_str().ok().and_then(normalize_origin) else {
         return false;
     };
@@ -159,7 +159,7 @@ pub async fn origin(State(state): State<SharedState>, req: Request, next: Next) 
 /// No page of another site may frame the dashboard (clickjacking: a hidden frame over a
 /// decoy button that starts or deletes runs), and browsers must take each answer as the type
 /// it declares. Every answer gets these; they cost nothing on JSON.
-pub async fn security_headers(req: Request, next: Next) -> Response {
+pub(crate) async fn security_headers(req: Request, next: Next) -> Response {
     let mut response = next.run(req).await;
     let headers = response.headers_mut();
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -177,7 +177,7 @@ pub async fn security_headers(req: Request, next: Next) -> Response {
 /// CORS for the `--allow-origin` list only (`None` without one): pages there may call every
 /// route with a JSON body and the token; any other origin gets no CORS headers, so browsers
 /// keep its pages from reading the answers or sending anything a form could not.
-pub fn cors(allowed: &[String]) -> Option<CorsLayer> {
+pub(crate) fn cors(allowed: &[String]) -> Option<CorsLayer> {
     if allowed.is_empty() {
         return None;
     }

@@ -38,7 +38,7 @@ pub async fn healthz(State(state): State<SharedState>) -> Json<Health> {
 pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// 503 from `/readyz`: the database did not answer the probe in time.
-pub struct NotReady;
+pub(crate) struct NotReady;
 
 impl utoipa::IntoResponses for NotReady {
     fn responses() -> std::collections::BTreeMap<

@@ -26,10 +26,10 @@ use super::state::MAX_BODY_BYTES;
 /// Longest a move or match waits for one of the interactive compute slots before it is
 /// answered 503 with `Retry-After`: long enough for a slot whose client has just gone away to
 /// come free, far shorter than any request's deadline, which the wait counts against.
-pub const MAX_COMPUTE_WAIT: Duration = Duration::from_millis(500);
+pub(crate) const MAX_COMPUTE_WAIT: Duration = Duration::from_millis(500);
 
 /// The `Retry-After` of a request refused because every compute slot is taken, in seconds.
-pub const COMPUTE_RETRY_AFTER_SECS: u64 = 1;
+pub(crate) const COMPUTE_RETRY_AFTER_SECS: u64 = 1;
 
 /// The server's limits on connections and the time requests may take to arrive.
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +56,11 @@ impl Default for Limits {
 /// A request that declares a body over the limit is answered 413 at once, before any of the
 /// body is read (the body limit alone would first wait for a megabyte to arrive, and answer
 /// in axum's plain text); every other request gets its body's deadline.
-pub async fn refuse_large_and_stamp(body_read: Duration, mut req: Request, next: Next) -> Response {
+pub(crate) async fn refuse_large_and_stamp(
+    body_read: Duration,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)

@@ -18,12 +18,12 @@ use crate::matches::sprt::{play_sprt_within, Sprt, SprtError};
 use crate::matches::{Setup, MAX_OPENING_PLIES};
 
 /// Most games in one `/api/matches` request.
-pub const MAX_MATCH_GAMES: u32 = 200;
+pub(crate) const MAX_MATCH_GAMES: u32 = 200;
 
 /// Kalah(pits, seeds).
 #[derive(Deserialize, Clone, Copy, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BoardBody {
+pub(crate) struct BoardBody {
     #[schema(minimum = 1)]
     pits: usize,
     #[schema(minimum = 1)]
@@ -33,7 +33,7 @@ pub struct BoardBody {
 /// Games of a match that names no number.
 const DEFAULT_MATCH_GAMES: u32 = 10;
 /// Most pairs one SPRT request may play.
-pub const MAX_SPRT_PAIRS: u64 = 2000;
+pub(crate) const MAX_SPRT_PAIRS: u64 = 2000;
 
 /// `POST /api/matches`.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -73,7 +73,7 @@ pub struct MatchRequest {
     max_pairs: Option<u64>,
 }
 
-pub fn setup_of(
+pub(crate) fn setup_of(
     board: Option<BoardBody>,
     rules: Option<Rules>,
     pie: bool,
@@ -178,7 +178,7 @@ pub async fn play_match(
 
 /// Which cap of the limits table a request's games fall under.
 #[derive(Clone, Copy)]
-pub enum CostCap {
+pub(crate) enum CostCap {
     /// A match played while its request waits.
     Match,
     /// A tournament, played in the background.
@@ -189,7 +189,7 @@ pub enum CostCap {
 /// take more processor time than the API's limits table allows, by the estimate of
 /// [`games_core_minutes`]: two `mcts` agents thinking 10 s a move would otherwise be accepted
 /// for days of games.
-pub fn check_cost(
+pub(crate) fn check_cost(
     field: &str,
     pairings: &[(&AgentSpec, &AgentSpec, u64)],
     setup: &Setup,
@@ -240,7 +240,7 @@ fn locate_pair(
 /// An SPRT as a request gives it: `"ELO0,ELO1[,ALPHA,BETA]"` or `{elo0, elo1, alpha, beta}`,
 /// checked as it is read (422, `sprt`, in the test's own words).
 #[derive(Clone, Copy, Debug)]
-pub struct SprtBounds(pub Sprt);
+pub(crate) struct SprtBounds(pub Sprt);
 
 impl<'de> Deserialize<'de> for SprtBounds {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -20,7 +20,7 @@ use super::error::{ApiError, ApiResult};
 use super::state::{SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS};
 
 /// How far back a worker's batches count for its games per second.
-pub const WORKER_WINDOW: Duration = Duration::from_secs(300);
+pub(crate) const WORKER_WINDOW: Duration = Duration::from_secs(300);
 
 /// The OpenMetrics text format's media type, which Prometheus asks for and reads.
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

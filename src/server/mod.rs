@@ -10,7 +10,7 @@
 //! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
 //! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
 //! - [`runs`]: runs, generations, export and the event stream.
-//! - [`run_events`]: what the executor reports of the runs it steps, and run events from
+//! - `run_events`: what the executor reports of the runs it steps, and run events from
 //!   every server on the database, each sent once.
 //! - [`events`]: the event streams of many runs in one connection (one per browser).
 //! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
@@ -18,16 +18,16 @@
 //! - [`metrics`]: `GET /metrics`, for Prometheus.
 //! - [`openapi`]: the OpenAPI 3.1 document, generated from the handlers' `#[utoipa::path]`
 //!   through the router ([`routes`]) and from the request and answer types.
-//!   [`api_doc`]: the error answers and written schemas the handlers' annotations name.
-//! - [`assets`]: the dashboard, embedded at compile time or read from `--static-dir`.
+//!   `api_doc`: the error answers and written schemas the handlers' annotations name.
+//! - `assets`: the dashboard, embedded at compile time or read from `--static-dir`.
 
 pub mod agents;
-pub mod api_doc;
-pub mod assets;
+pub(crate) mod api_doc;
+pub(crate) mod assets;
 pub mod batch_workers;
 pub mod compute;
 pub mod error;
-pub mod event_stream;
+pub(crate) mod event_stream;
 pub mod events;
 pub mod guard;
 pub mod health;
@@ -38,11 +38,11 @@ pub mod moves;
 pub mod openapi;
 mod played;
 pub mod routes;
-pub mod run_events;
-pub mod run_view;
+pub(crate) mod run_events;
+pub(crate) mod run_view;
 pub mod runs;
 pub mod schemas;
-pub mod sprt_tests;
+pub(crate) mod sprt_tests;
 pub mod state;
 pub mod tournaments;
 
@@ -91,7 +91,7 @@ pub struct ServerConfig {
     /// headers (`--allow-origin`), as `scheme://host[:port]`.
     pub allow_origins: Vec<String>,
     /// The origins (`scheme://host[:port]`) at which browsers open this server's own pages
-    /// (`--public-origin`); empty: the bound address's, see [`guard::default_public_origins`].
+    /// (`--public-origin`); empty: the bound address's, see `guard::default_public_origins`.
     pub public_origins: Vec<String>,
     /// On PostgreSQL, whether this process also plays game batches from the job queue on its
     /// game threads (off: it only coordinates its runs, and `kalah-tuner worker` processes
@@ -120,7 +120,7 @@ impl ServerConfig {
     }
 }
 
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
+pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
 
 /// How often the request summary is logged (when there were requests).
 const SUMMARY_EVERY: Duration = Duration::from_secs(60);
@@ -436,7 +436,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
 
 /// A name for this process in leases and batch results: its role, host and process id, and a
 /// random suffix (process ids repeat across containers).
-pub fn process_name(role: &str) -> String {
+pub(crate) fn process_name(role: &str) -> String {
     let host = std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
@@ -446,7 +446,7 @@ pub fn process_name(role: &str) -> String {
 }
 
 /// Completes on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -468,7 +468,7 @@ pub async fn shutdown_signal() {
 }
 
 /// The URL without its password, for messages.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &url[s + 3..at];
@@ -483,7 +483,7 @@ pub fn redact(url: &str) -> String {
 
 /// Logs to standard error; `RUST_LOG` sets the level (default: info for this crate and the
 /// request log).
-pub fn init_tracing() {
+pub(crate) fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("kalah_tuner=info,tower_http=info"));
     let _ = tracing_subscriber::fmt()

@@ -16,7 +16,9 @@ use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};
 
 /// A request's `rules`, read by their names (`standard`, `empty-capture`) with the game's own
 /// parser, so that an unknown name is refused (422, `rules`) in the words it has everywhere.
-pub fn rules_by_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Rules>, D::Error> {
+pub(crate) fn rules_by_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Rules>, D::Error> {
     Option::<String>::deserialize(d)?
         .map(|name| name.parse::<Rules>().map_err(serde::de::Error::custom))
         .transpose()
@@ -29,7 +31,7 @@ fn parse_position(field: &str, text: &str) -> ApiResult<Position> {
 /// The side to move, as the API names it.
 #[derive(Clone, Copy, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Mover {
+pub(crate) enum Mover {
     South,
     North,
 }
@@ -46,7 +48,7 @@ impl From<Side> for Mover {
 /// What a client shows of a position (`GET /api/position/start`). Fields in alphabetical
 /// order, the order the API's objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct PositionView {
+pub(crate) struct PositionView {
     game_over: bool,
     legal_moves: Vec<usize>,
     pits: usize,
@@ -71,7 +73,7 @@ fn position_view(pos: &Position) -> PositionView {
 /// A move played (`POST /api/position`): its outcome and the position after it. Fields in
 /// alphabetical order, as [`PositionView`]'s.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct PlayedMove {
+pub(crate) struct PlayedMove {
     /// Seeds the move captured into the mover's store.
     capture: u16,
     extra_turn: bool,
@@ -114,7 +116,7 @@ fn play_view(pos: &Position, mv: usize, rules: Rules) -> ApiResult<PlayedMove> {
 /// An agent's move (`POST /api/move`): the move played, what the agent searched and its own
 /// value of the move.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct MoveResult {
+pub(crate) struct MoveResult {
     #[serde(flatten)]
     played: PlayedMove,
     /// The agent as a short spec.
@@ -132,7 +134,7 @@ pub struct MoveResult {
 /// `POST /api/move`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MoveRequest {
+pub(crate) struct MoveRequest {
     #[schema(schema_with = super::schemas::api_agent)]
     agent: Value,
     /// The position in KPN (docs/rules.md): South's pits, store, North's pits, store, the
@@ -159,7 +161,7 @@ pub struct MoveRequest {
         super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::Busy,
     )
 )]
-pub async fn best_move(
+pub(crate) async fn best_move(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MoveRequest>,
 ) -> ApiResult<Json<MoveResult>> {
@@ -207,7 +209,7 @@ pub async fn best_move(
 /// `POST /api/position`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PositionMove {
+pub(crate) struct PositionMove {
     /// The position in KPN, as for `/api/move`.
     #[schema(pattern = r"^\s*\d+(,\d+)*/\d+/\d+(,\d+)*/\d+/[SsNn](/P)?\s*$")]
     position: String,
@@ -231,14 +233,16 @@ pub struct PositionMove {
         super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
-pub async fn position_move(ApiJson(req): ApiJson<PositionMove>) -> ApiResult<Json<PlayedMove>> {
+pub(crate) async fn position_move(
+    ApiJson(req): ApiJson<PositionMove>,
+) -> ApiResult<Json<PlayedMove>> {
     let rules = req.rules.unwrap_or_default();
     let pos = parse_position("position", &req.position)?.with_pie(req.pie);
     Ok(Json(play_view(&pos, req.mv, rules)?))
 }
 
 #[derive(Deserialize)]
-pub struct StartQuery {
+pub(crate) struct StartQuery {
     pits: Option<String>,
     seeds: Option<String>,
 }
@@ -285,7 +289,9 @@ fn query_number(field: &str, value: Option<&str>, default: u32) -> ApiResult<u32
         super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
-pub async fn position_start(ApiQuery(q): ApiQuery<StartQuery>) -> ApiResult<Json<PositionView>> {
+pub(crate) async fn position_start(
+    ApiQuery(q): ApiQuery<StartQuery>,
+) -> ApiResult<Json<PositionView>> {
     let pits = query_number("pits", q.pits.as_deref(), START_PITS)?;
     let seeds = query_number("seeds", q.seeds.as_deref(), START_SEEDS)?;
     let pos = Position::start(pits as usize, seeds).map_err(|e| ApiError::from_game("pits", &e))?;

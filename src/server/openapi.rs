@@ -5,9 +5,9 @@
 //! `OpenApiRouter`, which adds a handler's route and its document entry in one step: a route
 //! cannot be served without being documented, nor documented without being served. The
 //! request and answer schemas are generated from the Rust types the handlers read and write
-//! (utoipa's `ToSchema` on [`super::moves::MoveRequest`], [`crate::agents::AgentSpec`],
-//! [`super::run_view::RunView`] and the rest), with the run config's fields from the GA's and
-//! the learners' own config types ([`crate::tuners::schema::run_config_schema`]).
+//! (utoipa's `ToSchema` on `super::moves::MoveRequest`, [`crate::agents::AgentSpec`],
+//! `super::run_view::RunView` and the rest), with the run config's fields from the GA's and
+//! the learners' own config types (`crate::tuners::schema::run_config_schema`).
 //!
 //! What the handlers' annotations do not say is derived here from the code that decides it:
 //! the API's limits (`maximum`, `maxLength`, `maxItems`) come from the constants the handlers
@@ -133,7 +133,7 @@ fn bounds() -> [(&'static str, &'static str, &'static str, u64); 14] {
 }
 
 /// Writes the table of limits (`bounds`) into `schemas`; answers the entries that found no such property.
-pub fn write_bounds(schemas: &mut Map<String, Value>) -> Vec<String> {
+pub(crate) fn write_bounds(schemas: &mut Map<String, Value>) -> Vec<String> {
     let mut missed = Vec::new();
     for (schema, property, keyword, value) in bounds() {
         match schemas

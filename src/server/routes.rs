@@ -72,7 +72,7 @@ fn root_routes() -> OpenApiRouter<SharedState> {
 }
 
 /// The document's paths and the schemas they name, from the routers that [`router`] serves.
-pub fn documented() -> utoipa::openapi::OpenApi {
+pub(crate) fn documented() -> utoipa::openapi::OpenApi {
     let api = api_routes();
     let mut root = root_routes();
     // The probes are served at two paths, and an operation id names one operation.

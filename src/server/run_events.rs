@@ -27,7 +27,7 @@ use crate::tune::GenerationRecord;
 
 /// What the server hears of the runs its executor steps: each status change and record goes
 /// to the event streams, and records are counted for `/metrics`.
-pub struct Announcer(pub SharedState);
+pub(crate) struct Announcer(pub SharedState);
 
 impl RunObserver for Announcer {
     fn status_changed<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, ()> {
@@ -81,7 +81,7 @@ struct GenerationData<'a> {
 }
 
 /// The `generation` event of run `run_id`'s `point`.
-pub fn generation_event(run_id: &str, point: &GenerationPoint) -> RunEvent {
+pub(crate) fn generation_event(run_id: &str, point: &GenerationPoint) -> RunEvent {
     let data = serde_json::to_value(GenerationData { point, run_id }).unwrap_or(Value::Null);
     RunEvent {
         run_id: run_id.to_string(),
@@ -97,7 +97,7 @@ pub fn generation_event(run_id: &str, point: &GenerationPoint) -> RunEvent {
 /// while this process's streams were last sent 22, and 23-24 came from the server before it)
 /// is not sent here: the watcher reads the database, where the earlier ones are, and sends
 /// them all in order.
-pub fn emit(state: &AppState, event: RunEvent) {
+pub(crate) fn emit(state: &AppState, event: RunEvent) {
     send_once(state, event, false);
 }
 
@@ -141,7 +141,7 @@ fn send_once(state: &AppState, event: RunEvent, from_database: bool) {
 
 /// One open stream's hold on its run: while any is held, the watcher keeps the run's events
 /// coming from the database.
-pub struct Following {
+pub(crate) struct Following {
     state: SharedState,
     id: String,
 }
@@ -212,13 +212,13 @@ async fn catch_up(state: &SharedState, id: &str) -> Result<(), StoreError> {
 
 /// Broadcasts `run`'s state as a `status` event (unless it says nothing new, see [`emit`]).
 /// Broadcasts a run's current state to its event streams.
-pub async fn publish_status(state: &AppState, id: &str) {
+pub(crate) async fn publish_status(state: &AppState, id: &str) {
     if let Ok(Some(run)) = state.store.get_run(id).await {
         emit_status(state, &run);
     }
 }
 
-pub fn emit_status(state: &AppState, run: &RunRow) {
+pub(crate) fn emit_status(state: &AppState, run: &RunRow) {
     emit(
         state,
         RunEvent {

@@ -42,7 +42,7 @@ pub struct RunView {
 }
 
 /// [`RunView`] of `run`.
-pub fn run_view(run: &RunRow) -> RunView {
+pub(crate) fn run_view(run: &RunRow) -> RunView {
     let config = match (&run.config, &run.config_raw) {
         (Some(config), _) => serde_json::to_value(config).unwrap_or(Value::Null),
         (None, raw) => raw.clone().unwrap_or(Value::Null),
@@ -87,6 +87,6 @@ pub fn run_view(run: &RunRow) -> RunView {
 }
 
 /// [`RunView`] of `run` as JSON, for the events, which carry JSON.
-pub fn run_json(run: &RunRow) -> Value {
+pub(crate) fn run_json(run: &RunRow) -> Value {
     serde_json::to_value(run_view(run)).unwrap_or(Value::Null)
 }

@@ -22,19 +22,19 @@ use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
 use crate::tune::{ExportDocument, TunerConfig};
 
 /// Most runs waiting in the queue at once.
-pub const MAX_QUEUED: u64 = 100;
+pub(crate) const MAX_QUEUED: u64 = 100;
 /// Longest run name.
-pub const MAX_NAME_CHARS: usize = 200;
+pub(crate) const MAX_NAME_CHARS: usize = 200;
 /// Longest notes of a run.
-pub const MAX_NOTES_CHARS: usize = 10_000;
+pub(crate) const MAX_NOTES_CHARS: usize = 10_000;
 /// Most tags on a run, and the longest tag.
-pub const MAX_TAGS: usize = 20;
-pub const MAX_TAG_CHARS: usize = 40;
+pub(crate) const MAX_TAGS: usize = 20;
+pub(crate) const MAX_TAG_CHARS: usize = 40;
 
 /// A page of `GET /api/runs`. Fields in alphabetical order, the order the API's objects have
 /// always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct RunsPage {
+pub(crate) struct RunsPage {
     /// The cursor of the next page; null after the last.
     next_cursor: Option<String>,
     #[schema(schema_with = runs_page_items)]
@@ -77,7 +77,7 @@ pub struct CreateRun {
 /// tuner and preset belong at the top of the request, where the dashboard's form puts them.
 /// The files its agents name are read under `files`, the server's policy; call it off the
 /// async runtime.
-pub fn build_config(
+pub(crate) fn build_config(
     tuner: Option<&str>,
     preset: Option<&str>,
     overrides: Option<&Value>,
@@ -237,14 +237,14 @@ pub async fn create(
 }
 
 /// Runs a page of `GET /api/runs` holds unless the client asks for fewer or more.
-pub const DEFAULT_RUNS_PAGE: u32 = 100;
+pub(crate) const DEFAULT_RUNS_PAGE: u32 = 100;
 /// Most runs one page of `GET /api/runs` holds.
-pub const MAX_RUNS_PAGE: u32 = 500;
+pub(crate) const MAX_RUNS_PAGE: u32 = 500;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
-    /// Runs in the page: 1 to [`MAX_RUNS_PAGE`], default [`DEFAULT_RUNS_PAGE`].
+    /// Runs in the page: 1 to `MAX_RUNS_PAGE`, default `DEFAULT_RUNS_PAGE`.
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -280,7 +280,7 @@ impl utoipa::IntoParams for ListQuery {
 
 /// What `fields=summary` leaves out of each run: its config, feature list and best weights,
 /// most of a run's bytes, which a run's own page (`GET /api/runs/{id}`) still has.
-pub const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
+pub(crate) const SUMMARY_OMITS: [&str; 3] = ["best_weights", "config", "features"];
 
 /// A cursor is the last run's `created_at` and id, hex-encoded: opaque to clients, and free
 /// of the `+` and `:` a query string would mangle.
@@ -658,7 +658,7 @@ impl utoipa::IntoParams for SinceQuery {
 }
 
 /// Most points a page of `/generations` holds.
-pub const MAX_GENERATIONS_PAGE: i64 = 5000;
+pub(crate) const MAX_GENERATIONS_PAGE: i64 = 5000;
 
 #[utoipa::path(
     get, path = "/runs/{id}/generations", operation_id = "run_generations",
@@ -759,7 +759,10 @@ pub async fn generation(
 }
 
 /// The export document of a run's generations so far.
-pub async fn export_document(state: &SharedState, run: &RunRow) -> ApiResult<ExportDocument> {
+pub(crate) async fn export_document(
+    state: &SharedState,
+    run: &RunRow,
+) -> ApiResult<ExportDocument> {
     let config = run
         .config()
         .map_err(|e| ApiError::conflict(format!("run {} cannot be exported: {e}", run.id)))?;
@@ -862,7 +865,7 @@ impl RunStream for Follow {
 
 /// Server-sent events: first a `status` event with the run as it is, then a `generation`
 /// event per new generation and a `status` event per status change, whichever server on the
-/// database made them (see [`super::run_events`]); once the run has ended
+/// database made them (see `super::run_events`); once the run has ended
 /// (finished, failed, cancelled, deleted) an `end` event, and the stream closes. A run that
 /// has already ended gets its `status` and `end` at once.
 #[utoipa::path(

@@ -14,7 +14,7 @@ pub fn from_json(value: Value) -> RefOr<Schema> {
 }
 
 /// How a request names an agent (`agent`, `south`, `north`): `api_agent_schema`.
-pub fn api_agent() -> RefOr<Schema> {
+pub(crate) fn api_agent() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("ApiAgent"))
 }
 
@@ -34,7 +34,7 @@ pub fn sprt() -> RefOr<Schema> {
 }
 
 /// A run's tuner: one of [`crate::tune::tuner_names`].
-pub fn tuner_name() -> RefOr<Schema> {
+pub(crate) fn tuner_name() -> RefOr<Schema> {
     let names = crate::tune::tuner_names();
     from_json(
         json!({"type": ["string", "null"], "enum": names.into_iter().map(Some).chain([None]).collect::<Vec<_>>()}),
@@ -42,7 +42,7 @@ pub fn tuner_name() -> RefOr<Schema> {
 }
 
 /// A run's preset: one of any tuner's ([`crate::tune::preset_names`]).
-pub fn preset_name() -> RefOr<Schema> {
+pub(crate) fn preset_name() -> RefOr<Schema> {
     let names: Vec<Option<&str>> = crate::tune::preset_names()
         .into_iter()
         .map(Some)
@@ -52,20 +52,20 @@ pub fn preset_name() -> RefOr<Schema> {
 }
 
 /// The status of a tournament or SPRT test (an SPRT test is never `queued`).
-pub fn played_status() -> RefOr<Schema> {
+pub(crate) fn played_status() -> RefOr<Schema> {
     from_json(json!({
         "type": "string", "enum": ["queued", "running", "finished", "cancelled", "failed"]
     }))
 }
 
 /// A run's partial config: [`crate::tuners::schema::run_config_schema`].
-pub fn run_config() -> RefOr<Schema> {
+pub(crate) fn run_config() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name("RunConfig"))
 }
 
 /// The `SprtReport` schema, named by the answers' `value_type`s:
 /// [`crate::matches::sprt::SprtReport`] is a library type that names no schema of its own.
-pub struct SprtReportSchema;
+pub(crate) struct SprtReportSchema;
 
 impl utoipa::PartialSchema for SprtReportSchema {
     fn schema() -> RefOr<Schema> {
@@ -80,7 +80,7 @@ impl utoipa::ToSchema for SprtReportSchema {
 }
 
 /// An SPRT report as the API shows it.
-pub fn sprt_report() -> RefOr<Schema> {
+pub(crate) fn sprt_report() -> RefOr<Schema> {
     from_json(json!({
         "type": "object",
         "required": ["counts", "pairs", "games", "llr", "lower_bound", "upper_bound", "verdict", "estimate", "sprt"],
@@ -96,6 +96,6 @@ pub fn sprt_report() -> RefOr<Schema> {
 
 /// A page of a run's fitness curve: `GenerationPoint`s (`crate::store::GenerationPoint`, a
 /// store type that names no schema of its own).
-pub fn generation_points() -> RefOr<Schema> {
+pub(crate) fn generation_points() -> RefOr<Schema> {
     from_json(json!({"type": "array", "items": {"$ref": "#/components/schemas/GenerationPoint"}}))
 }

@@ -65,7 +65,7 @@ impl Drop for Seat {
 /// `POST /api/sprt-tests`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SprtTestRequest {
+pub(crate) struct SprtTestRequest {
     /// The agent under test.
     #[schema(schema_with = super::schemas::api_agent)]
     a: Value,
@@ -96,7 +96,7 @@ pub struct SprtTestRequest {
 
 /// One point of the LLR's path: after `pairs` pairs.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LlrPoint {
+pub(crate) struct LlrPoint {
     llr: f64,
     pairs: u64,
 }
@@ -106,7 +106,7 @@ pub struct LlrPoint {
 /// those). Fields in alphabetical order, the order the API's objects have always had.
 #[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = SprtTest)]
-pub struct SprtTestView {
+pub(crate) struct SprtTestView {
     /// The agent under test, as a spec.
     a: String,
     /// The agent it is measured against.
@@ -132,7 +132,7 @@ pub struct SprtTestView {
 
 /// `GET /api/sprt-tests`: the newest first, without their LLR paths.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SprtTestList {
+pub(crate) struct SprtTestList {
     tests: Vec<SprtTestView>,
 }
 

@@ -99,12 +99,12 @@ impl AppState {
         }
     }
 
-    pub fn is_stopping(&self) -> bool {
+    pub(crate) fn is_stopping(&self) -> bool {
         *self.shutdown.borrow()
     }
 
     /// Stops the games of run `id` if this process evolves it.
-    pub fn stop_run_here(&self, id: &str) {
+    pub(crate) fn stop_run_here(&self, id: &str) {
         self.executor.stop_here(id);
     }
 }
@@ -152,7 +152,7 @@ pub struct ProcessCounters {
 }
 
 impl ProcessCounters {
-    pub fn generation_written(&self, games: u64) {
+    pub(crate) fn generation_written(&self, games: u64) {
         self.generations.fetch_add(1, Ordering::Relaxed);
         self.games.fetch_add(games, Ordering::Relaxed);
     }
@@ -168,4 +168,4 @@ pub struct Followed {
 }
 
 /// The runs this process's streams follow, for [`AppState::follows`].
-pub type Follows = HashMap<String, Followed>;
+pub(crate) type Follows = HashMap<String, Followed>;

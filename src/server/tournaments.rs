@@ -30,9 +30,9 @@ use crate::matches::{
 use crate::store::{Played, PlayedRow};
 
 /// Most games per pairing in a tournament.
-pub const MAX_TOURNAMENT_GAMES: u32 = 100;
+pub(crate) const MAX_TOURNAMENT_GAMES: u32 = 100;
 /// Most agents in a tournament.
-pub const MAX_TOURNAMENT_AGENTS: usize = 8;
+pub(crate) const MAX_TOURNAMENT_AGENTS: usize = 8;
 /// Tournaments one server plays (or waits to play) at a time.
 const MAX_PLAYING: usize = 100;
 
@@ -88,7 +88,7 @@ pub struct CrossCell {
 
 /// A tournament as `GET /api/tournaments` lists it: without its table, scores and tests.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TournamentSummary {
+pub(crate) struct TournamentSummary {
     agents: Vec<String>,
     #[schema(format = DateTime)]
     created_at: String,
@@ -202,7 +202,7 @@ pub async fn start(
 
 /// `POST /api/tournaments`' answer: the new tournament's id, to follow and cancel it by.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct TournamentStarted {
+pub(crate) struct TournamentStarted {
     id: String,
     /// `queued`: it waits for the tournaments' share of the cores.
     #[schema(value_type = String)]
@@ -554,7 +554,7 @@ pub async fn cancel(
 }
 
 /// A tournament's agents: 2 to [`MAX_TOURNAMENT_AGENTS`] of them, each as `schemas::api_agent`.
-pub fn agent_list_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+pub(crate) fn agent_list_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
     super::schemas::from_json(json!({
         "type": "array", "items": {"$ref": "#/components/schemas/ApiAgent"},
         "minItems": 2, "maxItems": MAX_TOURNAMENT_AGENTS

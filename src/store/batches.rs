@@ -9,7 +9,7 @@ use crate::runner::{BatchStore, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
 
 /// A batch worker as the workers table holds it, with what it played (from batch_results).
 #[derive(Clone, Debug)]
-pub struct StoredWorker {
+pub(crate) struct StoredWorker {
     pub name: String,
     pub host: String,
     pub threads: u32,
@@ -76,7 +76,7 @@ impl Store {
 
     /// The slices of one job list that have results: their keys only, which is what a
     /// coordinator polls while it waits.
-    pub async fn slices_done(
+    pub(crate) async fn slices_done(
         &self,
         run_id: &str,
         generation: u32,
@@ -103,7 +103,7 @@ impl Store {
 
     /// Every stored slice result of one job list: its points, and the milliseconds its
     /// worker took to play it.
-    pub async fn slice_results(
+    pub(crate) async fn slice_results(
         &self,
         run_id: &str,
         generation: u32,
@@ -138,7 +138,7 @@ impl Store {
 
     /// Fails a running run whoever owns it: what a worker does on finding that a batch gave
     /// two different results. The owner sees the run stop running and drops its generation.
-    pub async fn fail_running(&self, id: &str, error: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn fail_running(&self, id: &str, error: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = 'failed', error = $2, finished_at = $3 \
@@ -158,7 +158,7 @@ impl Store {
 }
 
 impl Store {
-    pub async fn register_worker(&self, w: &WorkerInfo) -> Result<(), StoreError> {
+    pub(crate) async fn register_worker(&self, w: &WorkerInfo) -> Result<(), StoreError> {
         let now = now_rfc3339();
         sqlx::query(
             "INSERT INTO workers (name, host, threads, started_at, heartbeat_at) \
@@ -175,7 +175,7 @@ impl Store {
         Ok(())
     }
 
-    pub async fn worker_beat(
+    pub(crate) async fn worker_beat(
         &self,
         name: &str,
         batch: Option<&SliceKey>,
@@ -193,7 +193,7 @@ impl Store {
         Ok(())
     }
 
-    pub async fn worker_stopped(&self, name: &str) -> Result<(), StoreError> {
+    pub(crate) async fn worker_stopped(&self, name: &str) -> Result<(), StoreError> {
         let now = now_rfc3339();
         sqlx::query(
             "UPDATE workers SET heartbeat_at = $2, stopped_at = $2, batch = NULL WHERE name = $1",
@@ -207,7 +207,7 @@ impl Store {
 
     /// The `limit` workers that beat last, newest beat first, each with the batches it
     /// wrote results for.
-    pub async fn list_workers(&self, limit: u32) -> Result<Vec<StoredWorker>, StoreError> {
+    pub(crate) async fn list_workers(&self, limit: u32) -> Result<Vec<StoredWorker>, StoreError> {
         // The sums are cast: PostgreSQL sums BIGINTs as NUMERIC.
         let rows = sqlx::query(
             "SELECT w.name, w.host, w.threads, w.started_at, w.heartbeat_at, w.stopped_at, \

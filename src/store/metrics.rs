@@ -9,7 +9,7 @@ use super::{rfc3339, Store, StoreError};
 
 /// One batch worker's results written within a [`WorkSnapshot`]'s window.
 #[derive(Clone, Debug, PartialEq)]
-pub struct WorkerWork {
+pub(crate) struct WorkerWork {
     /// The worker's process name (`worker@host:pid:...`, `serve@...`).
     pub worker: String,
     pub batches: u64,
@@ -21,7 +21,7 @@ pub struct WorkerWork {
 
 /// The database's counts at one moment.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct WorkSnapshot {
+pub(crate) struct WorkSnapshot {
     /// Runs by status (only statuses some run has).
     pub runs: Vec<(String, u64)>,
     /// Tournaments by status.
@@ -34,7 +34,7 @@ pub struct WorkSnapshot {
 
 impl Store {
     /// Counts for the metrics endpoint; `window` is how far back a worker's batches count.
-    pub async fn work_snapshot(
+    pub(crate) async fn work_snapshot(
         &self,
         window: std::time::Duration,
     ) -> Result<WorkSnapshot, StoreError> {

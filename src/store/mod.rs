@@ -14,8 +14,9 @@ pub mod metrics;
 mod played;
 mod run_life;
 
-pub use batches::StoredWorker;
-pub use played::{PlayLease, Played, PlayedRow};
+pub(crate) use batches::StoredWorker;
+pub use played::Played;
+pub(crate) use played::{PlayLease, PlayedRow};
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -110,7 +111,7 @@ impl StoreError {
     /// Whether the database may answer again later: the connection failed or was refused, the
     /// pool found no connection in time, or PostgreSQL is shutting down or starting up. A
     /// worker waits these out instead of failing its run.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             StoreError::Db(e) => match e {
                 sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => true,
@@ -161,7 +162,7 @@ pub struct RunRow {
     pub notes: String,
     pub tags: Vec<String>,
     /// How many times a worker has claimed the run: the number its current owner writes
-    /// under ([`Store::write_generation`]).
+    /// under (`Store::write_generation`).
     pub claim: i64,
 }
 
@@ -180,7 +181,7 @@ impl RunRow {
 
 /// A change to what the user says about a run: each part is set only when given.
 #[derive(Clone, Debug, Default)]
-pub struct RunDescription {
+pub(crate) struct RunDescription {
     /// The new name; empty clears it.
     pub name: Option<String>,
     pub notes: Option<String>,
@@ -256,7 +257,7 @@ impl GenerationPoint {
 }
 
 /// Now, as fixed-width RFC 3339 UTC with milliseconds (sorts as text).
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     rfc3339(OffsetDateTime::now_utc())
 }
 
@@ -279,7 +280,7 @@ fn rfc3339(at: OffsetDateTime) -> String {
 /// How long a run's owner may go without a heartbeat before another process takes the run
 /// over. Owners beat every second; processes on several machines need clocks within a few
 /// seconds of each other (NTP), as the comparison is of each writer's own clock.
-pub const LEASE_TTL: Duration = Duration::from_secs(10);
+pub(crate) const LEASE_TTL: Duration = Duration::from_secs(10);
 
 const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
@@ -309,7 +310,7 @@ impl std::fmt::Debug for Secret {
 
 /// Hears, on PostgreSQL, that another process (or this one) changed the runs: see
 /// [`Store::listen_runs`].
-pub struct RunsListener(sqlx::postgres::PgListener);
+pub(crate) struct RunsListener(sqlx::postgres::PgListener);
 
 impl RunsListener {
     /// Completes at the next committed change to the runs. After a lost connection it
@@ -384,7 +385,7 @@ impl Store {
     /// process on this database, that changes what the list shows (a run created, claimed,
     /// advanced by a generation, renamed, cancelled, resumed, failed, finished or deleted).
     /// What was read from the runs after reading version `v` is at least as new as `v`.
-    pub async fn list_version(&self) -> Result<i64, StoreError> {
+    pub(crate) async fn list_version(&self) -> Result<i64, StoreError> {
         let version: i64 = sqlx::query_scalar("SELECT version FROM versions WHERE name = 'runs'")
             .fetch_one(&self.pool)
             .await?;
@@ -408,7 +409,7 @@ impl Store {
     /// On PostgreSQL, a listener that hears of every committed change to the runs, whichever
     /// process made it; `None` on SQLite, which cannot tell other processes (poll
     /// [`Store::list_version`] there).
-    pub async fn listen_runs(&self) -> Result<Option<RunsListener>, StoreError> {
+    pub(crate) async fn listen_runs(&self) -> Result<Option<RunsListener>, StoreError> {
         let Some(url) = &self.listen_url else {
             return Ok(None);
         };
@@ -421,7 +422,7 @@ impl Store {
         self.backend
     }
 
-    pub async fn ping(&self) -> Result<(), StoreError> {
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
     }
@@ -464,7 +465,7 @@ impl Store {
         run_from_row(&row)
     }
 
-    pub async fn get_run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
+    pub(crate) async fn get_run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
@@ -475,7 +476,7 @@ impl Store {
 
     /// A run's status and claim only: what a worker polls every second while it evolves the
     /// run, without reading and parsing the whole row.
-    pub async fn run_claim(&self, id: &str) -> Result<Option<(RunStatus, i64)>, StoreError> {
+    pub(crate) async fn run_claim(&self, id: &str) -> Result<Option<(RunStatus, i64)>, StoreError> {
         let row = sqlx::query("SELECT status, claim FROM runs WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
@@ -489,7 +490,7 @@ impl Store {
 
     /// All runs, newest first. A row that cannot be read at all (not even its id and status
     /// columns) is left out with a warning in the log rather than failing the whole list.
-    pub async fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+    pub(crate) async fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .fetch_all(&self.pool)
@@ -510,7 +511,7 @@ impl Store {
     /// At most `limit` runs, newest first, after the run `after` (its `created_at` and id: a
     /// keyset, so pages stay in step while runs are added), and the key of the last run when
     /// more follow.
-    pub async fn list_runs_page(
+    pub(crate) async fn list_runs_page(
         &self,
         after: Option<(&str, &str)>,
         limit: u32,
@@ -562,7 +563,7 @@ impl Store {
         Ok((runs, next))
     }
 
-    pub async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {
+    pub(crate) async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM runs WHERE status = $1")
             .bind(status.as_str())
             .fetch_one(&self.pool)
@@ -571,7 +572,7 @@ impl Store {
     }
 
     /// Takes the oldest run that is queued, or running under an owner whose heartbeat is
-    /// older than [`LEASE_TTL`] (a process that died), and leases it to `owner`: running, a
+    /// older than `LEASE_TTL` (a process that died), and leases it to `owner`: running, a
     /// new claim number, a fresh heartbeat. A taken-over run keeps its generations, so the new
     /// owner resumes it from the last one written. `None` when there is nothing to take or
     /// another process took the run first (one conditional UPDATE: on PostgreSQL the loser
@@ -647,7 +648,7 @@ impl Store {
     /// Sets what the user says about a run (each part only when given); the run as it is
     /// afterwards, `None` when there is no such run. Whatever its status: notes are not
     /// part of the run's computation.
-    pub async fn describe_run(
+    pub(crate) async fn describe_run(
         &self,
         id: &str,
         change: &RunDescription,
@@ -700,7 +701,7 @@ impl Store {
 
     /// Queues a cancelled or failed run again and returns it as queued (a worker may claim it
     /// the moment this returns). `None` when it is in another state.
-    pub async fn requeue(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
+    pub(crate) async fn requeue(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
         let sql = format!(
             "UPDATE runs SET status = 'queued', finished_at = NULL, error = NULL \
              WHERE id = $1 AND status IN ('cancelled', 'failed') RETURNING {RUN_COLUMNS}"
@@ -765,7 +766,7 @@ impl Store {
 
     /// Deletes a run and its generations; its owner, if any, finds it gone at its next
     /// heartbeat and drops the generation under way. `Ok(false)` when there was no such run.
-    pub async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         // Cancelled first, in the same transaction: on PostgreSQL this waits for a generation
         // being written (the row lock) instead of deleting around it, and no other server
@@ -810,7 +811,7 @@ impl Store {
     /// is still `running` under `claim` (the number [`Store::claim_next`] gave its owner). The last generation of a run (`record.stop` set) also finishes it.
     /// Writes a generation and the run's progress; the run's best (`best_fitness`,
     /// `best_weights`) becomes `champion`, the player the run hands out.
-    pub async fn write_generation(
+    pub(crate) async fn write_generation(
         &self,
         run_id: &str,
         claim: i64,
@@ -881,7 +882,7 @@ impl Store {
     }
 
     /// A run's fitness curve, generations after `since` (all when `None`).
-    pub async fn generation_points(
+    pub(crate) async fn generation_points(
         &self,
         run_id: &str,
         since: Option<i64>,
@@ -890,7 +891,7 @@ impl Store {
     }
 
     /// At most `limit` points after `since`, in order: a page of a long run's curve.
-    pub async fn generation_points_page(
+    pub(crate) async fn generation_points_page(
         &self,
         run_id: &str,
         since: Option<i64>,
@@ -952,7 +953,10 @@ impl Store {
     }
 
     /// The last record written for a run.
-    pub async fn last_record(&self, run_id: &str) -> Result<Option<GenerationRecord>, StoreError> {
+    pub(crate) async fn last_record(
+        &self,
+        run_id: &str,
+    ) -> Result<Option<GenerationRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT record FROM generations WHERE run_id = $1 ORDER BY generation DESC LIMIT 1",
         )

@@ -27,7 +27,7 @@ impl Played {
         }
     }
 
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             Played::Tournament => "tournament",
             Played::SprtTest => "SPRT test",
@@ -96,7 +96,7 @@ pub struct PlayedRow {
 impl PlayedRow {
     /// Still `queued` or `running`, but its server has not beaten for [`LEASE_TTL`]: it died,
     /// and the row will never end by itself.
-    pub fn abandoned(&self) -> bool {
+    pub(crate) fn abandoned(&self) -> bool {
         let stale_before = rfc3339(OffsetDateTime::now_utc() - LEASE_TTL);
         matches!(self.status.as_str(), "queued" | "running")
             && self
@@ -108,7 +108,7 @@ impl PlayedRow {
 
 /// What the process playing a row learns when it writes its progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlayLease {
+pub(crate) enum PlayLease {
     /// Still going and this process's: play on.
     Playing,
     /// Cancelled (through any server), failed as abandoned, or gone: stop playing.
@@ -118,7 +118,7 @@ pub enum PlayLease {
 impl Store {
     /// Stores a new row played by `owner`: a tournament queued until it has cores
     /// ([`Store::start_tournament`]), an SPRT test running.
-    pub async fn create_played(
+    pub(crate) async fn create_played(
         &self,
         kind: Played,
         t: &PlayedRow,
@@ -145,7 +145,7 @@ impl Store {
     /// The owner's heartbeat with its progress (and, when given, its state as it stands);
     /// tells it whether to play on. One conditional UPDATE: a cancel that lands first makes
     /// it match nothing, so the state a cancel left is the one every server shows.
-    pub async fn played_progress(
+    pub(crate) async fn played_progress(
         &self,
         kind: Played,
         id: &str,
@@ -179,7 +179,7 @@ impl Store {
 
     /// A queued tournament of `owner`'s has its cores and plays: `running` from now on.
     /// `Ok(false)` when it is no longer queued (cancelled meanwhile).
-    pub async fn start_tournament(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn start_tournament(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "UPDATE tournaments SET status = 'running', heartbeat_at = $3 \
              WHERE id = $1 AND owner = $2 AND status = 'queued'",
@@ -196,7 +196,7 @@ impl Store {
     /// up meanwhile keeps its status and error; a tournament still takes the final state (its
     /// table shows what was played), an SPRT test keeps the one it had when it was stopped,
     /// on every server, and no more later.
-    pub async fn end_played(
+    pub(crate) async fn end_played(
         &self,
         kind: Played,
         t: &PlayedRow,
@@ -233,7 +233,7 @@ impl Store {
 
     /// Cancels a row still being played, whichever process plays it: it reads the flag at its
     /// next heartbeat. `Ok(true)` when it was still being played.
-    pub async fn cancel_played(&self, kind: Played, id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn cancel_played(&self, kind: Played, id: &str) -> Result<bool, StoreError> {
         let sql = format!(
             "UPDATE {} SET status = 'cancelled', cancel_requested = 1{} \
              WHERE id = $1 AND status IN {}",
@@ -262,7 +262,7 @@ impl Store {
     }
 
     /// The newest `limit` rows of a kind, newest first.
-    pub async fn list_played(
+    pub(crate) async fn list_played(
         &self,
         kind: Played,
         limit: u32,
@@ -283,7 +283,7 @@ impl Store {
     /// its memory; a new one with the same seed replays them): they are marked failed, saying
     /// so. A live owner's are never touched, so a server that starts beside another leaves
     /// its rows alone.
-    pub async fn fail_abandoned(&self, kind: Played) -> Result<u64, StoreError> {
+    pub(crate) async fn fail_abandoned(&self, kind: Played) -> Result<u64, StoreError> {
         let now = OffsetDateTime::now_utc();
         let sql = format!(
             "UPDATE {} SET status = 'failed', error = $2{} \

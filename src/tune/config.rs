@@ -95,7 +95,7 @@ impl Serialize for TunerConfig {
 }
 
 /// Assembles a tuner's config: its name, a preset, partial configs, where its files are read.
-pub type LoadFn =
+pub(crate) type LoadFn =
     fn(&str, Option<&str>, &[&serde_json::Value], &FileAccess) -> Result<TunerConfig, ConfigError>;
 
 /// A tuner, as the engine finds it: how its configs are named, told apart and read. Each
@@ -225,7 +225,7 @@ impl TunerConfig {
     }
 
     /// Records a whole run writes: generations, or checkpoints.
-    pub fn records_total(&self) -> u32 {
+    pub(crate) fn records_total(&self) -> u32 {
         self.spec().records_total()
     }
 
@@ -240,14 +240,14 @@ impl TunerConfig {
     }
 
     /// This config with its agents' model names resolved under `files`.
-    pub fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
+    pub(crate) fn locate_agents(&self, files: &FileAccess) -> Result<TunerConfig, ConfigError> {
         let mut located = dyn_clone::clone_box(&*self.0);
         located.locate_agents(files)?;
         Ok(TunerConfig(located))
     }
 
     /// A rough upper estimate of the whole run's processor time, in core-hours: what
-    /// [`crate::tune::MAX_CORE_HOURS`] caps and `POST /api/runs/estimate` reports.
+    /// `crate::tune::MAX_CORE_HOURS` caps and `POST /api/runs/estimate` reports.
     pub fn estimated_core_hours(&self) -> f64 {
         self.spec().estimated_core_hours()
     }
@@ -277,7 +277,7 @@ impl TunerConfig {
 
     /// The tuner carrying on after `records`, the run's records so far (oldest first): all of
     /// them when [`TunerConfig::resumes_from_all`], else at least the last.
-    pub fn open_after(
+    pub(crate) fn open_after(
         &self,
         records: &[GenerationRecord],
         cancel: &Budget,

@@ -63,7 +63,7 @@ pub enum Ended {
 /// What a driven run needs next ([`Driver::next`]).
 #[derive(Debug)]
 pub enum Next {
-    /// Games to play, whose points go back through [`Driver::tell`].
+    /// Games to play, whose points go back through `Driver::tell`.
     Games(JobList),
     /// The step's record, shown to the observers.
     Record(Box<GenerationRecord>),
@@ -167,7 +167,7 @@ impl Driver {
     }
 
     /// What the run needs next, for a caller that plays the games somewhere else (the
-    /// server's runner, on the job queue): games to play and [`Driver::tell`] the points of,
+    /// server's runner, on the job queue): games to play and `Driver::tell` the points of,
     /// or the step's record, already shown to `observers`, or the end of the run.
     pub fn next(
         &mut self,
@@ -186,7 +186,7 @@ impl Driver {
     }
 
     /// The points of the games [`Driver::next`] handed out, in job order.
-    pub fn tell(&mut self, points: Vec<f64>) {
+    pub(crate) fn tell(&mut self, points: Vec<f64>) {
         self.tuner.tell(points)
     }
 
@@ -240,7 +240,7 @@ impl Driver {
 
 /// Keeps the run's export document on disk, rewritten after every record (atomically, so an
 /// interruption never leaves half a file), and in memory for the caller's summary.
-pub struct ExportFile {
+pub(crate) struct ExportFile {
     path: PathBuf,
     history: Vec<GenerationSummary>,
     document: Option<ExportDocument>,
@@ -286,7 +286,7 @@ impl Observer for Vec<GenerationRecord> {
 }
 
 /// Appends every record to a file, one JSON object a line.
-pub struct RecordsFile {
+pub(crate) struct RecordsFile {
     path: PathBuf,
     file: std::fs::File,
 }
@@ -311,7 +311,7 @@ impl Observer for RecordsFile {
 
 /// Writes `bytes` to `path` through a temporary file beside it, so that readers (and a crash)
 /// see the old file or the new one, never half of one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DriveError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DriveError> {
     let mut tmp_name = path.as_os_str().to_owned();
     tmp_name.push(".tmp");
     let tmp = Path::new(&tmp_name);

@@ -87,7 +87,7 @@ impl UserError for ConfigError {
 
 /// A spec error of the config's agent at `prefix` (e.g. `fitness.opponents[2]`), naming the
 /// spec's own field under it.
-pub fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
+pub(crate) fn agent_error(prefix: &str, e: &SpecError) -> ConfigError {
     let field = match e.field.as_str() {
         "" | "json" => prefix.to_string(),
         name => format!("{prefix}.{name}"),

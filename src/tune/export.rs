@@ -91,7 +91,7 @@ impl TunerConfig {
     /// The export document as of the record `last`, for callers that kept only the run's
     /// fitness curve (`history`, one summary a record) rather than every record. Tuners
     /// whose export keeps no curve ([`super::TunerSpec::keeps_curve`]) leave it out.
-    pub fn export_with_history(
+    pub(crate) fn export_with_history(
         &self,
         history: Vec<GenerationSummary>,
         last: &GenerationRecord,

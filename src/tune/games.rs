@@ -157,7 +157,7 @@ impl Agent for Searcher<'_> {
 
 /// The evaluators and memos of one population, made once and shared by the job lists a
 /// generation plays here (the memos save searches across a generation's lists).
-pub struct LocalPlay {
+pub(crate) struct LocalPlay {
     evals: Vec<WeightedEval>,
     memos: Vec<Memo>,
 }
@@ -204,7 +204,7 @@ impl GameSetup {
     }
 
     /// The evaluators and memos of `population`, for [`GameSetup::play_local`].
-    pub fn local(&self, population: &[Genome]) -> LocalPlay {
+    pub(crate) fn local(&self, population: &[Genome]) -> LocalPlay {
         LocalPlay {
             evals: population.iter().map(|g| self.evaluator(g)).collect(),
             memos: self.memos(population.len()),
@@ -218,7 +218,7 @@ impl GameSetup {
         self.play_job(job, generation, &local.evals, &local.memos)
     }
 
-    pub fn play_local(&self, local: &LocalPlay, list: &JobList) -> Vec<f64> {
+    pub(crate) fn play_local(&self, local: &LocalPlay, list: &JobList) -> Vec<f64> {
         self.play_here(
             &list.jobs,
             list.generation as u64,
@@ -231,7 +231,7 @@ impl GameSetup {
     /// returns each job's points, in job order: what a worker process does with a batch, and
     /// exactly what the same jobs give inside a generation. Stops early (the
     /// answer then means nothing) once the setup's cancel budget is stopped.
-    pub fn play_batch(
+    pub(crate) fn play_batch(
         &self,
         population: &[Genome],
         generation: u32,
@@ -287,7 +287,7 @@ impl GameSetup {
     /// Games of a generation are skipped, and the searches of those under way
     /// stopped, once `cancel` is set; the evaluation of a cancelled generation means nothing
     /// and is to be dropped.
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         self.cancel = cancel;
     }
 

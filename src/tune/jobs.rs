@@ -38,7 +38,7 @@ pub struct Job {
 /// One list of a population's games: what a tuner asks to have played. It owns its
 /// population and says what the games are ([`GameSpec`]), so that it can go to another
 /// thread, process or machine, and whatever plays it must give exactly what
-/// [`super::games::GameSetup::play_batch`] gives for the same jobs, so that a run writes the
+/// `super::games::GameSetup::play_batch` gives for the same jobs, so that a run writes the
 /// same records however its games were spread.
 #[derive(Clone, Debug)]
 pub struct JobList {
@@ -102,7 +102,7 @@ pub(crate) fn stored_agents<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Agent
 impl GameSpec {
     /// A rough single-core cost of `job` in milliseconds, from the measured game times the
     /// run cost estimates use: what the job queue cuts batches by.
-    pub fn job_cost_ms(&self, job: &Job) -> f64 {
+    pub(crate) fn job_cost_ms(&self, job: &Job) -> f64 {
         let (pits, seeds) = (self.board.pits, self.board.seeds);
         let me = search_side_ms(self.depth, pits, seeds, leaf_cost(&self.features, pits));
         let rival = match job.rival {

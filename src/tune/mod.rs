@@ -47,16 +47,21 @@ pub mod record;
 pub mod spec;
 pub mod tuner;
 
-pub use config::{load_tuner, preset_names, presets_of, tuner_names, TunerConfig, TunerKind};
-pub use driver::{
-    write_atomically, DriveError, Driver, Ended, ExportFile, Next, Observer, RecordsFile, Step,
+pub use config::{load_tuner, presets_of, tuner_names, TunerConfig};
+pub use config::{preset_names, TunerKind};
+pub(crate) use driver::{
+    write_atomically, DriveError, Ended, ExportFile, Next, Observer, RecordsFile,
 };
-pub use error::{agent_error, ConfigError};
-pub use export::{ExportDocument, ExportError, FORMAT_VERSION};
+pub use driver::{Driver, Step};
+pub(crate) use error::agent_error;
+pub use error::ConfigError;
+pub use export::ExportDocument;
+pub use export::{ExportError, FORMAT_VERSION};
 pub use jobs::{BadBatch, BoardConfig, GameSpec, Genome, Job, JobList, Rival};
-pub use record::{
-    CurvePoint, FitnessStats, GenerationRecord, GenerationSummary, HallOfFame, Individual,
-    StopReason, Timing,
+pub(crate) use record::{
+    CurvePoint, FitnessStats, GenerationSummary, HallOfFame, Individual, Timing,
 };
-pub use spec::{TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
-pub use tuner::{Ask, StepControl, Tuner};
+pub use record::{GenerationRecord, StopReason};
+pub(crate) use spec::{TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
+pub(crate) use tuner::Ask;
+pub use tuner::{StepControl, Tuner};

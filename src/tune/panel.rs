@@ -86,7 +86,7 @@ pub fn beats(challenger: &PanelResult, champion: &PanelResult) -> bool {
 /// How much better one panel result is than another that played the same panel games: the
 /// champion against the first measured leader, say, to show what a run gained.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PanelGain {
+pub(crate) struct PanelGain {
     /// Colour-swapped pairs both played.
     pub pairs: usize,
     /// Difference of the two scores over the panel (0.05 is five points of score), with a

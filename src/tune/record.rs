@@ -107,7 +107,7 @@ pub struct GenerationSummary {
 }
 
 impl GenerationRecord {
-    pub fn curve_point(&self) -> CurvePoint {
+    pub(crate) fn curve_point(&self) -> CurvePoint {
         CurvePoint {
             generation: self.generation,
             best: self.fitness.best,

@@ -98,9 +98,9 @@ pub trait TunerSpec:
 
 /// Largest estimated cost of one run, in core-hours (see `GaConfig::estimated_core_hours`):
 /// about a day of this project's two-core machines, so no single config can hold one for days.
-pub const MAX_CORE_HOURS: f64 = 48.0;
+pub(crate) const MAX_CORE_HOURS: f64 = 48.0;
 
 /// Largest estimated storage of one run's generation records, in bytes (see
 /// `GaConfig::estimated_storage_bytes`): a run is one of many a server keeps, and a
 /// population of 1000 with 32 features for 10,000 generations would write some 8 GB.
-pub const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;
+pub(crate) const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;

@@ -28,7 +28,10 @@ impl StepControl {
 
     /// This control, also asking `go_on` (with the tuner's position in its own unit) whether
     /// to carry on; `go_on` may also show the position (a progress bar).
-    pub fn with_go_on(mut self, go_on: impl Fn(u64) -> bool + Send + Sync + 'static) -> Self {
+    pub(crate) fn with_go_on(
+        mut self,
+        go_on: impl Fn(u64) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.go_on = Arc::new(go_on);
         self
     }
@@ -38,7 +41,7 @@ impl StepControl {
     }
 
     /// Whether to carry on past `position` (games learnt, rounds fitted, generations).
-    pub fn go_on(&self, position: u64) -> bool {
+    pub(crate) fn go_on(&self, position: u64) -> bool {
         !self.cancel.is_stopped() && (self.go_on)(position)
     }
 }

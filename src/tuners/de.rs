@@ -37,7 +37,7 @@ use crate::tune::config::TunerKind;
 use crate::tune::{ConfigError, GenerationRecord, Genome};
 
 /// A differential evolution run's config.
-pub type DeConfig = PopulationConfig<DeSettings>;
+pub(crate) type DeConfig = PopulationConfig<DeSettings>;
 
 inventory::submit! { TunerKind::of::<DeConfig>(40) }
 
@@ -50,7 +50,7 @@ const FIRST: u64 = u64::MAX;
 /// `population / 2`, each played beside its trial; the population must be even.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
-pub struct DeSettings {
+pub(crate) struct DeSettings {
     /// F, the differential weight: how far a trial moves along the difference of two targets.
     pub weight: f64,
     /// CR, the crossover rate: the chance that a weight of the trial comes from the mutant

@@ -50,9 +50,9 @@ const LEARNER_PROGRESS_BYTES: u64 = 512;
 const PAIR_POINT_BYTES: u64 = 6;
 
 /// The tuners a learning config names in its `method` field.
-pub const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
+pub(crate) const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
 /// Default search depth of a learnt player and of its panel games.
-pub const DEFAULT_PLAY_DEPTH: u32 = 4;
+pub(crate) const DEFAULT_PLAY_DEPTH: u32 = 4;
 
 /// The learner of a learning run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -64,7 +64,10 @@ pub enum LearnerConfig {
 
 impl LearnerConfig {
     /// The defaults of `tuner` (`td`, `td-leaf` or `texel`), from a TD preset if one is named.
-    pub fn for_tuner(tuner: &str, preset: Option<&str>) -> Result<LearnerConfig, ConfigError> {
+    pub(crate) fn for_tuner(
+        tuner: &str,
+        preset: Option<&str>,
+    ) -> Result<LearnerConfig, ConfigError> {
         let td = |method| -> Result<LearnerConfig, ConfigError> {
             let mut config = match preset {
                 Some(name) => TdConfig::preset(name).map_err(learn_error)?,
@@ -261,7 +264,7 @@ impl LearningConfig {
     }
 
     /// TD's self-play games between checkpoints.
-    pub fn checkpoint_every(&self) -> u32 {
+    pub(crate) fn checkpoint_every(&self) -> u32 {
         match &self.learner {
             LearnerConfig::Td(c) => self.checkpoint_games.unwrap_or((c.games / 16).max(1)),
             LearnerConfig::Texel(_) => 1,
@@ -302,7 +305,7 @@ impl LearningConfig {
 
     /// A rough estimate of a run's cost in core-hours, from the same cost model as
     /// [`crate::ga::GaConfig::estimated_core_hours`] (a game of two depth-d searches costs two
-    /// [`search_side_ms`]).
+    /// `search_side_ms`).
     pub fn estimated_core_hours(&self) -> f64 {
         let (pits, seeds) = self.learner.board();
         let leaf = leaf_cost(self.learner.features(), pits);
@@ -436,7 +439,7 @@ impl LearningConfig {
 
     /// This config with its agents' model names replaced by the files `files` resolves them
     /// to: what a server runs, while it stores and shows the names.
-    pub fn locate_agents(&self, files: &FileAccess) -> Result<LearningConfig, ConfigError> {
+    pub(crate) fn locate_agents(&self, files: &FileAccess) -> Result<LearningConfig, ConfigError> {
         let mut config = self.clone();
         for (i, spec) in config.benchmark.panel.iter_mut().enumerate() {
             *spec = spec
@@ -502,7 +505,7 @@ fn prefixed(prefix: &str, e: ConfigError) -> ConfigError {
 }
 
 /// The champion a learning run's record names, as the store and exports keep it.
-pub fn champion_of(record: &GenerationRecord) -> HallOfFame {
+pub(crate) fn champion_of(record: &GenerationRecord) -> HallOfFame {
     match &record.champion {
         Some(c) => HallOfFame {
             weights: c.weights.clone(),
@@ -561,7 +564,10 @@ impl LearningRun {
 
     /// [`LearningRun::new`] whose preparation stops once `cancel` is set (then the run means
     /// nothing and is to be dropped), and whose steps stop under it too.
-    pub fn new_within(config: LearningConfig, cancel: &Budget) -> Result<LearningRun, ConfigError> {
+    pub(crate) fn new_within(
+        config: LearningConfig,
+        cancel: &Budget,
+    ) -> Result<LearningRun, ConfigError> {
         let start = config.validate()?;
         let learner = match &config.learner {
             LearnerConfig::Td(c) => {
@@ -601,7 +607,7 @@ impl LearningRun {
     }
 
     /// [`LearningRun::resume`] under `cancel`, as [`LearningRun::new_within`].
-    pub fn resume_within(
+    pub(crate) fn resume_within(
         config: LearningConfig,
         last: &GenerationRecord,
         cancel: &Budget,
@@ -669,7 +675,7 @@ impl LearningRun {
     /// Makes the panel games and the learner's own games and searches stop once `cancel` is
     /// set, inside the game under way. As with [`crate::ga::Evolution::set_cancel`], a
     /// cancelled step's record is meaningless and the run is to be dropped.
-    pub fn set_cancel(&mut self, cancel: Budget) {
+    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         match &mut self.learner {
             Learner::Td(l) => l.set_cancel(cancel.clone()),
             Learner::Texel(f) => f.set_cancel(cancel.clone()),
@@ -681,7 +687,10 @@ impl LearningRun {
     /// learnt so far) whether to carry on to the checkpoint or measure at once: the way to
     /// end a run early (Ctrl-C, a budget) with its last weights measured. A record cut short
     /// this way is not one the uninterrupted run makes.
-    pub fn step_while(&mut self, mut go_on: impl FnMut(u64) -> bool) -> Option<GenerationRecord> {
+    pub(crate) fn step_while(
+        &mut self,
+        mut go_on: impl FnMut(u64) -> bool,
+    ) -> Option<GenerationRecord> {
         if self.finished {
             return None;
         }

@@ -12,6 +12,7 @@ pub mod schema;
 pub mod spsa;
 
 pub use cmaes::{CmaesConfig, CmaesSettings};
-pub use learning::{LearnerConfig, LearningConfig, LearningRun};
+pub use learning::LearningConfig;
+pub use learning::{LearnerConfig, LearningRun};
 pub use population::{BreederSettings, PopulationConfig};
 pub use spsa::{SpsaConfig, SpsaSettings};

@@ -411,7 +411,7 @@ fn field_schema<'a>(schema: &'a mut Value, key: &str) -> &'a mut Value {
 /// shape of [`GaConfig::default`], with the form's ranges and options, which are the
 /// validator's constants) or a learning run's config (the shape of each learner's defaults).
 /// Every field may be left out: the config is laid over the tuner's preset or defaults.
-pub fn run_config_schema() -> Value {
+pub(crate) fn run_config_schema() -> Value {
     let mut ga = shape_of(&serde_json::to_value(GaConfig::default()).unwrap_or(Value::Null));
     ga["title"] = json!("GaConfig");
     for field in fields_of(&groups()) {
