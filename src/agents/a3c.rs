@@ -148,7 +148,7 @@ pub struct Scratch {
 
 impl Net {
     /// Checks that the layer shapes fit together and the board.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let [h1, h2, p, v] = &self.layers;
         let shapes_ok = h1.cols == input_len(self.pits)
             && h2.cols == h1.rows

@@ -67,7 +67,7 @@ pub(crate) const MAX_MCTS_C: f64 = 100.0;
 
 impl Profile {
     /// The profile's limits: the one table every check and the API's catalogue read.
-    pub const fn limits(self) -> Limits {
+    pub(crate) const fn limits(self) -> Limits {
         match self {
             Profile::Library => Limits {
                 profile: self,

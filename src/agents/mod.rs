@@ -6,13 +6,13 @@
 //! asked for moves with a seeded [`GameRng`] that breaks ties between equally good moves.
 
 pub mod a3c;
-pub mod catalogue;
-pub mod cost;
+pub(crate) mod catalogue;
+pub(crate) mod cost;
 pub mod endgame;
 pub mod files;
 mod greedy;
-pub mod limits;
-pub mod mcts;
+pub(crate) mod limits;
+pub(crate) mod mcts;
 mod pekar;
 mod perfect;
 mod random;

@@ -377,7 +377,7 @@ impl AgentSpec {
         Ok(spec)
     }
 
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             AgentSpec::Random => "random",
             AgentSpec::Greedy { .. } => "greedy",
@@ -492,7 +492,7 @@ impl AgentSpec {
     /// Checks every parameter of the spec against `profile`'s limits, naming the field at
     /// fault. One arm per kind in one function on purpose: every limit an agent has is read
     /// here, next to the others.
-    pub fn check(&self, profile: Profile) -> Result<(), SpecError> {
+    pub(crate) fn check(&self, profile: Profile) -> Result<(), SpecError> {
         let limits = profile.limits();
         let context = profile.context();
         let me = self.to_string();

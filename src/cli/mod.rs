@@ -2,36 +2,36 @@
 //! and exit codes. Output formats here are a contract: other tools call these commands and
 //! read their last line. Nothing in the library depends on this module.
 //!
-//! - [`position`]: `perft`, `solve`, `move`.
-//! - [`egdb`]: `egdb build` and `egdb list`, the endgame databases.
-//! - [`matches`](mod@matches): `play`, `tournament`.
-//! - [`evolve`]: a GA run without the server.
-//! - [`learn`]: the learning tuners, TD(lambda), TD-Leaf(lambda) and Texel-style fitting.
-//! - [`bench`](mod@bench): single-threaded speed figures, and with `cost_bench` the cost
+//! - `position`: `perft`, `solve`, `move`.
+//! - `egdb`: `egdb build` and `egdb list`, the endgame databases.
+//! - `matches`: `play`, `tournament`.
+//! - `evolve`: a GA run without the server.
+//! - `learn`: the learning tuners, TD(lambda), TD-Leaf(lambda) and Texel-style fitting.
+//! - `bench`: single-threaded speed figures, and with `cost_bench` the cost
 //!   model's table.
-//! - [`serve`]: the HTTP API and dashboard.
+//! - `serve`: the HTTP API and dashboard.
 //! - `train_a3c`: training of the a3c network.
-//! - [`mankalah`]: a ManKalah agent on standard input and output.
-//! - [`args`]: `--rules`, `--pie`, `--threads` and usage errors, shared by the commands.
+//! - `mankalah`: a ManKalah agent on standard input and output.
+//! - `args`: `--rules`, `--pie`, `--threads` and usage errors, shared by the commands.
 //! - `console`: progress bars, Ctrl-C and processor-time budgets, shared by the long
-//!   commands; [`progress`]: how a run's records are shown.
+//!   commands; `progress`: how a run's records are shown.
 
-pub mod agreement;
-pub mod args;
-pub mod bench;
+pub(crate) mod agreement;
+pub(crate) mod args;
+pub(crate) mod bench;
 pub(crate) mod bench_seeds;
 pub(crate) mod console;
 pub(crate) mod cost_bench;
-pub mod egdb;
-pub mod evolve;
-pub mod learn;
-pub mod mankalah;
-pub mod matches;
-pub mod position;
-pub mod progress;
-pub mod serve;
+pub(crate) mod egdb;
+pub(crate) mod evolve;
+pub(crate) mod learn;
+pub(crate) mod mankalah;
+pub(crate) mod matches;
+pub(crate) mod position;
+pub(crate) mod progress;
+pub(crate) mod serve;
 pub(crate) mod train_a3c;
-pub mod worker;
+pub(crate) mod worker;
 
 use std::process::ExitCode;
 

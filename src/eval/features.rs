@@ -75,7 +75,7 @@ impl Feature {
         Feature::ExtraTurnsLate,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Feature::Hoard => "hoard",
             Feature::SideSeeds => "side_seeds",

@@ -5,14 +5,14 @@
 //! [`WeightedEval`] scores a position as `sum_i w_i * f_i`, in fixed point so that search
 //! values compare exactly and ties are ties.
 //!
-//! - [`features`]: the [`Feature`] catalogue and the quantities features share.
-//! - [`sets`]: named feature sets (`hunter10`, `abrams3`, ...) and their published weights.
-//! - [`weighted`]: [`WeightedEval`], the weighted sum the heuristic agents and the GA search
+//! - `features`: the [`Feature`] catalogue and the quantities features share.
+//! - `sets`: named feature sets (`hunter10`, `abrams3`, ...) and their published weights.
+//! - `weighted`: [`WeightedEval`], the weighted sum the heuristic agents and the GA search
 //!   with.
 
-pub mod features;
-pub mod sets;
-pub mod weighted;
+pub(crate) mod features;
+pub(crate) mod sets;
+pub(crate) mod weighted;
 
 pub use features::{best_capture, exposed_seeds, Feature};
 pub use sets::FeatureSet;

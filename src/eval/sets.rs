@@ -72,7 +72,7 @@ pub const FEATURE_SETS: &[FeatureSet] = &[
 
 impl FeatureSet {
     /// The weights of preset `name`, or an error listing the presets there are.
-    pub fn preset(&self, name: &str) -> Result<&'static [f64], String> {
+    pub(crate) fn preset(&self, name: &str) -> Result<&'static [f64], String> {
         self.presets
             .iter()
             .find(|(n, _)| *n == name)

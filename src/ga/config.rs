@@ -29,7 +29,7 @@ use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{Position, Rules};
-pub use crate::tune::ConfigError;
+pub(crate) use crate::tune::ConfigError;
 pub(crate) use crate::tune::{agent_error, BoardConfig, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 
 /// Largest population.
@@ -58,7 +58,7 @@ const RECORD_FIXED_BYTES: u64 = 2048;
 const RECORD_PANEL_AGENT_BYTES: u64 = 1536;
 
 /// The names of the presets.
-pub const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
+pub(crate) const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
 
 /// Declares a string-valued "kind" enum: serialised as its name, parsed with an error that
 /// lists the names, so that a config error reads `selection.kind: unknown "foo", expected ...`.
@@ -691,7 +691,7 @@ impl GaConfig {
     }
 
     /// A rough estimate of a whole run's cost in core-hours, from the cost model
-    /// ([`crate::agents::cost`]): each game costs its two sides, an individual's side a
+    /// (`crate::agents::cost`): each game costs its two sides, an individual's side a
     /// search's (`search_side_ms`) and an opponent's or panel agent's what `game_side_ms`
     /// gives for its kind (an `mcts:1000000` opponent costs some 40 s a game). Used to refuse
     /// runs that would take days; checked within 2x of measured runs.

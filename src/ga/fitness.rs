@@ -33,7 +33,7 @@ pub struct Evaluation {
 }
 
 /// Everything needed to score populations, fixed for a run: the games (the engine's
-/// [`GameSetup`]) and how they are scheduled and scored.
+/// `GameSetup`) and how they are scheduled and scored.
 #[derive(Clone, Debug)]
 pub struct FitnessSetup {
     games: GameSetup,

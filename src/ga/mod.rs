@@ -2,25 +2,25 @@
 //! Knows the game, the evaluation, the agents and the match helpers; nothing of
 //! HTTP, storage or the command line.
 //!
-//! - [`GaConfig`] ([`config`]): every parameter of a run, serde (JSON and TOML) with defaults,
+//! - [`GaConfig`] (`config`): every parameter of a run, serde (JSON and TOML) with defaults,
 //!   presets ([`GaConfig::preset`]: `abrams`, `hunter`), partial overrides
 //!   ([`GaConfig::with_overrides`]) and validation whose [`crate::tune::ConfigError`]s name the field and
 //!   what it accepts.
 //!   A config is assembled from presets, files, requests and flags by the tuning engine's
 //!   loader ([`crate::ga::loader`]).
-//! - `genome`: a genome is one weight per feature within [`Bounds`]; uniform and Gaussian
+//! - `genome`: a genome is one weight per feature within `Bounds`; uniform and Gaussian
 //!   initialisation, diversity, fitness statistics.
 //! - `operators`: one trait each for [`Selection`] (`roulette`, `tournament`, `rank`,
 //!   `sus`), [`Crossover`] (`average-hybrid`, `average`, `hybrid`, `uniform`, `blend`) and
 //!   [`Mutation`] (Gaussian); every operator takes the RNG explicitly.
-//! - [`fitness`]: the games of one generation as a flat job list played on rayon (round robin,
+//! - `fitness`: the games of one generation as a flat job list played on rayon (round robin,
 //!   fixed opponents or both), scored as points over points available.
-//! - [`Evolution`] ([`engine`]): the stepped run. [`Evolution::new`] draws generation 0,
+//! - [`Evolution`] (`engine`): the stepped run. [`Evolution::new`] draws generation 0,
 //!   each generation hands out its game lists, is told their points and returns its
 //!   [`crate::tune::GenerationRecord`] after breeding the next (as a [`crate::tune::Tuner`],
 //!   stepped by the [`crate::tune::Driver`]), [`Evolution::resume`] continues from the last saved record exactly as
 //!   the uninterrupted run would.
-//! - [`benchmark`]: the panel the leaders play and the champion it chooses (the learners'
+//! - `benchmark`: the panel the leaders play and the champion it chooses (the learners'
 //!   panel too).
 //! - [`tuner`]: the GA as a [`crate::tune::Tuner`], registered with the tuning engine, and
 //!   [`loader`], the one way a GA config is assembled.
@@ -55,19 +55,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod benchmark;
-pub mod config;
-pub mod engine;
-pub mod fitness;
+pub(crate) mod benchmark;
+pub(crate) mod config;
+pub(crate) mod engine;
+pub(crate) mod fitness;
 pub(crate) mod genome;
 pub mod loader;
 pub(crate) mod operators;
 pub mod tuner;
 
-pub use config::{
-    BenchmarkConfig, Bounds, CrossoverConfig, CrossoverKind, FitnessConfig, FitnessMode,
-    InitConfig, InitKind, MutationConfig, SelectionConfig, PRESETS,
-};
+pub(crate) use config::{Bounds, FitnessMode, PRESETS};
 pub use config::{GaConfig, SelectionKind};
 pub use engine::Evolution;
 pub use fitness::{Evaluation, FitnessSetup, Scoring};

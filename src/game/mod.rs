@@ -3,11 +3,11 @@
 //! - [`Position`]: pits, stores and side to move, with a checked [`Position::play`] and the
 //!   unchecked fast path [`Position::play_unchecked`].
 //! - [`Rules`]: `standard` or `empty-capture`.
-//! - [`notation`]: KPN, the one-line position notation (docs/rules.md).
+//! - `notation`: KPN, the one-line position notation (docs/rules.md).
 //! - [`perft`](mod@perft): move-path counts, for testing move generation against shared vectors.
-//! - [`UserError`]: how an error in the user's input names its field, HTTP status and exit code.
+//! - `UserError`: how an error in the user's input names its field, HTTP status and exit code.
 
-pub mod notation;
+pub(crate) mod notation;
 pub mod perft;
 mod position;
 mod user_error;
@@ -18,7 +18,7 @@ pub use perft::perft;
 pub use position::{MoveIter, MoveOutcome, MoveSet, MAX_CELLS, MAX_SEEDS};
 pub use position::{Pie, Position, Rules, Side, MAX_PITS, SWAP};
 pub use user_error::{as_user_error, USER_ERROR_EXIT_CODE};
-pub use user_error::{UserError, UserErrorKind};
+pub(crate) use user_error::{UserError, UserErrorKind};
 
 /// Everything that can be wrong with a board, a position or a move given by a user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -70,7 +70,7 @@ pub enum Rules {
 }
 
 impl Rules {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Rules::Standard => "standard",
             Rules::EmptyCapture => "empty-capture",

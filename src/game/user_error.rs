@@ -42,7 +42,7 @@ pub struct UserErrorKind {
 
 impl UserErrorKind {
     /// The entry of `T`, found by its type.
-    pub const fn of<T: UserError>() -> UserErrorKind {
+    pub(crate) const fn of<T: UserError>() -> UserErrorKind {
         fn cast<'a, T: UserError>(
             e: &'a (dyn std::error::Error + 'static),
         ) -> Option<&'a dyn UserError> {
@@ -53,7 +53,7 @@ impl UserErrorKind {
 
     /// An entry for an error that wraps a user error in some of its variants (and is a
     /// failure of the machine in the others).
-    pub const fn with(
+    pub(crate) const fn with(
         cast: for<'a> fn(&'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError>,
     ) -> UserErrorKind {
         UserErrorKind { cast }
@@ -62,7 +62,7 @@ impl UserErrorKind {
 
 inventory::collect!(UserErrorKind);
 
-/// `e` as a [`UserError`] when its type is one (registered with [`UserErrorKind`]).
+/// `e` as a `UserError` when its type is one (registered with `UserErrorKind`).
 pub fn as_user_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn UserError> {
     inventory::iter::<UserErrorKind>
         .into_iter()

@@ -2,14 +2,14 @@
 //! Knows agents and the game; nothing of the GA, HTTP or storage.
 
 pub mod agreement;
-pub mod game;
+pub(crate) mod game;
 pub mod mankalah;
-pub mod pairing;
-pub mod presets;
-pub mod setup;
+pub(crate) mod pairing;
+pub(crate) mod presets;
+pub(crate) mod setup;
 pub mod sprt;
-pub mod stats;
-pub mod tournament;
+pub(crate) mod stats;
+pub(crate) mod tournament;
 
 pub use game::{derive_seed, GameRecord, Ply};
 pub use game::{game_rng, play_game, random_opening, Seats};
@@ -19,7 +19,7 @@ pub use setup::{MatchError, MAX_GAMES, MAX_OPENING_PLIES};
 pub use sprt::{play_sprt, play_sprt_within};
 pub use stats::{wilson, ScoreEstimate, Tally};
 pub use tournament::{play_match, play_tournament, TournamentConfig};
-pub use tournament::{
-    play_match_within, play_tournament_counted, play_tournament_until, tournament_games, MatchGame,
-    MatchReport, ReferenceTable, TournamentReport,
+pub(crate) use tournament::{
+    play_match_within, play_tournament_counted, tournament_games, MatchReport, ReferenceTable,
+    TournamentReport,
 };

@@ -1,13 +1,13 @@
 //! Learning evaluation from play rather than evolving it: asynchronous advantage
 //! actor-critic for the `a3c` agent's network ([`a3c`]), temporal-difference learning of
-//! linear evaluations ([`td`]) and Texel-style fitting of them to labelled positions
-//! ([`texel`]). No command-line code lives here; the
+//! linear evaluations (`td`) and Texel-style fitting of them to labelled positions
+//! (`texel`). No command-line code lives here; the
 //! commands in `cli/` drive these trainers.
 
 pub mod a3c;
-pub mod progress;
-pub mod td;
-pub mod texel;
+pub(crate) mod progress;
+pub(crate) mod td;
+pub(crate) mod texel;
 
 pub(crate) use progress::LearnerProgress;
 
@@ -17,7 +17,7 @@ use crate::game::{Position, Rules};
 /// A learning setting out of range, with the field it concerns (TD and Texel alike).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{field}: {reason}")]
-pub struct LearnConfigError {
+pub(crate) struct LearnConfigError {
     pub field: &'static str,
     pub reason: String,
 }

@@ -45,7 +45,7 @@ pub enum TdMethod {
 }
 
 impl TdMethod {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TdMethod::Td => "td",
             TdMethod::TdLeaf => "td-leaf",
@@ -88,7 +88,7 @@ pub struct TdConfig {
 }
 
 /// The presets `learn --preset` knows.
-pub const PRESETS: &[&str] = &["ahmed"];
+pub(crate) const PRESETS: &[&str] = &["ahmed"];
 
 impl Default for TdConfig {
     /// Ahmed's features and starting weights, learnt by TD-Leaf(0.7).
@@ -119,7 +119,7 @@ impl TdConfig {
     /// A named preset: `ahmed` is the report's training, Ahmed's rule (TD(0) on the
     /// positions moved from) over 8,000 self-play games with 30% random moves, from his
     /// initial ahmed10 weights.
-    pub fn preset(name: &str) -> Result<TdConfig, LearnConfigError> {
+    pub(crate) fn preset(name: &str) -> Result<TdConfig, LearnConfigError> {
         match name {
             "ahmed" => Ok(TdConfig {
                 method: TdMethod::Td,
@@ -134,7 +134,7 @@ impl TdConfig {
     }
 
     /// Checks every setting and returns the start position.
-    pub fn validate(&self) -> Result<Position, LearnConfigError> {
+    pub(crate) fn validate(&self) -> Result<Position, LearnConfigError> {
         let start = check_start(
             &self.features,
             &self.initial,

@@ -99,7 +99,7 @@ impl Default for TexelConfig {
 
 impl TexelConfig {
     /// Checks every setting and returns the start position.
-    pub fn validate(&self) -> Result<Position, LearnConfigError> {
+    pub(crate) fn validate(&self) -> Result<Position, LearnConfigError> {
         if self.method != "texel" {
             return Err(bad("method", "a fitting config's method is \"texel\""));
         }

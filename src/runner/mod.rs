@@ -1,26 +1,26 @@
 //! The runner: executes a run step by step, playing the games its tuner asks for
 //! ([`crate::tune::Tuner::ask`]) on this process's rayon pool or on the PostgreSQL job queue,
 //! as plain async code on the caller's runtime. Above the tuning engine ([`crate::tune`]),
-//! below the store, which keeps what the queue needs through [`BatchStore`].
+//! below the store, which keeps what the queue needs through `BatchStore`.
 //!
-//! - [`Executor`]: a run's life, from claim through lease, steps and writes to its end; the
+//! - `Executor`: a run's life, from claim through lease, steps and writes to its end; the
 //!   server's run workers are its loops.
 //! - `Runner`: one run's [`Driver`] and where its games go (`Games`), stepped a record at
 //!   a time.
-//! - [`queue`]: the job queue and its coordinator ([`queue::QueueRunner`]), which cuts a job
+//! - `queue`: the job queue and its coordinator ([`queue::QueueRunner`]), which cuts a job
 //!   list into batches, enqueues them and awaits their results.
-//! - [`worker`]: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
-//! - [`results`]: what the runner keeps in the database, as traits the store implements.
+//! - `worker`: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
+//! - `results`: what the runner keeps in the database, as traits the store implements.
 
 pub(crate) mod executor;
-pub mod queue;
-pub mod results;
-pub mod worker;
+pub(crate) mod queue;
+pub(crate) mod results;
+pub(crate) mod worker;
 
 use std::sync::Arc;
 
-pub use executor::{
-    ClaimedRun, Executor, RecordWrite, RunFailure, RunObserver, RunStore, UnreadableRun,
+pub(crate) use executor::{
+    ClaimedRun, Executor, RecordWrite, RunObserver, RunStore, UnreadableRun,
 };
 pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
 pub(crate) use results::{BatchStore, StoreAccessError, StoreFuture, WorkerInfo};

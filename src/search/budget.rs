@@ -56,7 +56,7 @@ struct Shared {
     max_playouts: u64,
 }
 
-/// See the [module docs](self). Clones share one state.
+/// See the module docs. Clones share one state.
 #[derive(Clone, Debug)]
 pub struct Budget(Arc<Shared>);
 

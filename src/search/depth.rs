@@ -53,7 +53,7 @@ impl Depth {
     }
 
     /// The deepest search this depth can ask for.
-    pub fn deepest(self) -> u32 {
+    pub(crate) fn deepest(self) -> u32 {
         match self {
             Depth::Fixed(depth) => depth,
             Depth::Adaptive => MAX_ADAPTIVE_DEPTH,
@@ -61,7 +61,7 @@ impl Depth {
     }
 
     /// Reads `4` or `adaptive`.
-    pub fn parse(text: &str) -> Option<Depth> {
+    pub(crate) fn parse(text: &str) -> Option<Depth> {
         if text == "adaptive" {
             return Some(Depth::Adaptive);
         }

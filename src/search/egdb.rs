@@ -1,7 +1,7 @@
 //! Endgame databases: the exact value of every position with at most `K` seeds left in the
 //! pits of a Kalah(m, ·) board, built by retrograde analysis and read memory-mapped.
 //!
-//! The value of a position depends only on its pits and who moves (see [`super::solver`]):
+//! The value of a position depends only on its pits and who moves (see `super::solver`):
 //! an entry is the margin the side to move gains from here under perfect play, one signed
 //! byte. Positions are written from the mover's point of view (its `m` pits, then the
 //! opponent's `m` pits in sowing order), so one table serves both sides.

@@ -83,7 +83,9 @@ mod tests {
     #[test]
     fn no_first_guess_changes_the_solved_value() {
         let pos = parse_kpn("2,0,3,1,4,0/14/1,2,0,5,3,1/12/S").expect("a valid position");
-        let exact = crate::search::solver::solve(&pos, Rules::Standard);
+        let exact = crate::search::Solver::with_default_table(Rules::Standard)
+            .solve(&pos)
+            .0;
         for guess in [i32::MIN, -60, -3, 0, exact, exact + 1, 60, i32::MAX] {
             let mut solver = crate::search::Solver::with_default_table(Rules::Standard);
             solver.set_first_guess(&pos, guess);
@@ -113,7 +115,9 @@ mod tests {
     fn a_small_endgame_is_guessed_exactly() {
         // Few seeds left: the search reaches every game end, so the guess is the value.
         let pos = parse_kpn("1,0,0,2,0,1/20/0,1,0,0,3,0/18/S").expect("a valid position");
-        let exact = crate::search::solver::solve(&pos, Rules::Standard);
+        let exact = crate::search::Solver::with_default_table(Rules::Standard)
+            .solve(&pos)
+            .0;
         assert_eq!(first_guess(&pos, Rules::Standard, 1_000_000), exact);
     }
 }

@@ -5,16 +5,16 @@
 //! the mover's own store) is searched at the same depth.
 
 pub(crate) mod alphabeta;
-pub mod budget;
+pub(crate) mod budget;
 pub mod depth;
 pub mod egdb;
-pub mod guess;
-pub mod solver;
+pub(crate) mod guess;
+pub(crate) mod solver;
 
 pub use alphabeta::{minimax_plain, zero_sum, AlphaBeta, KeptTable, SearchResult};
 pub use budget::CancelOnDrop;
 pub use budget::{Budget, Stopped};
-pub use depth::Depth;
+pub(crate) use depth::Depth;
 pub use egdb::{Egdb, EgdbError};
 pub(crate) use guess::first_guess;
 pub use solver::Solver;

@@ -936,11 +936,6 @@ impl Solver {
         Solver::new(rules, slots.max(1).ilog2())
     }
 
-    /// Kept for callers that size by the seeds in play; the table grows on demand anyway.
-    pub(crate) fn for_seeds(rules: Rules, _seeds: u32) -> Solver {
-        Solver::with_default_table(rules)
-    }
-
     /// Shares each probe among the threads of the rayon pool the solve runs in (ABDADA:
     /// every thread searches the probe's whole tree through the shared table, and near the
     /// root puts off the moves another thread is expanding). Values never depend on it; node
@@ -1269,9 +1264,4 @@ impl Solver {
             })
             .collect()
     }
-}
-
-/// The exact value of `pos` with a fresh solver sized for it.
-pub fn solve(pos: &Position, rules: Rules) -> i32 {
-    Solver::for_seeds(rules, pos.seeds_in_pits()).solve(pos).0
 }

@@ -35,7 +35,7 @@ pub(crate) fn error_answer(description: impl Into<String>) -> RefOr<Response> {
 macro_rules! error_answers {
     ($($(#[$doc:meta])* $name:ident = $status:literal, $text:expr;)*) => {$(
         $(#[$doc])*
-        pub struct $name;
+        pub(crate) struct $name;
 
         impl IntoResponses for $name {
             fn responses() -> BTreeMap<String, RefOr<Response>> {
@@ -64,7 +64,7 @@ error_answers! {
 macro_rules! written_schemas {
     ($($(#[$doc:meta])* $name:ident = $schema:literal, $json:expr;)*) => {$(
         $(#[$doc])*
-        pub struct $name;
+        pub(crate) struct $name;
 
         impl PartialSchema for $name {
             fn schema() -> RefOr<Schema> {

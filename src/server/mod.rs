@@ -1,56 +1,54 @@
 //! The HTTP service (docs/server.md): axum routes under `/api`, server-sent events, the
 //! OpenAPI document and the dashboard's static files, over the store and the runner's
-//! [`Executor`](crate::runner::Executor), whose run workers it starts; none of them knows
+//! `Executor`, whose run workers it starts; none of them knows
 //! about it.
 //!
-//! - [`state`]: what the handlers, workers and streams share ([`AppState`]); [`routes`]: the
-//!   router and the probes; [`compute`]: the permits moves, matches and tournaments hold.
-//! - [`schemas`]: the OpenAPI schemas of request fields that the types cannot describe.
-//! - [`error`]: the JSON error shape and the body and query extractors that answer in it.
-//! - [`guard`]: what every request passes first: the origin of a state change, the token, CORS.
-//! - [`limits`]: connections, timeouts and the body limit, and the loop that serves them.
-//! - [`runs`]: runs, generations, export and the event stream.
+//! - `state`: what the handlers, workers and streams share (`AppState`); `routes`: the
+//!   router and the probes; `compute`: the permits moves, matches and tournaments hold.
+//! - `schemas`: the OpenAPI schemas of request fields that the types cannot describe.
+//! - `error`: the JSON error shape and the body and query extractors that answer in it.
+//! - `guard`: what every request passes first: the origin of a state change, the token, CORS.
+//! - `limits`: connections, timeouts and the body limit, and the loop that serves them.
+//! - `runs`: runs, generations, export and the event stream.
 //! - `run_events`: what the executor reports of the runs it steps, and run events from
 //!   every server on the database, each sent once.
-//! - [`events`]: the event streams of many runs in one connection (one per browser).
-//! - [`agents`], [`moves`], [`matches`](mod@matches), [`tournaments`]: the agent catalogue,
+//! - `events`: the event streams of many runs in one connection (one per browser).
+//! - `agents`, `moves`, `matches`, `tournaments`: the agent catalogue,
 //!   moves and positions, matches and tournaments.
-//! - [`metrics`]: `GET /metrics`, for Prometheus.
-//! - [`openapi`]: the OpenAPI 3.1 document, generated from the handlers' `#[utoipa::path]`
-//!   through the router ([`routes`]) and from the request and answer types.
+//! - `metrics`: `GET /metrics`, for Prometheus.
+//! - `openapi`: the OpenAPI 3.1 document, generated from the handlers' `#[utoipa::path]`
+//!   through the router (`routes`) and from the request and answer types.
 //!   `api_doc`: the error answers and written schemas the handlers' annotations name.
 //! - `assets`: the dashboard, embedded at compile time or read from `--static-dir`.
 
-pub mod agents;
+pub(crate) mod agents;
 pub(crate) mod api_doc;
 pub(crate) mod assets;
-pub mod batch_workers;
-pub mod compute;
-pub mod error;
+pub(crate) mod batch_workers;
+pub(crate) mod compute;
+pub(crate) mod error;
 pub(crate) mod event_stream;
-pub mod events;
-pub mod guard;
-pub mod health;
-pub mod limits;
-pub mod matches;
-pub mod metrics;
-pub mod moves;
-pub mod openapi;
+pub(crate) mod events;
+pub(crate) mod guard;
+pub(crate) mod health;
+pub(crate) mod limits;
+pub(crate) mod matches;
+pub(crate) mod metrics;
+pub(crate) mod moves;
+pub(crate) mod openapi;
 mod played;
-pub mod routes;
+pub(crate) mod routes;
 pub(crate) mod run_events;
 pub(crate) mod run_view;
-pub mod runs;
-pub mod schemas;
+pub(crate) mod runs;
+pub(crate) mod schemas;
 pub(crate) mod sprt_tests;
-pub mod state;
-pub mod tournaments;
+pub(crate) mod state;
+pub(crate) mod tournaments;
 
 pub use health::READY_TIMEOUT;
 pub use routes::router;
-pub use state::{
-    AppState, RequestCounts, RunEvent, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS, MAX_BODY_BYTES,
-};
+pub(crate) use state::{AppState, RequestCounts, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS};
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -10,12 +10,12 @@
 //! callers racing on one run never both succeed, whatever the backend.
 
 mod batches;
-pub mod metrics;
+pub(crate) mod metrics;
 mod played;
 mod run_life;
 
 pub(crate) use batches::StoredWorker;
-pub use played::Played;
+pub(crate) use played::Played;
 pub(crate) use played::{PlayLease, PlayedRow};
 
 use std::str::FromStr;

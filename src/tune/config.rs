@@ -15,7 +15,7 @@ use crate::search::Budget;
 use crate::tune::{ConfigError, GenerationRecord};
 
 /// A run's config, of whichever tuner: the tuner's own config object behind the one interface
-/// the engine asks ([`TunerSpec`]). Serialized as that object, as format version 1 always was;
+/// the engine asks (`TunerSpec`). Serialized as that object, as format version 1 always was;
 /// read back by the first registered tuner ([`TunerKind`]) whose configs claim its form.
 #[derive(Debug)]
 pub struct TunerConfig(Box<dyn TunerSpec>);
@@ -33,12 +33,12 @@ impl TunerConfig {
     }
 
     /// What the engine asks of this config's tuner, whichever it is.
-    pub fn spec(&self) -> &dyn TunerSpec {
+    pub(crate) fn spec(&self) -> &dyn TunerSpec {
         self.0.as_ref()
     }
 
     /// Reads a config of any tuner: the first whose configs claim `value`'s form.
-    pub fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
+    pub(crate) fn from_value(value: serde_json::Value) -> Result<TunerConfig, ConfigError> {
         match kinds().into_iter().find(|kind| (kind.claims)(&value)) {
             Some(kind) => (kind.read)(value),
             None => Err(ConfigError::invalid(
@@ -120,7 +120,7 @@ inventory::collect!(TunerKind);
 
 impl TunerKind {
     /// The registration of the tuner whose configs are `C`s, listed at `rank`.
-    pub const fn of<C: ConfigForm + TunerSpec + 'static>(rank: u32) -> TunerKind {
+    pub(crate) const fn of<C: ConfigForm + TunerSpec + 'static>(rank: u32) -> TunerKind {
         TunerKind {
             rank,
             names: C::NAMES,
@@ -184,7 +184,7 @@ pub fn tuner_names() -> Vec<&'static str> {
 }
 
 /// How a tuner's configs are named, told apart from other tuners' and read.
-pub trait ConfigForm: Sized {
+pub(crate) trait ConfigForm: Sized {
     /// The tuner names this config type serves (`tuner` in a request).
     const NAMES: &'static [&'static str];
 

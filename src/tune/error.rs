@@ -33,7 +33,7 @@ impl ConfigError {
     /// Reads `value` as a `T`; a failure names the field at fault as a dotted path after
     /// `prefix` (a tuner's settings sit under its name). Every config reader goes through here
     /// so that the API and the command line name fields the same way.
-    pub fn read<T: serde::de::DeserializeOwned>(
+    pub(crate) fn read<T: serde::de::DeserializeOwned>(
         value: serde_json::Value,
         prefix: &str,
     ) -> Result<T, ConfigError> {

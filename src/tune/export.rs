@@ -74,7 +74,7 @@ pub struct ExportDocument {
 
 /// What a run hands out, for a config of any tuner.
 impl TunerConfig {
-    /// The player a run hands out as of its record `last` ([`super::TunerSpec::champion`]).
+    /// The player a run hands out as of its record `last` (`super::TunerSpec::champion`).
     pub fn champion(&self, last: &GenerationRecord) -> HallOfFame {
         self.spec().champion(last)
     }

@@ -4,21 +4,21 @@
 //! itself here. The runner, the store, the server and the command line work through it and
 //! never ask which tuner a run has.
 //!
-//! - [`Tuner`] ([`tuner`]): one run of one tuner in ask/tell form. It hands out the game jobs
-//!   of its step ([`Ask::Games`], a [`JobList`] of [`jobs`]), is told their points, makes a
-//!   [`GenerationRecord`] ([`record`]: a generation, or a learner's checkpoint), and resumes
+//! - [`Tuner`] (`tuner`): one run of one tuner in ask/tell form. It hands out the game jobs
+//!   of its step (`Ask::Games`, a [`JobList`] of `jobs`), is told their points, makes a
+//!   [`GenerationRecord`] (`record`: a generation, or a learner's checkpoint), and resumes
 //!   exactly from its last record.
-//! - [`TunerSpec`] ([`spec`]): what the engine asks of a tuner's config; [`TunerConfig`]
-//!   ([`config`]) holds any tuner's config behind it, and [`TunerKind`] is how a tuner
+//! - `TunerSpec` (`spec`): what the engine asks of a tuner's config; [`TunerConfig`]
+//!   (`config`) holds any tuner's config behind it, and [`TunerKind`] is how a tuner
 //!   registers its configs (its names, how they are read and assembled) from its own file.
 //!   [`load_tuner`] assembles any tuner's config from a preset and partial configs.
-//! - [`games`]: how a population's games are played ([`games::GameSetup`]), here or on a
+//! - `games`: how a population's games are played (`games::GameSetup`), here or on a
 //!   worker, as the [`GameSpec`] every job list carries says.
-//! - [`ConfigError`] ([`error`]): the one error of a config, naming the field at fault.
-//! - [`Driver`] ([`driver`]): the loop that steps a tuner, playing its games here or handing
-//!   them out ([`Driver::next`]), and shows each record to [`Observer`]s (the export file,
+//! - [`ConfigError`] (`error`): the one error of a config, naming the field at fault.
+//! - [`Driver`] (`driver`): the loop that steps a tuner, playing its games here or handing
+//!   them out ([`Driver::next`]), and shows each record to `Observer`s (the export file,
 //!   the records file; the console's lives in `cli`).
-//! - [`ExportDocument`] ([`export`]): a run's best weights as a versioned JSON document whose
+//! - [`ExportDocument`] (`export`): a run's best weights as a versioned JSON document whose
 //!   [`ExportDocument::agent_spec`] plays as the tuned player did.
 //! - [`panel`]: what a benchmark panel measured and the champion it chose, as records keep it.
 //!
@@ -36,16 +36,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod config;
-pub mod driver;
-pub mod error;
-pub mod export;
-pub mod games;
-pub mod jobs;
+pub(crate) mod config;
+pub(crate) mod driver;
+pub(crate) mod error;
+pub(crate) mod export;
+pub(crate) mod games;
+pub(crate) mod jobs;
 pub mod panel;
-pub mod record;
-pub mod spec;
-pub mod tuner;
+pub(crate) mod record;
+pub(crate) mod spec;
+pub(crate) mod tuner;
 
 pub use config::{load_tuner, presets_of, tuner_names, TunerConfig};
 pub use config::{preset_names, TunerKind};

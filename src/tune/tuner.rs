@@ -60,8 +60,8 @@ pub enum Ask {
 }
 
 /// A run of one tuner in ask/tell form. A step is a sequence of asks: the tuner hands out the
-/// game jobs of its step ([`Ask::Games`]) and is told their results, until it makes its
-/// record ([`Ask::Record`]): a GA generation or a learner's checkpoint, from which the run
+/// game jobs of its step (`Ask::Games`) and is told their results, until it makes its
+/// record (`Ask::Record`): a GA generation or a learner's checkpoint, from which the run
 /// resumes exactly ([`super::TunerConfig::open`]). A tuner knows nothing of where its games
 /// are played (the [`super::Driver`] plays them here, the server's runner on the job queue)
 /// nor of where its records go (the driver's observers, the store).
@@ -85,7 +85,7 @@ pub trait Tuner: Send {
     /// Why the run finished, once it has.
     fn stop_reason(&self) -> Option<StopReason>;
 
-    /// How far a whole run goes, in the unit of [`position`]: generations, self-play games
+    /// How far a whole run goes, in the unit of `position`: generations, self-play games
     /// or rounds.
     fn length(&self) -> u64;
 }

@@ -1,5 +1,5 @@
 //! Learning runs: the other tuners (TD(lambda) and TD-Leaf(lambda) from self-play,
-//! [`crate::rl::td`]; Texel-style fitting, [`crate::rl::texel`]) stepped checkpoint by
+//! `crate::rl::td`; Texel-style fitting, `crate::rl::texel`) stepped checkpoint by
 //! checkpoint as a GA run is stepped generation by generation, so that `learn`, the server's
 //! workers, the store and the dashboard treat every tuner alike.
 //!
@@ -95,7 +95,7 @@ impl LearnerConfig {
     }
 
     /// Reads a learner's config, choosing its type by the `method` field.
-    pub fn from_value(value: Value) -> Result<LearnerConfig, ConfigError> {
+    pub(crate) fn from_value(value: Value) -> Result<LearnerConfig, ConfigError> {
         let method = value.get("method").and_then(Value::as_str).unwrap_or("");
         match method {
             "td" | "td-leaf" => parse(value).map(LearnerConfig::Td),
@@ -111,14 +111,14 @@ impl LearnerConfig {
     }
 
     /// `td`, `td-leaf` or `texel`.
-    pub fn tuner(&self) -> &'static str {
+    pub(crate) fn tuner(&self) -> &'static str {
         match self {
             LearnerConfig::Td(c) => c.method.name(),
             LearnerConfig::Texel(_) => "texel",
         }
     }
 
-    pub fn features(&self) -> &[Feature] {
+    pub(crate) fn features(&self) -> &[Feature] {
         match self {
             LearnerConfig::Td(c) => &c.features,
             LearnerConfig::Texel(c) => &c.features,
@@ -140,7 +140,7 @@ impl LearnerConfig {
     }
 
     /// Pits per side and seeds per pit.
-    pub fn board(&self) -> (usize, u32) {
+    pub(crate) fn board(&self) -> (usize, u32) {
         match self {
             LearnerConfig::Td(c) => (c.pits, c.seeds),
             LearnerConfig::Texel(c) => (c.pits, c.seeds),
@@ -163,7 +163,7 @@ impl LearnerConfig {
     }
 
     /// Checks every setting and returns the start position.
-    pub fn validate(&self) -> Result<Position, ConfigError> {
+    pub(crate) fn validate(&self) -> Result<Position, ConfigError> {
         match self {
             LearnerConfig::Td(c) => c.validate(),
             LearnerConfig::Texel(c) => c.validate(),
@@ -193,7 +193,7 @@ pub struct LearningConfig {
 
 impl LearningConfig {
     /// `learner` with the run's defaults: depth 4 and the GA's default panel.
-    pub fn new(learner: LearnerConfig) -> LearningConfig {
+    pub(crate) fn new(learner: LearnerConfig) -> LearningConfig {
         LearningConfig {
             learner,
             play_depth: DEFAULT_PLAY_DEPTH,
@@ -203,7 +203,7 @@ impl LearningConfig {
     }
 
     /// The config as one JSON object (see the module docs).
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         // Plain data with string keys always serialises.
         let mut object = match serde_json::to_value(&self.learner) {
             Ok(Value::Object(map)) => map,
@@ -222,7 +222,7 @@ impl LearningConfig {
 
     /// Reads a config written by [`LearningConfig::to_value`]; the run's fields may be left
     /// out (an export document of an earlier version has only the learner's). Not validated.
-    pub fn from_value(value: Value) -> Result<LearningConfig, ConfigError> {
+    pub(crate) fn from_value(value: Value) -> Result<LearningConfig, ConfigError> {
         let Value::Object(mut object) = value else {
             return Err(ConfigError::Parse {
                 field: String::new(),
@@ -248,7 +248,7 @@ impl LearningConfig {
 
     /// This config with the fields of `patch` (a partial config) laid over it; `benchmark`
     /// merges field by field, agents are replaced. Not validated.
-    pub fn with_overrides(&self, patch: &Value) -> Result<LearningConfig, ConfigError> {
+    pub(crate) fn with_overrides(&self, patch: &Value) -> Result<LearningConfig, ConfigError> {
         let mut merged = self.to_value();
         merge(&mut merged, patch);
         // An agent spec is replaced whole: fields of the old agent do not carry over.
@@ -358,7 +358,7 @@ impl LearningConfig {
     }
 
     /// Checks every setting and returns the start position.
-    pub fn validate(&self) -> Result<Position, ConfigError> {
+    pub(crate) fn validate(&self) -> Result<Position, ConfigError> {
         let start = self.learner.validate()?;
         if let LearnerConfig::Texel(c) = &self.learner {
             check_agent("source", &c.source)?;

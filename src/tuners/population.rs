@@ -62,12 +62,12 @@ pub struct PopulationConfig<S> {
 
 impl<S: BreederSettings> PopulationConfig<S> {
     /// Whether `value` is a config of this tuner (its `tuner` field names it).
-    pub fn claims(value: &Value) -> bool {
+    pub(crate) fn claims(value: &Value) -> bool {
         value.get("tuner").and_then(Value::as_str) == Some(S::TUNER)
     }
 
     /// Reads a whole config: the GA's fields, `tuner`, and the settings under the tuner's name.
-    pub fn from_value(value: Value) -> Result<Self, ConfigError> {
+    pub(crate) fn from_value(value: Value) -> Result<Self, ConfigError> {
         let Value::Object(mut map) = value else {
             return Err(ConfigError::Parse {
                 field: String::new(),
@@ -84,7 +84,7 @@ impl<S: BreederSettings> PopulationConfig<S> {
     /// must name this tuner, its settings (under the tuner's name) merge field by field, and
     /// the rest goes to `load_ga`, the GA's loader (`loader::load` with the preset and the
     /// caller's file access).
-    pub fn load(
+    pub(crate) fn load(
         layers: &[&Value],
         load_ga: impl FnOnce(&[&Value]) -> Result<GaConfig, ConfigError>,
     ) -> Result<Self, ConfigError> {
