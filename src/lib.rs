@@ -22,15 +22,21 @@
 //!   presets and loader, and its benchmark panel; a tuner over [`tune`].
 //! - [`tuners`]: the other tuners over [`tune`]: CMA-ES, SPSA, and the learners (TD(lambda),
 //!   TD-Leaf(lambda), Texel-style fitting); and the dashboard's form of every tuner's config.
-//! - [`runner`]: executes a run's steps, playing the games its tuner asks for on this
-//!   process's cores or on the PostgreSQL job queue (its coordinator and its worker).
+//! - [`runner`]: a run's life, from claim to end ([`runner::Executor`]), and its steps,
+//!   playing the games its tuner asks for on this process's cores or on the PostgreSQL job
+//!   queue (its coordinator and its worker).
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
 //! - `server`: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
 //! - `cli`: the `kalah-tuner` command line, every command and its flags.
 //!
 //! `server` and `cli` are the two front ends, not library API: they are public only so that
-//! the binary and the tests reach them, and hidden from these docs.
+//! the binary and the tests reach them, and hidden from these docs. Inside every module, what
+//! no user of the library needs is `pub(crate)`.
+//!
+//! Every error a user can cause (a field of a request, an argument, a config) implements
+//! [`game::UserError`], which says the field at fault, the HTTP status and the exit code;
+//! the front ends find it in any error chain with [`game::as_user_error`].
 
 pub mod agents;
 #[doc(hidden)]

@@ -202,8 +202,8 @@ fn defines(code: &str, name: &str) -> bool {
 
 /// The import graph between the files of one folder (`mod.rs` and its sibling modules): an
 /// edge for every `super::x`, `crate::folder::x` or (in `mod.rs`) `x::` that names a sibling
-/// or an item `mod.rs` defines. `mod.rs`'s own `pub use` re-exports are not edges: they are
-/// the folder's front door, not a dependency of its code.
+/// or an item `mod.rs` defines. `mod.rs`'s own re-exports (`pub use`, `pub(crate) use`) are
+/// not edges: they are the folder's front door, not a dependency of its code.
 fn folder_edges(folder: &Path) -> Vec<(String, String)> {
     let mut modules = BTreeSet::new();
     let mut texts = Vec::new();
@@ -239,8 +239,11 @@ fn folder_edges(folder: &Path) -> Vec<(String, String)> {
     let mut in_pub_use = false;
     for line in root.lines() {
         let t = line.trim_start();
-        if t.starts_with("pub use ") || in_pub_use {
-            let body = t.trim_start_matches("pub use ");
+        let reexport = t.starts_with("pub use ") || t.starts_with("pub(crate) use ");
+        if reexport || in_pub_use {
+            let body = t
+                .trim_start_matches("pub use ")
+                .trim_start_matches("pub(crate) use ");
             if !in_pub_use {
                 if let Some(module) = body.split("::").next() {
                     for item in body.split(['{', ',', '}', ';']).skip(1) {
@@ -251,7 +254,7 @@ fn folder_edges(folder: &Path) -> Vec<(String, String)> {
             in_pub_use = !t.ends_with(';');
             continue;
         }
-        if t.starts_with("mod ") || t.starts_with("pub mod ") {
+        if t.starts_with("mod ") || t.starts_with("pub mod ") || t.starts_with("pub(crate) mod ") {
             continue;
         }
         root_code.push_str(line);
@@ -352,13 +355,21 @@ fn the_cycle_finder_sees_groups_and_reexports() {
     assert_eq!(a_cycle(&edges[..2]), None);
 }
 
-/// A clone explains itself: no comment in `src/` sends its reader to the design document
-/// beside the repository (`../shared/DESIGN.md`) instead of to the code or `docs/`.
+/// A clone explains itself: no comment in `src/`, and no page of the README or `docs/`,
+/// sends its reader to the design document beside the repository (`../shared/DESIGN.md`)
+/// instead of to the code or `docs/`.
 #[test]
 fn no_comment_cites_the_design_document_outside_the_repository() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(&root.join("src"), &mut files);
+    files.push(root.join("README.md"));
+    for entry in std::fs::read_dir(root.join("docs")).expect("a docs folder") {
+        let path = entry.expect("directory entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
     let mut citing = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("readable source");

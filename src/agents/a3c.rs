@@ -146,9 +146,20 @@ pub struct Scratch {
     value: Vec<f32>,
 }
 
+/// A model that does not read, or whose layers do not fit together or the board.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ModelError(pub(crate) String);
+
+impl From<String> for ModelError {
+    fn from(reason: String) -> ModelError {
+        ModelError(reason)
+    }
+}
+
 impl Net {
     /// Checks that the layer shapes fit together and the board.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), ModelError> {
         let [h1, h2, p, v] = &self.layers;
         let shapes_ok = h1.cols == input_len(self.pits)
             && h2.cols == h1.rows
@@ -161,7 +172,7 @@ impl Net {
                 .iter()
                 .all(|l| l.weight.len() == l.rows * l.cols && l.bias.len() == l.rows);
         if !shapes_ok {
-            return Err(format!(
+            return Err(ModelError(format!(
                 "layer shapes do not fit a {}-pit board: {}",
                 self.pits,
                 self.layers
@@ -170,14 +181,14 @@ impl Net {
                     .map(|(l, n)| format!("{n} {}x{}", l.rows, l.cols))
                     .collect::<Vec<_>>()
                     .join(", ")
-            ));
+            )));
         }
         if self
             .layers
             .iter()
             .any(|l| l.weight.iter().chain(&l.bias).any(|w| !w.is_finite()))
         {
-            return Err("the model holds NaN or infinite weights".into());
+            return Err(ModelError("the model holds NaN or infinite weights".into()));
         }
         Ok(())
     }
@@ -200,7 +211,7 @@ impl Net {
     }
 
     /// The model as a safetensors file.
-    pub fn to_safetensors(&self) -> Result<Vec<u8>, String> {
+    pub fn to_safetensors(&self) -> Result<Vec<u8>, ModelError> {
         self.check()?;
         let mut views = Vec::new();
         let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = self
@@ -232,11 +243,11 @@ impl Net {
         meta.insert("encoding".into(), ENCODING.into());
         meta.insert("pits".into(), self.pits.to_string());
         meta.insert("seeds".into(), self.seeds.to_string());
-        safetensors::serialize(views, Some(meta)).map_err(|e| e.to_string())
+        safetensors::serialize(views, Some(meta)).map_err(|e| ModelError(e.to_string()))
     }
 
     /// Reads a model written by [`Net::to_safetensors`].
-    pub fn from_safetensors(bytes: &[u8]) -> Result<Net, String> {
+    pub fn from_safetensors(bytes: &[u8]) -> Result<Net, ModelError> {
         let (_, header) = safetensors::SafeTensors::read_metadata(bytes)
             .map_err(|e| format!("not a safetensors file: {e}"))?;
         let mut info: BTreeMap<String, String> = header
@@ -248,10 +259,10 @@ impl Net {
         match info.remove("encoding") {
             Some(e) if e == ENCODING => {}
             other => {
-                return Err(format!(
+                return Err(ModelError(format!(
                     "the model's input encoding is {:?}, this version reads {ENCODING:?}",
                     other.unwrap_or_else(|| "missing".into())
-                ))
+                )));
             }
         }
         let number = |info: &mut BTreeMap<String, String>, key: &str| {
@@ -263,16 +274,16 @@ impl Net {
         let seeds = number(&mut info, "seeds")?;
         let tensors = safetensors::SafeTensors::deserialize(bytes)
             .map_err(|e| format!("not a safetensors file: {e}"))?;
-        let read = |name: &str, dims: usize| -> Result<(Vec<usize>, Vec<f32>), String> {
+        let read = |name: &str, dims: usize| -> Result<(Vec<usize>, Vec<f32>), ModelError> {
             let t = tensors
                 .tensor(name)
                 .map_err(|_| format!("the model has no tensor {name:?}"))?;
             if t.dtype() != safetensors::Dtype::F32 || t.shape().len() != dims {
-                return Err(format!(
+                return Err(ModelError(format!(
                     "tensor {name:?} should be f32 of rank {dims}, is {:?} {:?}",
                     t.dtype(),
                     t.shape()
-                ));
+                )));
             }
             let values = t
                 .data()
@@ -310,7 +321,7 @@ fn cache() -> &'static Mutex<HashMap<String, Arc<Net>>> {
 
 /// The model at `path`, or the embedded Kalah(6,4) model for `None`. Loaded once per process:
 /// tournaments build an agent for every game.
-pub fn load_model(path: Option<&str>) -> Result<Arc<Net>, String> {
+pub fn load_model(path: Option<&str>) -> Result<Arc<Net>, ModelError> {
     let key = path.unwrap_or("").to_string();
     if let Some(net) = cache().lock().map_err(|e| e.to_string())?.get(&key) {
         return Ok(Arc::clone(net));

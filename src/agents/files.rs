@@ -38,14 +38,23 @@ pub enum FileAccess {
     Stored,
 }
 
+/// A file a spec names that is not opened under the [`FileAccess`] in force, or a models
+/// folder that cannot be one. Says why without the field; the spec's error names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FileRefused(pub(crate) String);
+
 impl FileAccess {
     /// A models folder policy for `dir`, which must exist.
-    pub(crate) fn under_dir(dir: &Path) -> Result<FileAccess, String> {
+    pub(crate) fn under_dir(dir: &Path) -> Result<FileAccess, FileRefused> {
         let canonical = dir
             .canonicalize()
-            .map_err(|e| format!("models folder {}: {e}", dir.display()))?;
+            .map_err(|e| FileRefused(format!("models folder {}: {e}", dir.display())))?;
         if !canonical.is_dir() {
-            return Err(format!("models folder {}: not a folder", dir.display()));
+            return Err(FileRefused(format!(
+                "models folder {}: not a folder",
+                dir.display()
+            )));
         }
         Ok(FileAccess::UnderDir(canonical))
     }
@@ -53,32 +62,36 @@ impl FileAccess {
     /// The path to open for the file a spec names, checked against the policy before
     /// anything is opened; `Ok(None)` under [`FileAccess::Stored`], which opens nothing.
     /// `what` names the kind of file for messages ("model file", "export document").
-    pub(crate) fn resolve(&self, name: &str, what: &str) -> Result<Option<PathBuf>, String> {
+    pub(crate) fn resolve(&self, name: &str, what: &str) -> Result<Option<PathBuf>, FileRefused> {
         match self {
             FileAccess::Any => Ok(Some(PathBuf::from(name))),
             FileAccess::Stored => Ok(None),
-            FileAccess::None => Err(format!(
+            FileAccess::None => Err(FileRefused(format!(
                 "{what}s are not read here (a server reads them only from its models folder, \
                  serve --models-dir), so {} is not opened",
                 quoted(name)
-            )),
+            ))),
             FileAccess::UnderDir(dir) => {
                 let plain = !name.is_empty()
                     && Path::new(name)
                         .components()
                         .all(|c| matches!(c, Component::Normal(_)));
                 if !plain {
-                    return Err(format!(
+                    return Err(FileRefused(format!(
                         "{} is not a name in the models folder: give a file name relative to \
                          it, without '..' or a leading '/'",
                         quoted(name)
-                    ));
+                    )));
                 }
                 // One answer for a missing name and for a link that leads out, and no detail of
                 // the failed lookup: a link planted in the folder must not become an oracle for
                 // which files exist elsewhere on the machine.
-                let not_found =
-                    || format!("there is no {what} {} in the models folder", quoted(name));
+                let not_found = || {
+                    FileRefused(format!(
+                        "there is no {what} {} in the models folder",
+                        quoted(name)
+                    ))
+                };
                 let path = dir.join(name).canonicalize().map_err(|_| not_found())?;
                 if !path.starts_with(dir) {
                     return Err(not_found());
@@ -178,7 +191,10 @@ mod tests {
             "./m.bin",
             "missing",
         ] {
-            let err = access.resolve(name, "model file").expect_err(name);
+            let err = access
+                .resolve(name, "model file")
+                .expect_err(name)
+                .to_string();
             assert!(!err.contains(&canonical.display().to_string()), "{err}");
         }
         #[cfg(unix)]
@@ -189,6 +205,7 @@ mod tests {
                 access
                     .resolve(name, "model file")
                     .expect_err(name)
+                    .to_string()
                     .replace(name, "NAME")
             };
             // A link out to a file that exists answers as a missing name does.

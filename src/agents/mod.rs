@@ -27,7 +27,7 @@ use crate::game::Position;
 pub use crate::search::{Budget, Stopped};
 pub use a3c::A3cAgent;
 pub use endgame::EndgameTable;
-pub use files::FileAccess;
+pub use files::{FileAccess, FileRefused};
 pub(crate) use greedy::Greedy;
 pub use limits::{Limits, Profile};
 pub use mcts::Mcts;

@@ -339,8 +339,13 @@ impl AgentSpec {
             return Ok(());
         };
         // Messages name the model as the spec did, not by where the server keeps it.
-        load_model(Some(&path))
-            .map_err(|reason| err(&self.to_string(), "model", reason.replace(&path, name)))?;
+        load_model(Some(&path)).map_err(|reason| {
+            err(
+                &self.to_string(),
+                "model",
+                reason.to_string().replace(&path, name),
+            )
+        })?;
         Ok(())
     }
 
@@ -350,7 +355,7 @@ impl AgentSpec {
         let me = || self.to_string();
         match files
             .resolve(name, "model file")
-            .map_err(|reason| err(&me(), "model", reason))?
+            .map_err(|reason| err(&me(), "model", reason.to_string()))?
         {
             None => Ok(None),
             Some(path) => path
@@ -685,7 +690,7 @@ impl AgentSpec {
             } => {
                 let (features, weights) = self.heuristic_terms()?;
                 let eval = WeightedEval::new(&features, &weights, rules)
-                    .map_err(|reason| err(&self.to_string(), "weights", reason))?;
+                    .map_err(|reason| err(&self.to_string(), "weights", reason.to_string()))?;
                 Box::new(SearchAgent {
                     eval,
                     rules,
@@ -735,7 +740,7 @@ impl AgentSpec {
                 ties,
             } => {
                 let net = load_model(model.as_deref())
-                    .map_err(|reason| err(&self.to_string(), "model", reason))?;
+                    .map_err(|reason| err(&self.to_string(), "model", reason.to_string()))?;
                 Box::new(A3cAgent::new(net, rules, *sample, *ties))
             }
         })
@@ -751,7 +756,7 @@ fn resolve_terms(
 ) -> Result<Terms, (&'static str, String)> {
     let (list, set) = match features {
         FeatureChoice::Set(name) => (
-            parse_features(name).map_err(|e| ("features", e))?,
+            parse_features(name).map_err(|e| ("features", e.to_string()))?,
             feature_set(name),
         ),
         FeatureChoice::List(list) => {
@@ -774,7 +779,7 @@ fn resolve_terms(
                 ));
             };
             set.preset(name)
-                .map_err(|reason| ("weights", reason))?
+                .map_err(|reason| ("weights", reason.to_string()))?
                 .to_vec()
         }
     };
@@ -868,7 +873,7 @@ pub(crate) fn from_export_file(
                     "{reason}: give the document itself, as {{\"kind\":\"heuristic\",\"from_export\":<document>}}, or a run of the server, as run:ID"
                 ),
             ),
-            _ => err(&origin, "path", reason),
+            _ => err(&origin, "path", reason.to_string()),
         })?
     else {
         return Err(err(

@@ -21,8 +21,8 @@ pub struct PieArg {
     pub pie: bool,
 }
 
-pub(crate) fn parse_rules(s: &str) -> Result<Rules, String> {
-    s.parse::<Rules>().map_err(|e| e.to_string())
+pub(crate) fn parse_rules(s: &str) -> Result<Rules, crate::game::GameError> {
+    s.parse::<Rules>()
 }
 
 /// A user mistake: reported on one line with exit status 2.

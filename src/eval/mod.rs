@@ -19,6 +19,12 @@ pub use sets::FeatureSet;
 pub use sets::{feature_set, parse_features, FEATURE_SETS};
 pub use weighted::{round_to_i64, WeightedEval};
 
+/// Features or weights an evaluator cannot take: an unknown name or preset, a weight out of
+/// range, counts that differ. Says what is wrong; the caller names the field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub(crate) String);
+
 use crate::game::{Position, Side};
 
 /// Fixed-point unit of heuristic scores: one seed of store difference is `SCALE`.

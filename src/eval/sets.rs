@@ -72,18 +72,18 @@ pub const FEATURE_SETS: &[FeatureSet] = &[
 
 impl FeatureSet {
     /// The weights of preset `name`, or an error listing the presets there are.
-    pub(crate) fn preset(&self, name: &str) -> Result<&'static [f64], String> {
+    pub(crate) fn preset(&self, name: &str) -> Result<&'static [f64], super::EvalError> {
         self.presets
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, w)| *w)
             .ok_or_else(|| {
                 let names: Vec<&str> = self.presets.iter().map(|(n, _)| *n).collect();
-                format!(
+                super::EvalError(format!(
                     "{} has no preset {name:?}; presets: {}",
                     self.name,
                     names.join(", ")
-                )
+                ))
             })
     }
 }
@@ -95,7 +95,7 @@ pub fn feature_set(name: &str) -> Option<&'static FeatureSet> {
 
 /// Parses a feature list: a set name (`hunter10`) or names joined by `+`
 /// (`store_diff+side_diff`).
-pub fn parse_features(text: &str) -> Result<Vec<Feature>, String> {
+pub fn parse_features(text: &str) -> Result<Vec<Feature>, super::EvalError> {
     if let Some(set) = feature_set(text) {
         return Ok(set.features.to_vec());
     }
@@ -104,17 +104,17 @@ pub fn parse_features(text: &str) -> Result<Vec<Feature>, String> {
         .map(|s| s.trim().parse::<Feature>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
-            format!(
+            super::EvalError(format!(
                 "{e} (or a set: {})",
                 FEATURE_SETS
                     .iter()
                     .map(|s| s.name)
                     .collect::<Vec<_>>()
                     .join(", ")
-            )
+            ))
         })?;
     if features.is_empty() {
-        return Err("the feature list is empty".into());
+        return Err(super::EvalError("the feature list is empty".into()));
     }
     Ok(features)
 }

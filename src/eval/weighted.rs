@@ -17,21 +17,25 @@ pub struct WeightedEval {
 }
 
 impl WeightedEval {
-    pub fn new(features: &[Feature], weights: &[f64], rules: Rules) -> Result<Self, String> {
+    pub fn new(
+        features: &[Feature],
+        weights: &[f64],
+        rules: Rules,
+    ) -> Result<Self, super::EvalError> {
         if features.len() != weights.len() {
-            return Err(format!(
+            return Err(super::EvalError(format!(
                 "{} features but {} weights",
                 features.len(),
                 weights.len()
-            ));
+            )));
         }
         if let Some(w) = weights
             .iter()
             .find(|w| !w.is_finite() || w.abs() > MAX_WEIGHT)
         {
-            return Err(format!(
+            return Err(super::EvalError(format!(
                 "weight {w} is out of range: weights must be finite and within +-{MAX_WEIGHT}"
-            ));
+            )));
         }
         // Zero weights cost time and change nothing.
         let terms: Vec<(Feature, f64)> = features

@@ -748,7 +748,7 @@ impl GaConfig {
 
         let features = match &self.features {
             FeatureChoice::Set(name) => {
-                parse_features(name).map_err(|e| ConfigError::invalid("features", e))?
+                parse_features(name).map_err(|e| ConfigError::invalid("features", e.to_string()))?
             }
             FeatureChoice::List(list) => list.clone(),
         };
@@ -924,7 +924,7 @@ impl GaConfig {
                     ));
                 };
                 set.preset(name)
-                    .map_err(|reason| ConfigError::invalid("init.weights", reason))?
+                    .map_err(|reason| ConfigError::invalid("init.weights", reason.to_string()))?
                     .to_vec()
             }
         };

@@ -46,7 +46,7 @@ pub trait Breeder: Send + std::fmt::Debug {
 
     /// Takes back the state it had after making the last of `records` (the run's records so
     /// far, oldest first, as many as it needs), before being told of it.
-    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), String>;
+    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), ConfigError>;
 }
 
 /// A GA run, advanced one generation at a time.
@@ -88,7 +88,7 @@ impl Evolution {
         match records.last() {
             None => Evolution::start(config, Some(breeder)),
             Some(last) => {
-                breeder.restore(records).map_err(ConfigError::Resume)?;
+                breeder.restore(records)?;
                 Evolution::resume_with(config, Some(breeder), last)
             }
         }

@@ -54,10 +54,12 @@ pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
             )))
         }
     };
-    let south = parse_pits(fields[0], "South pits").map_err(&bad)?;
-    let south_store = parse_count(fields[1], "South store").map_err(&bad)?;
-    let north = parse_pits(fields[2], "North pits").map_err(&bad)?;
-    let north_store = parse_count(fields[3], "North store").map_err(&bad)?;
+    let south = parse_pits(fields[0], "South pits").map_err(|Malformed(reason)| bad(reason))?;
+    let south_store =
+        parse_count(fields[1], "South store").map_err(|Malformed(reason)| bad(reason))?;
+    let north = parse_pits(fields[2], "North pits").map_err(|Malformed(reason)| bad(reason))?;
+    let north_store =
+        parse_count(fields[3], "North store").map_err(|Malformed(reason)| bad(reason))?;
     let side = match fields[4] {
         "S" | "s" => Side::South,
         "N" | "n" => Side::North,
@@ -88,41 +90,46 @@ pub fn parse_kpn(text: &str) -> Result<Position, GameError> {
     })
 }
 
-fn parse_pits(field: &str, what: &str) -> Result<Vec<u32>, String> {
+/// What is wrong with one field of a KPN text; [`parse_kpn`] says which text.
+struct Malformed(String);
+
+fn parse_pits(field: &str, what: &str) -> Result<Vec<u32>, Malformed> {
     if field.is_empty() {
-        return Err(format!("{what} are empty: give at least one pit"));
+        return Err(Malformed(format!(
+            "{what} are empty: give at least one pit"
+        )));
     }
     let pits = field
         .split(',')
         .enumerate()
         .map(|(i, s)| parse_count(s, &format!("{what}, pit {}", i + 1)))
-        .collect::<Result<Vec<u32>, String>>()?;
+        .collect::<Result<Vec<u32>, Malformed>>()?;
     if pits.len() > super::MAX_PITS {
-        return Err(format!(
+        return Err(Malformed(format!(
             "{what}: {} pits, at most {} are supported",
             pits.len(),
             super::MAX_PITS
-        ));
+        )));
     }
     Ok(pits)
 }
 
-fn parse_count(s: &str, what: &str) -> Result<u32, String> {
+fn parse_count(s: &str, what: &str) -> Result<u32, Malformed> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
+        return Err(Malformed(format!(
             "{what} must be a non-negative whole number, found {:?}",
             excerpt(s)
-        ));
+        )));
     }
     s.parse::<u32>()
         .ok()
         .filter(|&n| n <= super::MAX_SEEDS)
         .ok_or_else(|| {
-            format!(
+            Malformed(format!(
                 "{what}: {} seeds is more than the {} supported",
                 excerpt(s),
                 super::MAX_SEEDS
-            )
+            ))
         })
 }
 

@@ -147,7 +147,7 @@ impl ManKalah {
                         })?,
                 };
                 let engine_state =
-                    parse_state(state, self.pos.pits()).map_err(|r| malformed(&r))?;
+                    parse_state(state, self.pos.pits()).map_err(|BadState(r)| malformed(&r))?;
                 if let Some(sent) = self.sent.take() {
                     if sent != mv {
                         return Err(out_of_turn(format!(
@@ -272,19 +272,26 @@ fn move_name(mv: usize) -> String {
     }
 }
 
+/// Why a state field does not read.
+struct BadState(String);
+
 /// A state field: `2m + 2` comma-separated counts.
-fn parse_state(text: &str, m: usize) -> Result<Vec<u32>, String> {
+fn parse_state(text: &str, m: usize) -> Result<Vec<u32>, BadState> {
     let counts = text
         .split(',')
         .map(|s| s.parse::<u32>())
         .collect::<Result<Vec<u32>, _>>()
-        .map_err(|_| format!("the state must be comma-separated seed counts, found {text:?}"))?;
+        .map_err(|_| {
+            BadState(format!(
+                "the state must be comma-separated seed counts, found {text:?}"
+            ))
+        })?;
     if counts.len() != 2 * m + 2 {
-        return Err(format!(
+        return Err(BadState(format!(
             "the state must list {} counts (North's {m} pits and store, South's {m} pits and store), found {}",
             2 * m + 2,
             counts.len()
-        ));
+        )));
     }
     Ok(counts)
 }

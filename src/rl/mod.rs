@@ -64,7 +64,8 @@ pub(crate) fn check_start(
             ),
         ));
     }
-    WeightedEval::new(features, initial, rules).map_err(|reason| bad("initial", reason))?;
+    WeightedEval::new(features, initial, rules)
+        .map_err(|reason| bad("initial", reason.to_string()))?;
     Position::start(pits, seeds)
         .map(|start| start.with_pie(pie))
         .map_err(|e| bad("board", e.to_string()))

@@ -192,21 +192,21 @@ impl Breeder for CmaesBreeder {
         None
     }
 
-    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), String> {
+    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), ConfigError> {
         for (i, record) in records.iter().enumerate() {
             if record.generation as usize != i {
-                return Err(format!(
+                return Err(ConfigError::Resume(format!(
                     "CMA-ES resumes from every record of its run; record {i} is generation {}",
                     record.generation
-                ));
+                )));
             }
             if record.individuals.len() != self.samples + 1 {
-                return Err(format!(
+                return Err(ConfigError::Resume(format!(
                     "generation {} has {} individuals; a CMA-ES run of this config has {}",
                     record.generation,
                     record.individuals.len(),
                     self.samples + 1
-                ));
+                )));
             }
         }
         // Told again, the fitness make the strategy that made the last record's generation.

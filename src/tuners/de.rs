@@ -187,7 +187,7 @@ impl Breeder for DeBreeder {
         None
     }
 
-    fn restore(&mut self, _records: &[GenerationRecord]) -> Result<(), String> {
+    fn restore(&mut self, _records: &[GenerationRecord]) -> Result<(), ConfigError> {
         Ok(())
     }
 }

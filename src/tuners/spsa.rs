@@ -220,7 +220,7 @@ impl Breeder for SpsaBreeder {
         Some(json!({ "theta": self.theta }))
     }
 
-    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), String> {
+    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), ConfigError> {
         #[derive(Deserialize)]
         struct Saved {
             theta: Vec<f64>,
@@ -228,15 +228,16 @@ impl Breeder for SpsaBreeder {
         let checkpoint = records
             .last()
             .and_then(|r| r.breeder.clone())
-            .ok_or("the record has no SPSA state (theta)")?;
-        let saved: Saved = serde_json::from_value(checkpoint)
-            .map_err(|e| format!("the record's SPSA state does not read: {e}"))?;
+            .ok_or_else(|| ConfigError::Resume("the record has no SPSA state (theta)".into()))?;
+        let saved: Saved = serde_json::from_value(checkpoint).map_err(|e| {
+            ConfigError::Resume(format!("the record's SPSA state does not read: {e}"))
+        })?;
         if saved.theta.len() != self.theta.len() {
-            return Err(format!(
+            return Err(ConfigError::Resume(format!(
                 "the record's SPSA theta has {} weights, the config {}",
                 saved.theta.len(),
                 self.theta.len()
-            ));
+            )));
         }
         self.theta = saved.theta;
         Ok(())
