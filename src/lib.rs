@@ -22,7 +22,7 @@
 //!   presets and loader, and its benchmark panel; a tuner over [`tune`].
 //! - [`tuners`]: the other tuners over [`tune`]: CMA-ES, SPSA, and the learners (TD(lambda),
 //!   TD-Leaf(lambda), Texel-style fitting); and the dashboard's form of every tuner's config.
-//! - [`runner`]: a run's life, from claim to end ([`runner::Executor`]), and its steps,
+//! - [`runner`]: a run's life, from claim to end (its executor), and its steps,
 //!   playing the games its tuner asks for on this process's cores or on the PostgreSQL job
 //!   queue (its coordinator and its worker).
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).

@@ -17,8 +17,7 @@ pub use notation::{parse_kpn, to_kpn};
 pub use perft::perft;
 pub use position::{MoveIter, MoveOutcome, MoveSet, MAX_CELLS, MAX_SEEDS};
 pub use position::{Pie, Position, Rules, Side, MAX_PITS, SWAP};
-pub use user_error::{as_user_error, USER_ERROR_EXIT_CODE};
-pub(crate) use user_error::{UserError, UserErrorKind};
+pub use user_error::{as_user_error, UserError, UserErrorKind, USER_ERROR_EXIT_CODE};
 
 /// Everything that can be wrong with a board, a position or a move given by a user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::{GameError, Position, Side};
+use super::{GameError, Position, Rules, Side};
 
 /// Most characters of a user's text that a message quotes back.
 pub const ECHO_CHARS: usize = 80;
@@ -131,6 +131,31 @@ fn parse_count(s: &str, what: &str) -> Result<u32, Malformed> {
                 super::MAX_SEEDS
             ))
         })
+}
+
+/// The rules by name: `standard`, `empty-capture` (or `empty_capture`).
+impl std::str::FromStr for Rules {
+    type Err = GameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "standard" => Ok(Rules::Standard),
+            "empty-capture" | "empty_capture" => Ok(Rules::EmptyCapture),
+            other => Err(GameError::UnknownRules(excerpt(other).into_owned())),
+        }
+    }
+}
+
+/// A position shows as its KPN.
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", to_kpn(self))
+    }
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&to_kpn(self))
+    }
 }
 
 /// Formats a position as KPN.

@@ -84,17 +84,6 @@ impl fmt::Display for Rules {
     }
 }
 
-impl std::str::FromStr for Rules {
-    type Err = GameError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "standard" => Ok(Rules::Standard),
-            "empty-capture" | "empty_capture" => Ok(Rules::EmptyCapture),
-            other => Err(GameError::UnknownRules(super::excerpt(other).into_owned())),
-        }
-    }
-}
-
 /// Where a game stands with respect to the pie rule (docs/rules.md).
 ///
 /// Only the first two plies of a game played with the pie rule are special, so every other
@@ -783,18 +772,6 @@ impl Position {
     pub(crate) fn nonempty_pits(&self) -> MoveSet {
         let own = self.nonempty_mask(self.first_pit(self.side));
         MoveSet(own | self.swap_bit(own))
-    }
-}
-
-impl fmt::Debug for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Position({})", super::notation::to_kpn(self))
-    }
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&super::notation::to_kpn(self))
     }
 }
 
