@@ -240,7 +240,7 @@ impl Driver {
 
 /// Keeps the run's export document on disk, rewritten after every record (atomically, so an
 /// interruption never leaves half a file), and in memory for the caller's summary.
-pub(crate) struct ExportFile {
+pub struct ExportFile {
     path: PathBuf,
     history: Vec<GenerationSummary>,
     document: Option<ExportDocument>,
@@ -286,7 +286,7 @@ impl Observer for Vec<GenerationRecord> {
 }
 
 /// Appends every record to a file, one JSON object a line.
-pub(crate) struct RecordsFile {
+pub struct RecordsFile {
     path: PathBuf,
     file: std::fs::File,
 }

@@ -49,10 +49,8 @@ pub(crate) mod tuner;
 
 pub use config::{load_tuner, presets_of, tuner_names, TunerConfig};
 pub use config::{preset_names, TunerKind};
-pub(crate) use driver::{
-    write_atomically, DriveError, Ended, ExportFile, Next, Observer, RecordsFile,
-};
-pub use driver::{Driver, Step};
+pub(crate) use driver::{write_atomically, Next};
+pub use driver::{DriveError, Driver, Ended, ExportFile, Observer, RecordsFile, Step};
 pub(crate) use error::agent_error;
 pub use error::ConfigError;
 pub use export::ExportDocument;
