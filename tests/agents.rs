@@ -318,7 +318,7 @@ fn specs_parse_from_strings_and_json_and_name_the_bad_field() {
         ("mcts:100:x", "c"),
         ("mcts:100:0.7:1.5", "epsilon"),
         (r#"{"kind":"mcts","c":-1}"#, "c"),
-        ("", "kind"),
+        ("", "json"),
     ] {
         let err = AgentSpec::parse(text).expect_err(text);
         assert_eq!(err.field, field, "{text}: {err}");

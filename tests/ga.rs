@@ -318,7 +318,7 @@ fn validation_errors_name_the_field() {
         (json!({"rules": "chess"}), "rules: unknown variant `chess`"),
         (
             json!({"population": 1000, "generations": 10000}),
-            "generations: this run would play 999000 games a generation",
+            "generations: this run would play 999,000 games a generation",
         ),
     ];
     for (doc, expected) in cases {

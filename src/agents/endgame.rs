@@ -20,8 +20,8 @@ use crate::search::egdb::{self, Egdb, EgdbError, MAX_EGDB_SEEDS};
 #[derive(Debug, Default)]
 pub struct EndgameTable {
     wanted: bool,
-    /// The board size looked up last, and what was found for it.
-    loaded: Option<(usize, Option<Arc<Egdb>>)>,
+    /// The board size and rules looked up last, and what was found for them.
+    loaded: Option<(usize, Rules, Option<Arc<Egdb>>)>,
 }
 
 impl EndgameTable {
@@ -40,7 +40,11 @@ impl EndgameTable {
             return None;
         }
         match &self.loaded {
-            Some((loaded_pits, db)) if *loaded_pits == pits => db.clone(),
+            Some((loaded_pits, loaded_rules, db))
+                if *loaded_pits == pits && *loaded_rules == rules =>
+            {
+                db.clone()
+            }
             _ => {
                 let db = match shared_private(pits, rules) {
                     Ok(Some(db)) => Some(db),
@@ -56,7 +60,7 @@ impl EndgameTable {
                     // Reported when it was opened (once a process), and never used.
                     Err(_) => None,
                 };
-                self.loaded = Some((pits, db.clone()));
+                self.loaded = Some((pits, rules, db.clone()));
                 db
             }
         }
@@ -99,7 +103,7 @@ pub(crate) fn shared_private(pits: usize, rules: Rules) -> Result<Option<Arc<Egd
         None => Ok(None),
         Some(path) => {
             let started = std::time::Instant::now();
-            match open_private(&path) {
+            match open_private(&path).and_then(|db| fits(db, &path, pits, rules)) {
                 Ok(db) => {
                     tracing::info!(
                         "endgame database {} verified and loaded in {:.2} s",
@@ -121,6 +125,24 @@ pub(crate) fn shared_private(pits: usize, rules: Rules) -> Result<Option<Arc<Egd
     };
     loaded.insert((pits, rules), found.clone());
     found
+}
+
+/// `db` when it holds the positions of `pits` pits under `rules`: a file renamed or copied
+/// under another database's name is refused when it is opened, rather than reported loaded
+/// and then never used.
+fn fits(db: Egdb, path: &Path, pits: usize, rules: Rules) -> Result<Egdb, EgdbError> {
+    if db.pits() == pits && db.rules() == rules {
+        return Ok(db);
+    }
+    Err(EgdbError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!(
+            "it holds Kalah({}) positions under the {} rules, not Kalah({pits}) under the {rules} \
+             rules its name says",
+            db.pits(),
+            db.rules()
+        ),
+    })
 }
 
 /// Opens the database file at `path` as a private copy: the file is copied into sealed
@@ -223,5 +245,34 @@ mod sealed {
         // The mapping keeps the memory alive without the descriptor.
         drop(copy);
         Ok(db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::egdb::Quiet;
+
+    /// A database copied under another's name is refused when opened, not reported loaded.
+    #[test]
+    fn a_database_of_other_rules_is_refused() {
+        let dir = std::env::temp_dir().join(format!("kalah-egdb-fits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let built = Rules::EmptyCapture;
+        let path = dir.join(Egdb::file_name(4, 3, Rules::Standard));
+        Egdb::build(4, 3, built, &Quiet)
+            .expect("build")
+            .write(&path)
+            .expect("write");
+        let open = || open_private(&path).expect("a sound file");
+        match fits(open(), &path, 4, Rules::Standard) {
+            Err(EgdbError::Corrupt { reason, .. }) => {
+                assert!(reason.contains("empty-capture"), "{reason}")
+            }
+            other => panic!("taken for the standard rules: {other:?}"),
+        }
+        assert!(fits(open(), &path, 5, built).is_err());
+        assert!(fits(open(), &path, 4, built).is_ok());
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

@@ -55,7 +55,11 @@ impl UserError for SpecError {
         }
     }
 
+    /// The spec quoted before the reason, unless there is none to quote.
     fn reason(&self) -> Cow<'_, str> {
+        if self.spec.trim().is_empty() {
+            return Cow::Borrowed(&self.reason);
+        }
         Cow::Owned(format!("{}: {}", self.spec, self.reason))
     }
 }
@@ -1031,7 +1035,13 @@ fn parse_short(text: &str) -> Result<AgentSpec, SpecError> {
                 egdb: false,
             }
         }
-        "" => return Err(err(text, "kind", "empty agent spec")),
+        "" => {
+            return Err(err(
+                text,
+                "json",
+                "no agent given: write a spec such as minimax:4 or heuristic:hunter10:published:4",
+            ))
+        }
         other => {
             return Err(err(
                 text,

@@ -57,6 +57,41 @@ pub struct ServeArgs {
     /// Open connections at most; more wait until one closes (a line in the log says so)
     #[arg(long, default_value_t = 512, env = "KALAH_TUNER_MAX_CONNECTIONS")]
     pub max_connections: usize,
+    /// Gigabytes of generation records that the queued and running runs may have still to
+    /// write, by their estimates; a new run past it is refused (429) with the figures
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        env = "KALAH_TUNER_MAX_PENDING_STORAGE_GB"
+    )]
+    pub max_pending_storage_gb: f64,
+    /// Open connections from one IP address at most; one more is answered 503 and closed
+    /// [default: 64, or --max-connections if lower]
+    #[arg(long, env = "KALAH_TUNER_MAX_CONNECTIONS_PER_PEER")]
+    pub max_connections_per_peer: Option<usize>,
+    /// Event streams open at once at most (a browser holds one for all its tabs); one more
+    /// is answered 503. At most half of --max-connections [default: 128, or half of
+    /// --max-connections if lower]
+    #[arg(long, env = "KALAH_TUNER_MAX_EVENT_STREAMS")]
+    pub max_event_streams: Option<usize>,
+}
+
+impl ServeArgs {
+    fn per_peer(&self) -> usize {
+        let default = Limits::default().max_connections_per_peer;
+        self.max_connections_per_peer
+            .unwrap_or(default.min(self.max_connections))
+    }
+
+    fn most_streams(&self) -> usize {
+        (self.max_connections / 2).max(1)
+    }
+
+    fn event_streams(&self) -> usize {
+        let default = Limits::default().max_event_streams;
+        self.max_event_streams
+            .unwrap_or(default.min(self.most_streams()))
+    }
 }
 
 impl ServeArgs {
@@ -75,8 +110,11 @@ impl ServeArgs {
             allow_origins: self.allow_origins.clone(),
             public_origins: self.public_origins.clone(),
             play_batches: !self.no_batches,
+            max_pending_storage_bytes: (self.max_pending_storage_gb * 1e9) as u64,
             limits: Limits {
                 max_connections: self.max_connections,
+                max_connections_per_peer: self.per_peer(),
+                max_event_streams: self.event_streams(),
                 ..Limits::default()
             },
             token: std::env::var("KALAH_TUNER_TOKEN")
@@ -98,6 +136,29 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         bail!(usage(format!(
             "--max-connections must be 1 to 100000, got {}",
             args.max_connections
+        )));
+    }
+    if !(args.max_pending_storage_gb.is_finite()
+        && args.max_pending_storage_gb > 0.0
+        && args.max_pending_storage_gb <= 1e6)
+    {
+        bail!(usage(format!(
+            "--max-pending-storage-gb must be over 0, up to 1000000, got {}",
+            args.max_pending_storage_gb
+        )));
+    }
+    let per_peer = args.per_peer();
+    if per_peer == 0 || per_peer > args.max_connections {
+        bail!(usage(format!(
+            "--max-connections-per-peer must be 1 to --max-connections ({}), got {per_peer}",
+            args.max_connections
+        )));
+    }
+    let streams = args.event_streams();
+    if streams == 0 || streams > args.most_streams() {
+        bail!(usage(format!(
+            "--max-event-streams must be 1 to half of --max-connections ({}), got {streams}",
+            args.most_streams()
         )));
     }
     init_tracing();

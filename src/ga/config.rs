@@ -30,7 +30,9 @@ use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{Position, Rules};
 pub(crate) use crate::tune::ConfigError;
-pub(crate) use crate::tune::{agent_error, BoardConfig, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
+pub(crate) use crate::tune::{
+    agent_error, describe_bytes, BoardConfig, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES,
+};
 
 /// Largest population.
 pub(crate) const MAX_POPULATION: usize = 1000;
@@ -682,7 +684,14 @@ impl GaConfig {
     /// results) and the columns beside it. Calibrated on real records: with the hunter preset
     /// (10 features, its panel) 40 individuals take 16.4 KB, estimated at about 21 KB.
     pub fn estimated_record_bytes(&self, features: usize) -> u64 {
-        record_bytes(self.population as u64, features, self.benchmark.panel.len())
+        let base = record_bytes(self.population as u64, features, self.benchmark.panel.len());
+        // Every measured leader keeps its points in each pair against each panel agent (the
+        // champion's paired test reads them), and the champion's are kept beside them: with a
+        // large panel these are most of a record.
+        let panel = self.benchmark.panel.len() as u64;
+        let leaders = (self.benchmark.leaders as u64).min(self.population as u64) + 1;
+        let pair_points = leaders * panel * u64::from(self.benchmark.pairs) * PAIR_POINT_BYTES;
+        base + pair_points
     }
 
     /// An upper estimate of the bytes a whole run stores: every generation's row.
@@ -871,10 +880,11 @@ impl GaConfig {
             return Err(ConfigError::invalid(
                 "generations",
                 format!(
-                    "this run would play {} games a generation for {} generations at depth {}, about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower population, generations, fitness.games_per_pair, depth, or the cost of the opponents and panel agents",
-                    self.games_per_generation(),
-                    self.generations,
-                    self.depth
+                    "this run would play {} games a generation for {} generations at depth {}, about {} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower population, generations, fitness.games_per_pair, depth, or the cost of the opponents and panel agents",
+                    crate::game::grouped(self.games_per_generation()),
+                    crate::game::grouped(u64::from(self.generations)),
+                    self.depth,
+                    crate::game::grouped(hours.round() as u64)
                 ),
             ));
         }
@@ -1050,16 +1060,5 @@ pub(crate) fn record_bytes(individuals: u64, features: usize, panel: usize) -> u
     RECORD_FIXED_BYTES + individuals + best + panel
 }
 
-/// A byte count for people: "4.9 GB", "16 KB".
-pub(crate) fn describe_bytes(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} KB", b / 1e3)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
+/// One pair's points in a stored panel result, at most: `1.5,` and the like in JSON.
+pub(crate) const PAIR_POINT_BYTES: u64 = 6;

@@ -12,6 +12,7 @@ pub mod perft;
 mod position;
 mod user_error;
 
+pub(crate) use notation::grouped;
 pub use notation::{excerpt, excerpt_to, ECHO_CHARS};
 pub use notation::{parse_kpn, to_kpn};
 pub use perft::perft;

@@ -19,6 +19,19 @@ pub fn excerpt(text: &str) -> Cow<'_, str> {
     excerpt_to(text, ECHO_CHARS)
 }
 
+/// `n` with its thousands grouped by commas (`999,000`), as messages write big counts.
+pub(crate) fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// [`excerpt`] to `max` characters (the ellipsis included).
 pub fn excerpt_to(text: &str, max: usize) -> Cow<'_, str> {
     match text.char_indices().nth(max) {
@@ -181,6 +194,19 @@ pub fn to_kpn(pos: &Position) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (999_000, "999,000"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(grouped(n), text);
+        }
+    }
 
     #[test]
     fn long_input_is_quoted_back_cut_short() {

@@ -355,8 +355,25 @@ pub fn play_sprt_within(
     setup: &Setup,
     sprt: Sprt,
     max_pairs: u64,
+    progress: impl FnMut(&SprtReport),
+    budget: &Budget,
+) -> Result<SprtReport, MatchError> {
+    let games = std::sync::atomic::AtomicU64::new(0);
+    play_sprt_counted(a, b, setup, sprt, max_pairs, progress, budget, &games)
+}
+
+/// [`play_sprt_within`], adding each game to `games` as it ends: a batch of pairs takes a
+/// while, and its games show that the test plays before the batch's LLR is known.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn play_sprt_counted(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    setup: &Setup,
+    sprt: Sprt,
+    max_pairs: u64,
     mut progress: impl FnMut(&SprtReport),
     budget: &Budget,
+    games: &std::sync::atomic::AtomicU64,
 ) -> Result<SprtReport, MatchError> {
     sprt.validate().map_err(|e| MatchError::Invalid {
         field: "sprt",
@@ -388,6 +405,7 @@ pub fn play_sprt_within(
                 let points = pairing
                     .play(&mut *agent_a, &mut *agent_b, first + k, a_first)
                     .a_points;
+                games.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 budget.check_now()?;
                 Ok(points)
             })

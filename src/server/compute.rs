@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::background::BackgroundTurn;
 use super::error::{self, ApiError};
 use super::limits;
 use super::state::{SharedState, COMPUTE_SLOTS};
@@ -59,34 +60,38 @@ impl Drop for StopWatch {
     }
 }
 
-/// Waits for a background permit (a tournament's turn on the tournaments' pool). The wait
-/// counts against `budget`: `None` once its deadline passes or it is cancelled meanwhile.
+/// Waits for a turn on the tournaments' pools. The wait counts against `budget`: `None` once
+/// its deadline passes or it is cancelled meanwhile.
 pub(crate) async fn background_turn(
     state: &SharedState,
     budget: &crate::search::Budget,
-) -> error::ApiResult<Option<tokio::sync::OwnedSemaphorePermit>> {
+) -> error::ApiResult<Option<BackgroundTurn>> {
     // A budget has no waker: look at it a few times a second while waiting.
     const LOOK: Duration = Duration::from_millis(200);
     loop {
         let wait = budget.remaining().map_or(LOOK, |left| left.min(LOOK));
-        match tokio::time::timeout(wait, state.background.clone().acquire_owned()).await {
-            Ok(permit) => return Ok(Some(permit.map_err(ApiError::internal)?)),
+        match tokio::time::timeout(wait, state.background.turn()).await {
+            Ok(turn) => return Ok(Some(turn.map_err(ApiError::internal)?)),
             Err(_) if budget.check_now().is_err() => return Ok(None),
             Err(_) => {}
         }
     }
 }
 
-/// Runs `f` (a tournament) on the tournaments' pool holding `permit` from
-/// [`background_turn`]; without one (its budget was spent while it waited) `f` runs at once
-/// off the pools, and stops under the spent budget with its reason.
+/// Runs `f` (a tournament) on the pool of `turn` from [`background_turn`]; without one (its
+/// budget was spent while it waited) `f` runs at once off the pools, and stops under the
+/// spent budget with its reason.
 pub(crate) async fn compute_in_background<T: Send + 'static>(
-    state: &SharedState,
-    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    turn: Option<BackgroundTurn>,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> error::ApiResult<T> {
-    match permit {
-        Some(permit) => run_holding(permit, state.tournament_pool.clone(), f).await,
+    match turn.and_then(|turn| turn.pool().map(|pool| (turn, pool))) {
+        Some((turn, pool)) => tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            pool.install(f)
+        })
+        .await
+        .map_err(ApiError::internal),
         None => tokio::task::spawn_blocking(f)
             .await
             .map_err(ApiError::internal),

@@ -187,8 +187,25 @@ impl ApiError {
     }
 }
 
+/// The `Retry-After` of an answer given while the database does not answer, in seconds.
+pub(crate) const DATABASE_RETRY_AFTER_SECS: u64 = 5;
+
 impl From<StoreError> for ApiError {
+    /// A database that is unreachable for now (refused or cut connections, no connection
+    /// within the pool's wait) is the server's state, not a fault in the request: 503 with
+    /// `Retry-After`, answered as soon as the pool gives up rather than as a 500.
     fn from(e: StoreError) -> ApiError {
+        if e.is_transient() {
+            tracing::warn!("database unavailable: {e}");
+            return ApiError {
+                retry_after: Some(DATABASE_RETRY_AFTER_SECS),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    None,
+                    "the database is not answering; try again shortly",
+                )
+            };
+        }
         ApiError::internal(e)
     }
 }

@@ -14,6 +14,9 @@ use serde_json::Value;
 use tokio::sync::broadcast::{error::RecvError, Receiver};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::error::{ApiError, ApiResult};
 use super::state::{RunEvent, SharedState};
 
 pub(super) fn sse_event(kind: &str, data: &Value) -> Event {
@@ -126,15 +129,32 @@ async fn next_event<S: RunStream>(s: &mut S) -> Option<Event> {
     }
 }
 
+/// A seat for one more event stream, or 503 with `Retry-After` when every one is taken:
+/// streams last for hours, and without a cap they alone could hold every connection.
+pub(super) fn stream_seat(state: &SharedState) -> ApiResult<OwnedSemaphorePermit> {
+    state
+        .event_streams
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| {
+            ApiError::busy(
+                "every event stream this server keeps is open (--max-event-streams): try again \
+             shortly, or watch fewer runs at once",
+                super::limits::CROWDED_RETRY_AFTER_SECS,
+            )
+        })
+}
+
 /// The server-sent events of `follow`, ended when the server stops (so that its graceful
-/// shutdown is not held open by browsers watching runs).
+/// shutdown is not held open by browsers watching runs). The stream holds `seat` while open.
 pub(super) fn sse<S: RunStream>(
     state: &SharedState,
     follow: S,
+    seat: OwnedSemaphorePermit,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let stream = stream::unfold(follow, |mut follow| async move {
+    let stream = stream::unfold((follow, seat), |(mut follow, seat)| async move {
         let event = next_event(&mut follow).await?;
-        Some((Ok(event), follow))
+        Some((Ok(event), (follow, seat)))
     });
     let stream = stream.take_until(state.stopping());
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))

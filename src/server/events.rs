@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiQuery, ApiResult};
-use super::event_stream::{end_event, is_terminal, sse, sse_event, Outbox, RunStream};
+use super::event_stream::{end_event, is_terminal, sse, sse_event, stream_seat, Outbox, RunStream};
 use super::run_events::Following;
 use super::run_view::run_json;
 use super::state::{RunEvent, SharedState};
@@ -221,6 +221,14 @@ pub async fn stream(
             .collect()
     });
     if let Some(only) = &only {
+        // A run id is a UUID; anything else names no run, and PostgreSQL would refuse a NUL
+        // byte in it with a server error rather than find nothing.
+        if let Some(bad) = only.iter().find(|id| uuid::Uuid::parse_str(id).is_err()) {
+            return Err(ApiError::invalid(
+                "runs",
+                format!("{:?} is not a run id (a UUID)", crate::game::excerpt(bad)),
+            ));
+        }
         if only.len() > MAX_RUNS {
             return Err(ApiError::invalid(
                 "runs",
@@ -228,6 +236,7 @@ pub async fn stream(
             ));
         }
     }
+    let seat = stream_seat(&state)?;
     // Subscribe before reading the runs so that nothing between the two is missed.
     let out = Outbox::new(state.events.subscribe(), RECHECK, Some(DISCOVER));
     let mut follow = Follow {
@@ -245,5 +254,5 @@ pub async fn stream(
         let run = state.store.get_run(&id).await?;
         follow.queue_run(&id, run.as_ref());
     }
-    Ok(sse(&state, follow))
+    Ok(sse(&state, follow, seat))
 }

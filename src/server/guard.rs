@@ -1,7 +1,8 @@
 //! What a request passes before a handler sees it: a request that changes state and comes
 //! from a web page must come from this server's own pages, at one of its public origins
 //! (`--public-origin`), or from an origin allowed with `--allow-origin`; with a token
-//! configured it needs the bearer token. Reads (GET, HEAD, OPTIONS) stay open.
+//! configured it needs the bearer token. Reads (GET, HEAD, OPTIONS) stay open to any client
+//! that names the server by an address, `localhost` or a public origin's host (`Host`).
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
@@ -29,8 +30,7 @@ pub async fn auth(State(state): State<SharedState>, req: Request, next: Next) ->
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
+            .and_then(bearer_credentials);
         if !given.is_some_and(|g| tokens_match(g, token)) {
             let mut resp = ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -44,6 +44,27 @@ pub async fn auth(State(state): State<SharedState>, req: Request, next: Next) ->
         }
     }
     next.run(req).await
+}
+
+/// `POST /api/token-check`: answered only when the request may change state, so a client
+/// learns whether the server takes its token (or needs none) without asking for a change
+/// (the guards answer 401 or 403 first).
+#[utoipa::path(
+    post, path = "/token-check", operation_id = "check_token",
+    summary = "Whether this request's token (or none) may change state: 204 if so, 401 if not; changes nothing",
+    responses((status = 204, description = "the server takes this request's token, or needs none"))
+)]
+pub async fn check_token() -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+/// The credentials of an `Authorization: Bearer <token>` header. The scheme's name is
+/// case-insensitive (RFC 7235), so `bearer` and `BEARER` are taken as well.
+pub(crate) fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
 }
 
 /// Compares the SHA-256 digests of the two tokens, every byte of them: digests have one
@@ -147,6 +168,63 @@ pub async fn origin(State(state): State<SharedState>, req: Request, next: Next) 
                         "cross-site request refused: {} is neither one of this server's public \
                          origins (--public-origin) nor an origin allowed with --allow-origin",
                         excerpt(&shown)
+                    ),
+                )
+                .into_response();
+            }
+        }
+    }
+    next.run(req).await
+}
+
+/// The host name of a `Host` header (`name[:port]`, `[v6]:port`), in lower case.
+fn host_name(host: &str) -> Option<String> {
+    let authority: axum::http::uri::Authority = host.trim().parse().ok()?;
+    Some(authority.host().to_ascii_lowercase())
+}
+
+/// Whether a request that names `host` in its `Host` header may be answered. A page whose
+/// domain an attacker points at this server (DNS rebinding) sends that domain as `Host`, and
+/// would otherwise read runs, exports, metrics and worker host names from a server on a
+/// user's loopback or LAN. So the name must be an IP address, `localhost`, or the host of a
+/// public or allowed origin; an address cannot be rebound, and the others are the owner's.
+pub(crate) fn host_allowed(host: &str, public: &[String], allowed: &[String]) -> bool {
+    let Some(name) = host_name(host) else {
+        return false;
+    };
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::IpAddr>().is_ok() || name == "localhost" {
+        return true;
+    }
+    public.iter().chain(allowed).any(|origin| {
+        origin
+            .split_once("://")
+            .and_then(|(_, authority)| host_name(authority))
+            .is_some_and(|h| h == name)
+    })
+}
+
+/// Refuses a request whose `Host` names this server by a name it was not given (see
+/// [`host_allowed`]), reads included. The health probes stay open: orchestrators call them by
+/// whatever name their network gives the container. Clients that send no `Host` (HTTP/1.0)
+/// pass: a browser always sends one.
+pub async fn host(State(state): State<SharedState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let probe = matches!(
+        path,
+        "/healthz" | "/readyz" | "/api/healthz" | "/api/readyz"
+    );
+    if !probe {
+        if let Some(host) = req.headers().get(header::HOST) {
+            let text = String::from_utf8_lossy(host.as_bytes()).into_owned();
+            if !host_allowed(&text, &state.public_origins, &state.allowed_origins) {
+                return ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    Some("Host"),
+                    format!(
+                        "this server does not answer to the name {}: open it by its address, \
+                         at localhost, or at a name given with --public-origin",
+                        excerpt(&text)
                     ),
                 )
                 .into_response();
@@ -296,6 +374,48 @@ mod tests {
         let public = vec!["https://tuner.example.org".to_string()];
         assert!(allowed("https://tuner.example.org", &public, &[]));
         assert!(!allowed("http://tuner.example.org", &public, &[]));
+    }
+
+    #[test]
+    fn only_addresses_localhost_and_given_names_are_answered() {
+        let public = vec!["https://tuner.example.org".to_string()];
+        let allowed = vec!["http://localhost:3000".to_string()];
+        for ok in [
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "192.168.1.5:80",
+            "[::1]:8080",
+            "localhost:8080",
+            "LOCALHOST",
+            "tuner.example.org",
+            "Tuner.Example.Org:443",
+        ] {
+            assert!(host_allowed(ok, &public, &allowed), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8080",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example",
+            "",
+            "exa mple",
+        ] {
+            assert!(!host_allowed(bad, &public, &allowed), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        for (header, want) in [
+            ("Bearer s3cret", Some("s3cret")),
+            ("bearer s3cret", Some("s3cret")),
+            ("BEARER  s3cret ", Some("s3cret")),
+            ("Basic s3cret", None),
+            ("Bearers3cret", None),
+            ("s3cret", None),
+        ] {
+            assert_eq!(bearer_credentials(header), want, "{header:?}");
+        }
     }
 
     #[test]

@@ -41,16 +41,86 @@ pub struct Limits {
     pub body_read: Duration,
     /// Open connections at most; further ones wait in the listen queue until one closes.
     pub max_connections: usize,
+    /// Open connections from one IP address at most: one more is answered 503 and closed at
+    /// once, so no one client (a script, a slowloris) can hold the connections everyone
+    /// needs.
+    pub max_connections_per_peer: usize,
+    /// Event streams open at once at most (a browser holds one for all its tabs): one more
+    /// is answered 503 with `Retry-After`. Well below `max_connections`, so that streams
+    /// never hold every connection.
+    pub max_event_streams: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            header_read: Duration::from_secs(30),
+            header_read: Duration::from_secs(10),
             body_read: Duration::from_secs(60),
             max_connections: 512,
+            max_connections_per_peer: 64,
+            max_event_streams: 128,
         }
     }
+}
+
+/// The `Retry-After` of a connection or event stream refused because its client holds too
+/// many, in seconds.
+pub(crate) const CROWDED_RETRY_AFTER_SECS: u64 = 5;
+
+/// Open connections by peer address.
+#[derive(Default)]
+struct Peers(std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>);
+
+impl Peers {
+    /// A seat for one more connection from `ip`, if it holds fewer than `max`.
+    fn seat(self: &Arc<Peers>, ip: std::net::IpAddr, max: usize) -> Option<PeerSeat> {
+        let mut open = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let count = open.entry(ip).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(PeerSeat {
+            peers: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// One open connection of a peer, given back when dropped.
+struct PeerSeat {
+    peers: Arc<Peers>,
+    ip: std::net::IpAddr,
+}
+
+impl Drop for PeerSeat {
+    fn drop(&mut self) {
+        let mut open = self.peers.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// What a connection past its peer's cap is told before it is closed: a whole answer in the
+/// API's error shape, written without reading the request (the peer may be sending nothing).
+fn crowded_answer(max: usize) -> Vec<u8> {
+    let body = serde_json::json!({"error": {
+        "field": null,
+        "message": format!("this address holds {max} connections to the server already, the most one client may: close some and try again"),
+        "status": 503,
+    }})
+    .to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         retry-after: {CROWDED_RETRY_AFTER_SECS}\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
 }
 
 /// A request that declares a body over the limit is answered 413 at once, before any of the
@@ -105,6 +175,8 @@ pub async fn serve(
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut last_full_log: Option<Instant> = None;
+    let peers = Arc::new(Peers::default());
+    let crowded = Arc::new(crowded_answer(limits.max_connections_per_peer));
     tokio::pin!(stopping);
     loop {
         let permit = match permits.clone().try_acquire_owned() {
@@ -129,9 +201,9 @@ pub async fn serve(
                 }
             }
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait rather than spin.
                     tracing::warn!("accepting a connection: {e}");
@@ -141,6 +213,21 @@ pub async fn serve(
             },
             _ = &mut stopping => break,
         };
+        let Some(seat) = peers.seat(peer.ip(), limits.max_connections_per_peer) else {
+            drop(permit);
+            let answer = crowded.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let mut stream = stream;
+                // The peer may not read either: a short wait, then the connection is dropped.
+                let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                    stream.write_all(&answer).await?;
+                    stream.shutdown().await
+                })
+                .await;
+            });
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
@@ -148,7 +235,7 @@ pub async fn serve(
             if let Err(e) = connection.await {
                 tracing::debug!("connection: {e}");
             }
-            drop(permit);
+            drop((permit, seat));
         });
     }
     drop(listener);

@@ -43,7 +43,8 @@ pub struct MatchRequest {
     south: Value,
     #[schema(schema_with = super::schemas::api_agent)]
     north: Value,
-    /// Games in all (default 10); not with `sprt`, which decides how many it needs.
+    /// Games in all (default 10): an even number, as colour-swapped pairs are played, unless
+    /// `fixed_colours`; not with `sprt`, which decides how many it needs.
     #[serde(default)]
     #[schema(minimum = 1)]
     games: Option<u32>,
@@ -151,8 +152,16 @@ pub async fn play_match(
             format!("must be 1 to {MAX_MATCH_GAMES}, got {games}"),
         ));
     }
-    check_cost("games", &[(&a, &b, games as u64)], &setup, CostCap::Match)?;
     let swap = !req.fixed_colours;
+    if swap && games % 2 == 1 {
+        return Err(ApiError::invalid(
+            "games",
+            format!(
+                "must be even: colour-swapped pairs are played (or set fixed_colours), got {games}"
+            ),
+        ));
+    }
+    check_cost("games", &[(&a, &b, games as u64)], &setup, CostCap::Match)?;
     let files = state.files.clone();
     let budget = Profile::Api.limits().match_budget();
     let _stop_if_dropped = budget.cancel_on_drop();

@@ -17,7 +17,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::error::{ApiError, ApiResult};
-use super::state::{SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS};
+use super::state::{SharedState, COMPUTE_SLOTS};
 
 /// How far back a worker's batches count for its games per second.
 pub(crate) const WORKER_WINDOW: Duration = Duration::from_secs(300);
@@ -132,13 +132,17 @@ pub async fn metrics(State(state): State<SharedState>) -> ApiResult<Response> {
         "permits",
         "Compute permits this process has, by kind",
     );
-    for (kind, semaphore, slots) in [
-        ("interactive", &state.compute, COMPUTE_SLOTS),
-        ("tournament", &state.background, BACKGROUND_SLOTS),
+    let interactive_in_use = COMPUTE_SLOTS - state.compute.available_permits().min(COMPUTE_SLOTS);
+    for (kind, in_use, slots) in [
+        ("interactive", interactive_in_use, COMPUTE_SLOTS),
+        (
+            "tournament",
+            state.background.in_use(),
+            state.background.slots(),
+        ),
     ] {
         let labels = vec![("kind", kind.to_string())];
-        let free = semaphore.available_permits().min(slots);
-        permits.get_or_create(&labels).set((slots - free) as i64);
+        permits.get_or_create(&labels).set(in_use as i64);
         capacity.get_or_create(&labels).set(slots as i64);
     }
     let evolving = state.executor.running_here();

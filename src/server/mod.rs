@@ -4,11 +4,14 @@
 //! about it.
 //!
 //! - `state`: what the handlers, workers and streams share (`AppState`); `routes`: the
-//!   router and the probes; `compute`: the permits moves, matches and tournaments hold.
+//!   router and the probes; `compute`: the permits moves, matches and tournaments hold;
+//!   `background`: the tournaments' threads, a pool for each that plays at once.
 //! - `schemas`: the OpenAPI schemas of request fields that the types cannot describe.
 //! - `error`: the JSON error shape and the body and query extractors that answer in it.
-//! - `guard`: what every request passes first: the origin of a state change, the token, CORS.
-//! - `limits`: connections, timeouts and the body limit, and the loop that serves them.
+//! - `guard`: what every request passes first: the host it names, the origin of a state
+//!   change, the token, CORS.
+//! - `limits`: connections (in all and per peer), event streams, timeouts and the body
+//!   limit, and the loop that serves them.
 //! - `runs`: runs, generations, export and the event stream.
 //! - `run_events`: what the executor reports of the runs it steps, and run events from
 //!   every server on the database, each sent once.
@@ -24,6 +27,7 @@
 pub(crate) mod agents;
 pub(crate) mod api_doc;
 pub(crate) mod assets;
+mod background;
 pub(crate) mod batch_workers;
 pub(crate) mod compute;
 pub(crate) mod error;
@@ -95,6 +99,9 @@ pub struct ServerConfig {
     /// game threads (off: it only coordinates its runs, and `kalah-tuner worker` processes
     /// play every game).
     pub play_batches: bool,
+    /// The most bytes of generation records that the queued and running runs may have still
+    /// to write (`--max-pending-storage-gb`): a new run past it is refused with the figures.
+    pub max_pending_storage_bytes: u64,
     /// Connections and request timeouts (`--max-connections`; the timeouts are fixed).
     pub limits: limits::Limits,
 }
@@ -113,10 +120,14 @@ impl ServerConfig {
             allow_origins: Vec::new(),
             public_origins: Vec::new(),
             play_batches: true,
+            max_pending_storage_bytes: DEFAULT_MAX_PENDING_STORAGE_BYTES,
             limits: limits::Limits::default(),
         }
     }
 }
+
+/// The default of `--max-pending-storage-gb`: ten runs at the one-run cap.
+pub const DEFAULT_MAX_PENDING_STORAGE_BYTES: u64 = 10 * crate::tune::MAX_RUN_STORAGE_BYTES;
 
 pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://kalah-tuner.db";
 
@@ -362,16 +373,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         store,
         pool,
         interactive: Arc::new(interactive_pool()?),
-        tournament_pool: Arc::new(named_game_pool(
-            Some(tournament_threads(config.threads)),
-            "kalah-tournaments",
-        )?),
+        background: background::BackgroundPools::new(
+            tournament_threads(config.threads),
+            BACKGROUND_SLOTS,
+            |threads| named_game_pool(Some(threads), "kalah-tournaments"),
+        )?,
         events,
         follows: Mutex::new(HashMap::new()),
         compute: Arc::new(Semaphore::new(COMPUTE_SLOTS)),
-        background: Arc::new(Semaphore::new(BACKGROUND_SLOTS)),
+        event_streams: Arc::new(Semaphore::new(config.limits.max_event_streams.max(1))),
         tournament_tasks: tokio::sync::Mutex::new(tokio::task::JoinSet::new()),
         runs_cache: std::sync::RwLock::new(None),
+        max_pending_storage_bytes: config.max_pending_storage_bytes,
         token: config.token.clone(),
         static_dir: config.static_dir.clone(),
         files,

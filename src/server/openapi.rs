@@ -231,7 +231,11 @@ const METHODS: [&str; 8] = [
 /// body).
 fn write_refusals(paths: &mut Map<String, Value>) {
     let body_read = Limits::default().body_read.as_secs();
-    for item in paths.values_mut().filter_map(Value::as_object_mut) {
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        let probe = path.ends_with("/healthz") || path.ends_with("/readyz");
         for (method, op) in item.iter_mut() {
             let Some(op) = op
                 .as_object_mut()
@@ -256,8 +260,13 @@ fn write_refusals(paths: &mut Map<String, Value>) {
                 op.insert("security".into(), json!([{}, {"bearer": []}]));
                 refusals.extend([
                     ("401", "the API token is set and the request lacks it".to_string()),
-                    ("403", "the request comes from another site's page (its Origin is not this server's, nor allowed)".to_string()),
+                    ("403", "the request comes from another site's page (its Origin is not this server's, nor allowed), or names the server by a host it was not given (Host)".to_string()),
                 ]);
+            } else if !probe {
+                refusals.push((
+                    "403",
+                    "the request names the server by a host it was not given (Host: an address, localhost and the public origins' hosts are answered)".to_string(),
+                ));
             }
             let responses = op
                 .entry("responses")

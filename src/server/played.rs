@@ -82,10 +82,20 @@ pub(super) async fn show(
     id: &str,
     not_found: impl FnOnce() -> ApiError,
 ) -> ApiResult<PlayedRow> {
+    if !names_a_row(id) {
+        return Err(not_found());
+    }
     let read = || state.store.played(kind, id);
     read_failing_abandoned(state, kind, read, Option::as_slice)
         .await?
         .ok_or_else(not_found)
+}
+
+/// Whether `id` could name a row: every id is a UUID in its usual text. Anything else is
+/// answered 404 without asking the database, which PostgreSQL would refuse for a NUL byte
+/// (a 500, not the client's 404).
+pub(super) fn names_a_row(id: &str) -> bool {
+    uuid::Uuid::parse_str(id).is_ok()
 }
 
 /// Cancels a row that is still being played, whichever server plays it: stored as
@@ -99,6 +109,9 @@ pub(super) async fn cancel(
     not_found: impl FnOnce() -> ApiError,
     over: impl FnOnce(&str) -> ApiError,
 ) -> ApiResult<PlayedRow> {
+    if !names_a_row(id) {
+        return Err(not_found());
+    }
     let cancelled = state.store.cancel_played(kind, id).await?;
     let row = state.store.played(kind, id).await?.ok_or_else(not_found)?;
     if !cancelled {

@@ -58,6 +58,7 @@ fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(sprt_tests::show))
         .routes(routes!(sprt_tests::cancel))
         .routes(routes!(batch_workers::list))
+        .routes(routes!(guard::check_token))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(document))
@@ -150,7 +151,8 @@ pub fn router(state: SharedState, limits: limits::Limits) -> Router {
         .nest(API_PREFIX, api)
         .fallback(assets::serve)
         .layer(middleware::from_fn_with_state(state.clone(), guard::auth))
-        .layer(middleware::from_fn_with_state(state.clone(), guard::origin));
+        .layer(middleware::from_fn_with_state(state.clone(), guard::origin))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::host));
     let body_read = limits.body_read;
     app = app.layer(middleware::from_fn(move |req, next| {
         limits::refuse_large_and_stamp(body_read, req, next)

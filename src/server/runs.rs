@@ -13,13 +13,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, RunPath};
-use super::event_stream::{end_event, is_terminal, sse, sse_event, Outbox, RunStream};
+use super::event_stream::{end_event, is_terminal, sse, sse_event, stream_seat, Outbox, RunStream};
 use super::run_events::{emit, emit_status, Following};
 use super::run_view::{run_json, run_view, RunView};
 use super::state::{RunEvent, SharedState};
 use crate::agents::FileAccess;
 use crate::store::{NewRun, RunDescription, RunRow, RunStatus};
-use crate::tune::{ExportDocument, TunerConfig};
+use crate::tune::{describe_bytes, ExportDocument, TunerConfig};
 
 /// Most runs waiting in the queue at once.
 pub(crate) const MAX_QUEUED: u64 = 100;
@@ -220,6 +220,23 @@ pub async fn create(
             format!("{MAX_QUEUED} runs are already queued; cancel some or wait"),
         ));
     }
+    // One run's records are capped (`MAX_RUN_STORAGE_BYTES`); so are all that the queued and
+    // running runs have still to write, or a hundred runs at the cap would fill the disk.
+    let pending = pending_storage_bytes(&state).await?;
+    let asked = config.estimated_storage_bytes();
+    let most = state.max_pending_storage_bytes;
+    if pending.saturating_add(asked) > most {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("config"),
+            format!(
+                "the queued and running runs have about {} of records still to write and this run would add about {}; at most {} in all are allowed on this server (--max-pending-storage-gb): wait for some to end, or cancel some",
+                describe_bytes(pending),
+                describe_bytes(asked),
+                describe_bytes(most)
+            ),
+        ));
+    }
     let run = state
         .store
         .create_run(&NewRun {
@@ -234,6 +251,23 @@ pub async fn create(
     emit_status(&state, &run);
     state.executor.wake();
     Ok((StatusCode::CREATED, Json(run_view(&run))).into_response())
+}
+
+/// What the queued and running runs have still to write, by their configs' estimates: a
+/// queued run all its records, a running one those it has not written yet. A row whose config
+/// no longer reads counts for nothing (it cannot run).
+async fn pending_storage_bytes(state: &SharedState) -> ApiResult<u64> {
+    let runs = state.store.active_runs().await?;
+    Ok(runs
+        .iter()
+        .filter_map(|run| {
+            let config = run.config().ok()?;
+            let total = config.records_total().max(1);
+            let left = total.saturating_sub(run.generations_done);
+            let per_record = config.estimated_storage_bytes() / u64::from(total);
+            Some(per_record.saturating_mul(u64::from(left)))
+        })
+        .fold(0u64, u64::saturating_add))
 }
 
 /// Runs a page of `GET /api/runs` holds unless the client asks for fewer or more.
@@ -881,6 +915,7 @@ pub async fn events(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let seat = stream_seat(&state)?;
     // Subscribe before reading the run so that nothing between the two is missed.
     let out = Outbox::new(state.events.subscribe(), STREAM_RECHECK, None);
     let run = find(&state, &id).await?;
@@ -897,5 +932,5 @@ pub async fn events(
     } else {
         follow.out.queue.push_back(sse_event("status", &shown));
     }
-    Ok(sse(&state, follow))
+    Ok(sse(&state, follow, seat))
 }

@@ -11,7 +11,7 @@
 //! is marked failed once its heartbeat is stale. A finished test's report is the one
 //! `POST /api/matches` with `sprt` answers with.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
@@ -28,7 +28,7 @@ use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
 use crate::agents::{Profile, Stopped};
 use crate::game::Rules;
-use crate::matches::sprt::{play_sprt_within, SprtReport};
+use crate::matches::sprt::{play_sprt_counted, SprtReport};
 use crate::store::{Played, PlayedRow};
 
 /// Tests `GET /api/sprt-tests` lists.
@@ -121,6 +121,11 @@ pub(crate) struct SprtTestView {
     id: String,
     max_pairs: u64,
     name: Option<String>,
+    /// Games played so far, those of the batch under way included (the report counts whole
+    /// batches: its LLR moves when a batch of 64 pairs ends). Absent in tests stored by an
+    /// older server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    games_played: Option<u64>,
     #[schema(minimum = 0, maximum = 1)]
     progress: f64,
     /// The pentanomial counts, the LLR with its bounds, the verdict and the Elo estimate.
@@ -151,6 +156,8 @@ struct Test {
     report: SprtReport,
     history: Vec<LlrPoint>,
     error: Option<String>,
+    /// Games played, counted as each ends.
+    games_played: Arc<AtomicU64>,
 }
 
 impl Test {
@@ -169,6 +176,11 @@ impl Test {
             id: self.id.clone(),
             max_pairs: self.max_pairs,
             name: self.name.clone(),
+            games_played: Some(
+                self.games_played
+                    .load(Ordering::Relaxed)
+                    .max(self.report.games),
+            ),
             progress: self.progress(),
             report: serde_json::to_value(&self.report).unwrap_or(Value::Null),
             status: self.status.to_string(),
@@ -268,6 +280,7 @@ pub async fn start(
         report: SprtReport::start(&a, &b, &setup, sprt),
         history: vec![LlrPoint { pairs: 0, llr: 0.0 }],
         error: None,
+        games_played: Arc::new(AtomicU64::new(0)),
     };
     let Some(seat) = Seat::take() else {
         return Err(ApiError::conflict(format!(
@@ -283,6 +296,7 @@ pub async fn start(
         .create_played(Played::SprtTest, &stored, &state.owner)
         .await?;
     let test = Arc::new(Mutex::new(test));
+    let counter = lock(&test).games_played.clone();
     let (files, playing) = (state.files.clone(), test.clone());
     let budget = Profile::Api.limits().tournament_budget();
     let (id, beating) = (stored.id.clone(), test.clone());
@@ -304,10 +318,10 @@ pub async fn start(
         let turn = background_turn(&task_state, &budget).await;
         let result = match turn {
             Err(e) => Err(e),
-            Ok(permit) => compute_in_background(&task_state, permit, move || {
+            Ok(permit) => compute_in_background(permit, move || {
             let a = a.locate(&files).map_err(|e| e.to_string())?;
             let b = b.locate(&files).map_err(|e| e.to_string())?;
-            play_sprt_within(
+            play_sprt_counted(
                 &a,
                 &b,
                 &setup,
@@ -322,6 +336,7 @@ pub async fn start(
                     t.report = report.clone();
                 },
                 &bounds,
+                &counter,
             )
             .map_err(|e| e.to_string())
             })

@@ -18,7 +18,8 @@ use crate::store::Store;
 
 /// Moves and matches computed at a time: one for each interactive thread.
 pub const COMPUTE_SLOTS: usize = 2;
-/// Tournaments played at a time, on their own pool beside the runs'; more wait, `queued`.
+/// Tournaments and SPRT tests played at a time at most, each on its own part of the
+/// tournaments' threads beside the runs'; more wait, `queued`. Fewer with fewer threads.
 pub const BACKGROUND_SLOTS: usize = 2;
 
 /// Largest request body: an export document used as an agent fits with room to spare.
@@ -43,10 +44,6 @@ pub struct AppState {
     /// a second even while the game pool keeps every core busy with runs. (Jobs given to a
     /// busy pool from outside wait until its threads run out of their own work.)
     pub interactive: Arc<rayon::ThreadPool>,
-    /// Plays tournaments: half the cores (at least one thread), at the game pool's lower
-    /// priority. Their own share: a tournament of hours never holds a thread of the runs'
-    /// pool, and the runs none of its.
-    pub tournament_pool: Arc<rayon::ThreadPool>,
     pub events: broadcast::Sender<RunEvent>,
     /// The runs this process's event streams follow and what each was last sent: see
     /// `run_events::emit`, the only sender of run events.
@@ -54,9 +51,13 @@ pub struct AppState {
     /// Requests that compute (moves, matches, tournaments) hold a permit, so no flood of them
     /// can take the machine from the runs.
     pub compute: Arc<Semaphore>,
-    /// The same for tournaments, which play on their own pool: long ones cannot take the
-    /// permits of moves and matches.
-    pub background: Arc<Semaphore>,
+    /// Seats for event streams (`Limits::max_event_streams`): a stream holds one while open.
+    pub event_streams: Arc<Semaphore>,
+    /// Plays tournaments and SPRT tests: half the cores (at least one thread), at the game
+    /// pool's lower priority, cut into a pool for each that plays at once. Their own share: a
+    /// tournament of hours never holds a thread of the runs' pool, and the runs none of its;
+    /// long ones cannot take the permits of moves and matches.
+    pub(crate) background: super::background::BackgroundPools,
     /// The tournaments and SPRT tests this process plays: a stopping server waits for them (they see the
     /// stop, and store themselves as failed) as it waits for its runs.
     pub tournament_tasks: tokio::sync::Mutex<tokio::task::JoinSet<()>>,
@@ -64,6 +65,8 @@ pub struct AppState {
     /// run's config for each poll would cost more than everything else the request does. With
     /// the version, whether it is the summary (`fields=summary`) or every field.
     pub runs_cache: std::sync::RwLock<Option<(i64, bool, axum::body::Bytes)>>,
+    /// The most bytes of records the queued and running runs may have still to write.
+    pub max_pending_storage_bytes: u64,
     pub token: Option<String>,
     pub static_dir: Option<PathBuf>,
     /// Which files the specs of requests may name: none, or names in the models folder.

@@ -246,7 +246,7 @@ async fn play(state: SharedState, mut t: TournamentState, config: TournamentConf
             cancel.check_now().err().unwrap_or(Stopped::Cancelled),
         ))),
         Ok(permit) => {
-            compute_in_background(&state, permit, move || {
+            compute_in_background(permit, move || {
                 // Located here, on the tournaments' pool: locating a model looks at the disk.
                 let agents = config
                     .agents

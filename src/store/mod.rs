@@ -322,6 +322,17 @@ impl RunsListener {
     }
 }
 
+/// How long a query waits for a pooled connection. PostgreSQL's connections are only
+/// missing when the server is unreachable (queries are short), so a request there is answered
+/// 503 within a few seconds instead of being held; SQLite's come free as writers finish,
+/// which the busy timeout already waits for.
+fn acquire_timeout(backend: Backend) -> Duration {
+    match backend {
+        Backend::Postgres => Duration::from_secs(3),
+        Backend::Sqlite => Duration::from_secs(10),
+    }
+}
+
 impl Store {
     /// Connects and migrates. `url` is `sqlite://PATH` (created if missing) or
     /// `postgres://...` (the database must exist).
@@ -347,7 +358,7 @@ impl Store {
         let options = AnyConnectOptions::from_str(&url)?;
         let mut pool = AnyPoolOptions::new()
             .max_connections(16)
-            .acquire_timeout(Duration::from_secs(10));
+            .acquire_timeout(acquire_timeout(backend));
         if backend == Backend::Sqlite {
             // WAL lets readers go on while a worker writes a generation; the busy timeout
             // makes concurrent writers wait for each other instead of failing.
@@ -561,6 +572,18 @@ impl Store {
             })
             .collect();
         Ok((runs, next))
+    }
+
+    /// The runs that are queued or running, oldest first.
+    pub(crate) async fn active_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE status IN ('queued', 'running') \
+             ORDER BY created_at, id"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(run_from_row).collect()
     }
 
     pub(crate) async fn count_status(&self, status: RunStatus) -> Result<u64, StoreError> {

@@ -36,6 +36,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub(crate) mod bounds;
 pub(crate) mod config;
 pub(crate) mod driver;
 pub(crate) mod error;
@@ -60,6 +61,6 @@ pub(crate) use record::{
     CurvePoint, FitnessStats, GenerationSummary, HallOfFame, Individual, Timing,
 };
 pub use record::{GenerationRecord, StopReason};
-pub(crate) use spec::{TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
+pub(crate) use spec::{describe_bytes, TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 pub(crate) use tuner::Ask;
 pub use tuner::{StepControl, Tuner};

@@ -79,6 +79,12 @@ pub trait TunerSpec:
     /// player (export, `run:ID`, the dashboard, `evolve`) asks here.
     fn champion(&self, last: &GenerationRecord) -> HallOfFame;
 
+    /// The numeric settings of the tuner's own (beside a population's), with their ranges:
+    /// what the form shows under the tuner's name.
+    fn setting_bounds(&self) -> &'static [super::bounds::SettingBound] {
+        &[]
+    }
+
     /// What the dashboard's form calls the tuner.
     fn label(&self) -> &'static str {
         self.tuner()
@@ -104,3 +110,17 @@ pub(crate) const MAX_CORE_HOURS: f64 = 48.0;
 /// `GaConfig::estimated_storage_bytes`): a run is one of many a server keeps, and a
 /// population of 1000 with 32 features for 10,000 generations would write some 8 GB.
 pub(crate) const MAX_RUN_STORAGE_BYTES: u64 = 1_000_000_000;
+
+/// A byte count for people: "4.9 GB", "16 KB".
+pub(crate) fn describe_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} KB", b / 1e3)
+    } else {
+        format!("{bytes} bytes")
+    }
+}

@@ -33,6 +33,7 @@ use serde_json::Value;
 use super::population::{at_least, BreederSettings, PopulationConfig};
 use crate::ga::engine::Breeder;
 use crate::ga::{Bounds, GaConfig};
+use crate::tune::bounds::SettingBound;
 use crate::tune::config::TunerKind;
 use crate::tune::{ConfigError, GenerationRecord, Genome};
 
@@ -64,14 +65,15 @@ impl BreederSettings for CmaesSettings {
     const TUNER: &'static str = "cmaes";
     const LABEL: &'static str = "CMA-ES: covariance matrix adaptation";
 
+    const BOUNDS: &'static [SettingBound] = &[SettingBound::above(
+        "step",
+        0.0,
+        1.0,
+        "The first step size, as a share of the bounds' width: how far the first samples spread around the mean.",
+    )];
+
     fn validate(&self, ga: &GaConfig, _genes: usize) -> Result<(), ConfigError> {
         at_least(ga, 3, "CMA-ES (two samples and the mean)")?;
-        if !(self.step.is_finite() && self.step > 0.0 && self.step <= 1.0) {
-            return Err(ConfigError::invalid(
-                "cmaes.step",
-                "must be in (0, 1], a share of the bounds' width",
-            ));
-        }
         Ok(())
     }
 
@@ -221,5 +223,15 @@ impl Breeder for CmaesBreeder {
             })
             .collect();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_has_a_range() {
+        crate::tuners::population::every_setting_has_a_range::<CmaesSettings>();
     }
 }

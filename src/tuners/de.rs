@@ -33,6 +33,7 @@ use crate::ga::engine::Breeder;
 use crate::ga::genome::uniform;
 use crate::ga::{Bounds, GaConfig};
 use crate::matches::game_rng;
+use crate::tune::bounds::SettingBound;
 use crate::tune::config::TunerKind;
 use crate::tune::{ConfigError, GenerationRecord, Genome};
 
@@ -71,6 +72,21 @@ impl BreederSettings for DeSettings {
     const TUNER: &'static str = "de";
     const LABEL: &'static str = "DE: differential evolution";
 
+    const BOUNDS: &'static [SettingBound] = &[
+        SettingBound::above(
+            "weight",
+            0.0,
+            2.0,
+            "F, the differential weight: how far a trial moves along the difference of two targets.",
+        ),
+        SettingBound::real(
+            "crossover",
+            0.0,
+            1.0,
+            "CR: the chance that a weight of a trial comes from the mutant rather than its target.",
+        ),
+    ];
+
     fn validate(&self, ga: &GaConfig, _genes: usize) -> Result<(), ConfigError> {
         at_least(
             ga,
@@ -85,12 +101,6 @@ impl BreederSettings for DeSettings {
                     ga.population
                 ),
             ));
-        }
-        if !(self.weight.is_finite() && self.weight > 0.0 && self.weight <= 2.0) {
-            return Err(ConfigError::invalid("de.weight", "must be in (0, 2]"));
-        }
-        if !(self.crossover.is_finite() && (0.0..=1.0).contains(&self.crossover)) {
-            return Err(ConfigError::invalid("de.crossover", "must be in [0, 1]"));
         }
         Ok(())
     }
@@ -189,5 +199,15 @@ impl Breeder for DeBreeder {
 
     fn restore(&mut self, _records: &[GenerationRecord]) -> Result<(), ConfigError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_has_a_range() {
+        crate::tuners::population::every_setting_has_a_range::<DeSettings>();
     }
 }

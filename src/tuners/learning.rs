@@ -29,6 +29,7 @@ use crate::eval::Feature;
 use crate::ga::benchmark::Benchmark;
 use crate::ga::config::{
     check_agent, check_benchmark, describe_bytes, merge, record_bytes, BenchmarkConfig, MAX_DEPTH,
+    PAIR_POINT_BYTES,
 };
 use crate::ga::loader::{parse_error, resolve_agent};
 use crate::game::{Position, Rules};
@@ -45,9 +46,6 @@ inventory::submit! { TunerKind::of::<LearningConfig>(10) }
 /// Bytes of a learner's progress in a checkpoint's record (TD's counts, Texel's losses), with
 /// room to spare.
 const LEARNER_PROGRESS_BYTES: u64 = 512;
-/// Bytes of one pair's points in a panel result (`1.5,`), with room to spare; a weight takes
-/// four times that.
-const PAIR_POINT_BYTES: u64 = 6;
 
 /// The tuners a learning config names in its `method` field.
 pub(crate) const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
@@ -430,7 +428,8 @@ impl LearningConfig {
             return Err(ConfigError::invalid(
                 field,
                 format!(
-                    "this run would take about {hours:.0} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower games, rounds, exact_seeds, depth, play_depth or benchmark.pairs"
+                    "this run would take about {} core-hours by a rough estimate; at most {MAX_CORE_HOURS:.0} are allowed: lower games, rounds, exact_seeds, depth, play_depth or benchmark.pairs",
+                    crate::game::grouped(hours.round() as u64)
                 ),
             ));
         }

@@ -24,6 +24,7 @@ use crate::ga::engine::Breeder;
 use crate::ga::{Evolution, GaConfig};
 use crate::game::Rules;
 use crate::search::Budget;
+use crate::tune::bounds::{check_settings, SettingBound};
 use crate::tune::config::ConfigForm;
 use crate::tune::spec::TunerSpec;
 use crate::tune::tuner::Tuner;
@@ -39,7 +40,11 @@ pub trait BreederSettings:
     /// What the dashboard's form calls it.
     const LABEL: &'static str;
 
-    /// Checks the settings against the GA config they run under.
+    /// Every numeric setting with its range and help: the settings are checked against it
+    /// before [`BreederSettings::validate`], and the form's fields are made from it.
+    const BOUNDS: &'static [SettingBound];
+
+    /// Checks what the ranges cannot: the settings against the GA config they run under.
     fn validate(&self, ga: &GaConfig, genes: usize) -> Result<(), ConfigError>;
 
     /// The breeder of a run of `ga` with `genes` weights.
@@ -111,6 +116,7 @@ impl<S: BreederSettings> PopulationConfig<S> {
 
     fn check(&self) -> Result<Vec<Feature>, ConfigError> {
         let features = self.ga.validate()?.features;
+        check_settings(S::TUNER, &self.settings, S::BOUNDS)?;
         self.settings.validate(&self.ga, features.len())?;
         Ok(features)
     }
@@ -274,6 +280,10 @@ impl<S: BreederSettings> TunerSpec for PopulationConfig<S> {
         S::LABEL
     }
 
+    fn setting_bounds(&self) -> &'static [SettingBound] {
+        S::BOUNDS
+    }
+
     fn keeps_curve(&self) -> bool {
         true
     }
@@ -323,4 +333,38 @@ impl<S: BreederSettings> ConfigForm for PopulationConfig<S> {
     fn read(value: serde_json::Value) -> Result<Self, ConfigError> {
         PopulationConfig::from_value(value)
     }
+}
+
+/// Checks that every field of a population tuner's settings has a declared range with help,
+/// and that the defaults are within them: each tuner's tests call it for its settings.
+#[cfg(test)]
+pub(crate) fn every_setting_has_a_range<S: BreederSettings + utoipa::PartialSchema>() {
+    let schema = serde_json::to_value(S::schema()).expect("a schema");
+    let fields: Vec<String> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    assert!(!fields.is_empty(), "{}: no fields read", S::TUNER);
+    for field in &fields {
+        assert!(
+            S::BOUNDS.iter().any(|b| b.name == field),
+            "{}.{field} has no declared range (BreederSettings::BOUNDS)",
+            S::TUNER
+        );
+    }
+    for bound in S::BOUNDS {
+        assert!(
+            fields.iter().any(|f| f == bound.name),
+            "{}.{}: no such field",
+            S::TUNER,
+            bound.name
+        );
+        assert!(
+            !bound.help.is_empty(),
+            "{}.{} has no help",
+            S::TUNER,
+            bound.name
+        );
+    }
+    check_settings(S::TUNER, &S::default(), S::BOUNDS).expect("the defaults are in range");
 }

@@ -255,7 +255,13 @@ fn learning_form(tuner: &str, label: &str) -> Value {
             .unwrap_or(Value::Null)
     };
     let mut defaults = Map::new();
-    flatten("", &config(None), &mut defaults);
+    let mut base = config(None);
+    // The source agent is one field of the form, written as a spec: flattened into its
+    // object's parts, it left the field empty and the form invalid on opening.
+    if let Some(source) = base.get_mut("source") {
+        short_spec(source);
+    }
+    flatten("", &base, &mut defaults);
     let groups = learning_groups(tuner);
     fill_missing(&mut defaults, &groups);
     let mut presets = Map::new();
@@ -317,13 +323,15 @@ fn population_form(
         .filter(|(key, _)| !is_operator(key))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // The tuner's own settings, from the ranges its settings type declares.
     let mut fields = Vec::new();
-    for (name, value) in settings.as_object()? {
-        let key = format!("{tuner}.{name}");
-        if value.is_number() {
-            fields.push(json!({"key": key, "kind": "real", "min": 0, "step": 0.01}));
-            defaults.insert(key, value.clone());
-        }
+    for bound in config.spec().setting_bounds() {
+        let key = format!("{tuner}.{}", bound.name);
+        fields.push(bound.form_field(tuner));
+        defaults.insert(
+            key,
+            settings.get(bound.name).cloned().unwrap_or(Value::Null),
+        );
     }
     groups.push(json!({"title": format!("{label} settings"), "fields": fields, "help": "docs/tuners.md#cma-es-and-spsa"}));
     Some(

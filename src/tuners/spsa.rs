@@ -32,6 +32,7 @@ use super::population::{at_least, BreederSettings, PopulationConfig};
 use crate::ga::engine::Breeder;
 use crate::ga::{Bounds, GaConfig};
 use crate::matches::game_rng;
+use crate::tune::bounds::SettingBound;
 use crate::tune::config::TunerKind;
 use crate::tune::{ConfigError, GenerationRecord, Genome};
 
@@ -83,30 +84,32 @@ impl BreederSettings for SpsaSettings {
     const TUNER: &'static str = "spsa";
     const LABEL: &'static str = "SPSA: simultaneous perturbation";
 
+    const BOUNDS: &'static [SettingBound] = &[
+        SettingBound::above(
+            "perturbation",
+            0.0,
+            1.0,
+            "c: each weight's perturbation in the first iteration, as a share of the bounds' width.",
+        ),
+        SettingBound::above(
+            "gain",
+            0.0,
+            100.0,
+            "a_0 / w^2: the first iteration's gain, over the bounds' width squared.",
+        ),
+        SettingBound::whole(
+            "stability",
+            0.0,
+            1_000_000.0,
+            "A, Spall's stability constant, in iterations; empty: a tenth of the generations.",
+        )
+        .optional(),
+        SettingBound::real("alpha", 0.0, 1.0, "alpha: how fast the gain falls."),
+        SettingBound::real("gamma", 0.0, 1.0, "gamma: how fast the perturbation falls."),
+    ];
+
     fn validate(&self, ga: &GaConfig, _genes: usize) -> Result<(), ConfigError> {
         at_least(ga, 2, "SPSA (a pair of perturbations)")?;
-        let share = |field: &str, x: f64| {
-            if x.is_finite() && x > 0.0 && x <= 1.0 {
-                Ok(())
-            } else {
-                Err(ConfigError::invalid(
-                    format!("spsa.{field}"),
-                    "must be in (0, 1], a share of the bounds' width",
-                ))
-            }
-        };
-        share("perturbation", self.perturbation)?;
-        if !(self.gain.is_finite() && self.gain > 0.0 && self.gain <= 100.0) {
-            return Err(ConfigError::invalid("spsa.gain", "must be in (0, 100]"));
-        }
-        for (field, x) in [("alpha", self.alpha), ("gamma", self.gamma)] {
-            if !(x.is_finite() && (0.0..=1.0).contains(&x)) {
-                return Err(ConfigError::invalid(
-                    format!("spsa.{field}"),
-                    "must be in [0, 1]",
-                ));
-            }
-        }
         Ok(())
     }
 
@@ -241,5 +244,15 @@ impl Breeder for SpsaBreeder {
         }
         self.theta = saved.theta;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_has_a_range() {
+        crate::tuners::population::every_setting_has_a_range::<SpsaSettings>();
     }
 }

@@ -342,6 +342,26 @@ async fn text_refuses_nul_and_bidi_controls(db: &TestDb) {
         .await;
     assert_eq!(status, 200, "{renamed}");
     assert_eq!(renamed["name"], "\u{05e9}\u{05dc}\u{05d5}\u{05dd}");
+
+    // A NUL in an id names nothing: 404 on every backend (PostgreSQL refused the text with a
+    // server error), and 422 in the run list of an event stream.
+    for path in [
+        "/api/tournaments/%00",
+        "/api/sprt-tests/%00",
+        "/api/runs/%00",
+    ] {
+        let (status, body) = api.get(path).await;
+        assert_eq!(status, 404, "GET {path}: {body}");
+        let cancel = format!("{path}/cancel");
+        let (status, body) = api.post(&cancel, json!({})).await;
+        assert_eq!(status, 404, "POST {cancel}: {body}");
+    }
+    let (status, body) = api.get("/api/events?runs=%00").await;
+    assert_eq!(
+        error_of(status, &body),
+        (422, Some("runs".into())),
+        "{body}"
+    );
     srv.shutdown().await;
 }
 
@@ -400,7 +420,12 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
 
     // Half a header, then silence: closed after the header-read timeout.
     let started = std::time::Instant::now();
-    let (_, closed) = raw_exchange(addr, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", 4 * second).await;
+    let (_, closed) = raw_exchange(
+        addr,
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+        4 * second,
+    )
+    .await;
     assert!(closed, "a half-sent header keeps its connection");
     assert!(started.elapsed() < 3 * second, "{:?}", started.elapsed());
 
@@ -410,7 +435,7 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
 
     // Idle after an answer: closed too.
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .await
         .unwrap();
     let (answer, closed) = read_until_close(&mut tcp, 4 * second).await;
@@ -421,7 +446,7 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
     let started = std::time::Instant::now();
     let (answer, _) = raw_exchange(
         addr,
-        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":",
+        b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":",
         4 * second,
     )
     .await;
@@ -433,7 +458,7 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
     let started = std::time::Instant::now();
     let (answer, _) = raw_exchange(
         addr,
-        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048577\r\n\r\n",
+        b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1048577\r\n\r\n",
         4 * second,
     )
     .await;
@@ -472,7 +497,7 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
     let mut held = Vec::new();
     for _ in 0..3 {
         let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .await
             .unwrap();
         held.push(tcp);
@@ -480,7 +505,7 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut fourth = tokio::net::TcpStream::connect(addr).await.unwrap();
     fourth
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .await
         .unwrap();
     let (answer, _) = read_until_close(&mut fourth, Duration::from_millis(300)).await;
@@ -492,6 +517,173 @@ async fn server_limits_hold_slow_idle_and_greedy_clients() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// Opens `n` connections to `addr` from the loopback address `from` (a peer of its own).
+async fn connections_from(
+    from: std::net::Ipv4Addr,
+    addr: std::net::SocketAddr,
+    n: usize,
+) -> Vec<tokio::net::TcpStream> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind((from, 0).into()).unwrap();
+        // A connection refused or closed at once (the peer holds too many) is left out.
+        if let Ok(Ok(tcp)) =
+            tokio::time::timeout(Duration::from_secs(5), socket.connect(addr)).await
+        {
+            out.push(tcp);
+        }
+    }
+    out
+}
+
+/// A client of its own (127.0.0.1) reads the run list: how long it waits for the answer.
+async fn new_client_waits(api: &Api) -> Duration {
+    let started = std::time::Instant::now();
+    let answer = tokio::time::timeout(Duration::from_secs(30), api.get("/api/runs")).await;
+    let took = started.elapsed();
+    let (code, body) = answer.unwrap_or_else(|_| panic!("no answer in 30 s"));
+    assert_eq!(code, 200, "{body}");
+    took
+}
+
+/// One peer cannot lock everyone out: with 5,000 idle connections, 600 slowloris
+/// connections (a byte a second) or 600 event streams held from one address, a client at
+/// another address is answered within 2 s. The peer gets its share (64 connections) and is
+/// answered 503 for more; event streams are capped below the connections, 503 past it.
+async fn a_crowd_from_one_peer_leaves_room_for_others(db: &TestDb) {
+    use tokio::io::AsyncWriteExt;
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let addr = srv.addr;
+    let crowd = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let limit = Duration::from_secs(2);
+
+    // 5,000 idle connections.
+    let idle = connections_from(crowd, addr, 5000).await;
+    let took = new_client_waits(&api).await;
+    assert!(took < limit, "idle crowd: the new client waited {took:?}");
+    // Past its share, the crowd is told so and closed.
+    let mut extra = connections_from(crowd, addr, 1).await;
+    if let Some(tcp) = extra.first_mut() {
+        let (answer, closed) = read_until_close(tcp, Duration::from_secs(3)).await;
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("retry-after"),
+            "{answer}"
+        );
+        assert_eq!(raw_error(&answer)["error"]["status"], 503, "{answer}");
+        assert!(closed);
+    }
+    drop(idle);
+    drop(extra);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // 600 slowloris connections: a header a byte at a time.
+    let slow = connections_from(crowd, addr, 600).await;
+    let dripping: Vec<_> = slow
+        .into_iter()
+        .map(|mut tcp| {
+            tokio::spawn(async move {
+                for byte in b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaa" {
+                    if tcp.write_all(&[*byte]).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let took = new_client_waits(&api).await;
+    assert!(
+        took < limit,
+        "slowloris crowd: the new client waited {took:?}"
+    );
+    for task in dripping {
+        task.abort();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // 600 event streams.
+    let streams = connections_from(crowd, addr, 600).await;
+    let mut open = Vec::new();
+    for mut tcp in streams {
+        let asked = tcp
+            .write_all(
+                b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n",
+            )
+            .await;
+        if asked.is_ok() {
+            open.push(tcp);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let took = new_client_waits(&api).await;
+    assert!(
+        took < limit,
+        "event-stream crowd: the new client waited {took:?}"
+    );
+    // The new client may open a stream of its own, too.
+    let response = api
+        .client
+        .get(format!("{}/api/events", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    drop(response);
+    drop(open);
+    srv.shutdown().await;
+
+    // Event streams past the server's cap: 503 with Retry-After, for anyone.
+    let srv = server_with(db, |c| c.limits.max_event_streams = 2).await;
+    let api = Api::of(&srv);
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let response = api
+            .client
+            .get(format!("{}/api/events", api.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        held.push(response);
+    }
+    let (code, headers, body) = api
+        .send(reqwest::Method::GET, "/api/events", &[], None)
+        .await;
+    assert_eq!(code, 503, "{body}");
+    assert!(headers.contains_key("retry-after"), "{headers:?}");
+    // A closed stream gives its seat back (at the latest when its next keep-alive fails).
+    drop(held.pop());
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let response = api
+            .client
+            .get(format!("{}/api/events", api.base))
+            .send()
+            .await
+            .unwrap();
+        if response.status().as_u16() == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the seat never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    drop(held);
+    srv.shutdown().await;
+}
+
+on_both_backends!(
+    a_crowd_from_one_peer_leaves_room_for_others(&db):
+    sqlite_a_crowd_from_one_peer_leaves_room_for_others,
+    postgres_a_crowd_from_one_peer_leaves_room_for_others
+);
 
 /// A run long enough to still be running when a test acts on it (cancel, delete).
 fn long_config(seed: u64) -> Value {
@@ -1267,6 +1459,23 @@ async fn token_guards_state_changes() {
     );
     // Reads stay open.
     assert_eq!(api.get("/api/runs").await.0, 200);
+    // The scheme's name is case-insensitive (RFC 7235).
+    api.token = None;
+    for scheme in ["bearer", "BEARER"] {
+        let auth = format!("{scheme} s3cret");
+        let (code, _, answer) = api
+            .send(
+                reqwest::Method::POST,
+                "/api/runs/estimate",
+                &[
+                    ("content-type", "application/json"),
+                    ("authorization", &auth),
+                ],
+                Some(body.to_string()),
+            )
+            .await;
+        assert_eq!(code, 200, "{scheme}: {answer}");
+    }
     api.token = Some("s3cret".into());
     let run = api.create_run(body).await;
     api.wait_status(run["id"].as_str().unwrap(), &["finished"])
@@ -1558,6 +1767,12 @@ async fn bad_input_names_the_field() {
             "/api/matches",
             json!({"south": "random", "north": "nobody"}),
             "north",
+        ),
+        // Colour-swapped pairs, as in tournaments: an odd number is refused.
+        (
+            "/api/matches",
+            json!({"south": "random", "north": "random", "games": 3}),
+            "games",
         ),
         (
             "/api/matches",
@@ -2401,10 +2616,43 @@ async fn foreign_origins_change_nothing() {
         );
         let (answer, _) = raw_exchange(srv.addr, request.as_bytes(), Duration::from_secs(10)).await;
         assert!(answer.starts_with("HTTP/1.1 403"), "{host}: {answer}");
-        assert_eq!(raw_error(&answer)["error"]["field"], "Origin", "{answer}");
+        assert_eq!(raw_error(&answer)["error"]["field"], "Host", "{answer}");
     }
     let (_, list) = api.get("/api/runs").await;
     assert_eq!(list["runs"].as_array().unwrap().len(), 1, "{list}");
+
+    // Reads too: a rebinding page must not read runs, exports, metrics or the workers' host
+    // names. The health probes answer to any name (orchestrators use their own).
+    let host = format!("evil.example:{}", srv.addr.port());
+    for path in [
+        "/api/runs".to_string(),
+        format!("/api/runs/{id}/export"),
+        "/metrics".to_string(),
+        "/api/workers".to_string(),
+        "/".to_string(),
+    ] {
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nConnection: close\r\n\r\n"
+        );
+        let (answer, _) = raw_exchange(srv.addr, request.as_bytes(), Duration::from_secs(10)).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "GET {path}: {answer}");
+        assert_eq!(raw_error(&answer)["error"]["field"], "Host", "{answer}");
+    }
+    for path in ["/healthz", "/api/readyz"] {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        let (answer, _) = raw_exchange(srv.addr, request.as_bytes(), Duration::from_secs(10)).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "GET {path}: {answer}");
+    }
+    // By the address or localhost, reads are answered.
+    for host in [
+        format!("localhost:{}", srv.addr.port()),
+        srv.addr.to_string(),
+    ] {
+        let request =
+            format!("GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        let (answer, _) = raw_exchange(srv.addr, request.as_bytes(), Duration::from_secs(10)).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{host}: {answer}");
+    }
 
     // The dashboard's own requests name one of the server's public origins: by default its
     // address, and as it is bound to loopback, the localhost forms of it.
@@ -2469,7 +2717,7 @@ async fn allowed_origins_get_cors() {
     // A body refused for its declared size is refused inside CORS: the page can read why.
     let (answer, _) = raw_exchange(
         srv.addr,
-        b"POST /api/runs HTTP/1.1\r\nHost: x\r\nOrigin: http://localhost:3000\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n",
+        b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://localhost:3000\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n",
         Duration::from_secs(5),
     )
     .await;
@@ -2877,6 +3125,86 @@ async fn storage_budgets(db: &TestDb) {
 
 on_both_backends!(storage_budgets(&db): sqlite_storage_budgets, postgres_storage_budgets);
 
+/// A record's estimated bytes hold for a large benchmark panel, whose pair points (leaders x
+/// agents x pairs) are most of a record: within 2x above what is stored. And the runs queued
+/// and running together may have only so much still to write: a run past that is refused
+/// (429, naming `config`, with the figures) until one ends.
+async fn storage_estimates_hold_and_pending_runs_are_capped(db: &TestDb) {
+    let panel = json!({"population": 8, "depth": 1, "generations": 1, "seed": 3,
+        "fitness": {"games_per_pair": 2},
+        "benchmark": {"panel": ["random", "greedy", "minimax:1", "pekar"], "pairs": 100, "leaders": 8, "every": 1}});
+    let long = long_config(11);
+    let srv = server(db, None).await;
+    let api = Api::of(&srv);
+    let estimate = |config: Value| {
+        let api = &api;
+        async move {
+            let (code, e) = api
+                .post("/api/runs/estimate", json!({"config": config}))
+                .await;
+            assert_eq!(code, 200, "{e}");
+            e["estimated_storage_bytes"].as_u64().unwrap() / e["records"].as_u64().unwrap()
+        }
+    };
+    let per_record = estimate(panel.clone()).await;
+    let run = api.create_run(json!({"config": panel})).await;
+    let id = run["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        api.wait_status(&id, &["finished", "failed"]).await["status"],
+        "finished"
+    );
+    let (_, record) = api.get(&format!("/api/runs/{id}/generations/0")).await;
+    let stored = record.to_string().len() as u64;
+    assert!(
+        stored <= per_record && per_record <= 2 * stored,
+        "a record with a panel of 4 agents x 100 pairs x 9 players: {stored} bytes stored, {per_record} estimated"
+    );
+    let long_bytes = estimate(long.clone()).await * 50;
+    srv.shutdown().await;
+
+    let srv = server_with(db, |c| c.max_pending_storage_bytes = long_bytes * 3 / 2).await;
+    let api = Api::of(&srv);
+    let first = api.create_run(json!({"config": long})).await;
+    let first = first["id"].as_str().unwrap().to_string();
+    let (code, refused) = api
+        .post("/api/runs", json!({"config": long_config(12)}))
+        .await;
+    assert_eq!(
+        error_of(code, &refused),
+        (429, Some("config".into())),
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("still to write") && message.contains("at most"),
+        "{message}"
+    );
+    assert_eq!(
+        api.post(&format!("/api/runs/{first}/cancel"), json!({}))
+            .await
+            .0,
+        200
+    );
+    let (code, created) = api
+        .post("/api/runs", json!({"config": long_config(12)}))
+        .await;
+    assert_eq!(code, 201, "{created}");
+    let id = created["id"].as_str().unwrap();
+    assert_eq!(
+        api.post(&format!("/api/runs/{id}/cancel"), json!({}))
+            .await
+            .0,
+        200
+    );
+    srv.shutdown().await;
+}
+
+on_both_backends!(
+    storage_estimates_hold_and_pending_runs_are_capped(&db):
+    sqlite_storage_estimates_hold_and_pending_runs_are_capped,
+    postgres_storage_estimates_hold_and_pending_runs_are_capped
+);
+
 /// `GET /api/runs` comes in pages that follow each other by cursor, newest first, without a
 /// run missed or repeated; the default page is the dashboard's.
 async fn runs_are_paged(db: &TestDb) {
@@ -2984,14 +3312,18 @@ async fn an_estimate_is_a_dry_run_of_creating_a_run() {
     srv.shutdown().await;
 }
 
-/// Tournaments play on their own share of the cores, two at a time: a third waits `queued`
-/// (in its row, shown by every route) rather than claiming to run, and while two long ones
-/// play a sub-second run is not held up behind them (it was held `running` for 60 s when
+/// Tournaments play on their own share of the cores (half of them), at most two at a time
+/// and each on its own part of that share: the others wait `queued` (in their row, shown by
+/// every route) rather than claim to run, every one that says `running` makes progress (a
+/// second one once sat at 0 behind the first on a shared thread), and while long ones play a
+/// sub-second run is not held up behind them (it was held `running` for 60 s when
 /// tournaments played on the runs' pool). A queued tournament can be cancelled and never
 /// plays.
 async fn tournaments_queue_for_their_own_cores(db: TestDb) {
     let srv = server(&db, None).await;
     let api = Api::of(&srv);
+    // The test servers have two game threads: half of them, one, plays tournaments.
+    let playing = 1;
     // Some 100 s each on one thread: still playing at every look below.
     let long = json!({"agents": ["mcts:20000", "mcts:20000:1.0"], "games": 100, "seed": 2});
     let mut ids = Vec::new();
@@ -3009,16 +3341,40 @@ async fn tournaments_queue_for_their_own_cores(db: TestDb) {
             assert_eq!(code, 200, "{t}");
             statuses.push(t["status"].as_str().unwrap_or("").to_string());
         }
-        if statuses.iter().filter(|s| *s == "running").count() == 2 {
+        if statuses.iter().filter(|s| *s == "running").count() == playing {
             break statuses;
         }
         assert!(std::time::Instant::now() < deadline, "{statuses:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
+    // Each running one plays: its progress moves within seconds (a game takes about one).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut stalled = Vec::new();
+        for id in &ids {
+            let (_, t) = api.get(&format!("/api/tournaments/{id}")).await;
+            if t["status"] == "running" && t["progress"].as_f64().unwrap_or(0.0) <= 0.0 {
+                stalled.push(id.clone());
+            }
+        }
+        if stalled.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "running and not playing: {stalled:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| *s == "queued").count(),
+        3 - playing,
+        "{statuses:?}"
+    );
     let queued = statuses
         .iter()
         .position(|s| s == "queued")
-        .unwrap_or_else(|| panic!("one of three waits: {statuses:?}"));
+        .unwrap_or_else(|| panic!("one of three waits at least: {statuses:?}"));
     let (_, listed) = api.get("/api/tournaments").await;
     let listed_status = listed["tournaments"]
         .as_array()
@@ -3059,6 +3415,41 @@ async fn tournaments_queue_for_their_own_cores(db: TestDb) {
         t["progress"], 0.0,
         "a cancelled queued tournament never played: {t}"
     );
+    srv.shutdown().await;
+
+    // With four game threads, two tournament threads: two tournaments play at once, each on
+    // a thread of its own, and both make progress.
+    let srv = server_with(&db, |c| c.threads = Some(4)).await;
+    let api = Api::of(&srv);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (code, t) = api.post("/api/tournaments", long.clone()).await;
+        assert_eq!(code, 202, "{t}");
+        ids.push(t["id"].as_str().unwrap().to_string());
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut playing = 0;
+        for id in &ids {
+            let (_, t) = api.get(&format!("/api/tournaments/{id}")).await;
+            if t["status"] == "running" && t["progress"].as_f64().unwrap_or(0.0) > 0.0 {
+                playing += 1;
+            }
+        }
+        if playing == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "two running tournaments do not both play"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for id in &ids {
+        let _ = api
+            .post(&format!("/api/tournaments/{id}/cancel"), json!({}))
+            .await;
+    }
     srv.shutdown().await;
     db.drop_db().await;
 }
@@ -3114,7 +3505,8 @@ async fn metrics_are_served_for_prometheus(db: TestDb, backend: &str) {
         value("kalah_tuner_permits_in_use{kind=\"interactive\"}"),
         0.0
     );
-    assert_eq!(value("kalah_tuner_permits{kind=\"tournament\"}"), 2.0);
+    // Two game threads, one of them for tournaments: one plays at a time.
+    assert_eq!(value("kalah_tuner_permits{kind=\"tournament\"}"), 1.0);
     assert_eq!(value("kalah_tuner_runs_evolving "), 0.0);
     assert!(
         value("kalah_tuner_generations_written_total ") >= 2.0,

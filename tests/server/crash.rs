@@ -302,6 +302,34 @@ async fn postgres_readiness_follows_the_database_and_liveness_does_not() {
         );
     }
 
+    // Requests that need the database are answered 503 with Retry-After once the pool gives
+    // up (a few seconds), not held for long and then answered 500.
+    for (method, path) in [
+        ("GET", "/api/runs"),
+        ("GET", "/metrics"),
+        ("POST", "/api/runs"),
+    ] {
+        let started = std::time::Instant::now();
+        let request = match method {
+            "GET" => api.client.get(format!("{}{path}", api.base)),
+            _ => api
+                .client
+                .post(format!("{}{path}", api.base))
+                .json(&ga_run()),
+        };
+        let response = request.send().await.unwrap();
+        let took = started.elapsed();
+        let status = response.status().as_u16();
+        let retry_after = response.headers().get("retry-after").cloned();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert_eq!(status, 503, "{method} {path}: {body}");
+        assert!(retry_after.is_some(), "{method} {path}: no Retry-After");
+        assert!(
+            took < std::time::Duration::from_millis(4500),
+            "{method} {path} took {took:?}"
+        );
+    }
+
     outage.restore();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
