@@ -11,13 +11,22 @@ function themeColors() {
   };
 }
 
+// What the x axis of a run's charts counts: a population tuner's generations, or a learning
+// tuner's checkpoints (`setStepUnit`, before the run's charts are made).
+let stepUnit = "generation";
+
+/** Names the steps of the run whose charts are made next: "generation" or "checkpoint". */
+export function setStepUnit(unit) {
+  stepUnit = unit;
+}
+
 function axes(yLabel) {
   const c = themeColors();
   const axis = { stroke: c.fg, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
   return [
     // Generations are whole numbers: ticks step by whole amounts only.
-    { ...axis, label: "generation", labelSize: 20, size: 36, incrs: GENERATION_STEPS, values: (u, splits) => splits.map((v) => String(Math.round(v))) },
-    { ...axis, label: yLabel, labelSize: 20, size: 50, values: (u, splits) => splits.map((v) => fmtTick(v)) },
+    { ...axis, label: stepUnit, labelSize: 20, size: 36, incrs: GENERATION_STEPS, values: (u, splits) => splits.map((v) => String(Math.round(v))) },
+    { ...axis, label: yLabel, labelSize: 20, size: 50, values: (u, splits) => fmtTicks(splits) },
   ];
 }
 
@@ -28,6 +37,19 @@ const GENERATION_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 200
 const generationRange = (u, lo, hi) => (lo == null ? [0, 1] : [lo, hi]);
 const generationScale = { time: false, range: generationRange };
 
+/**
+ * An axis's tick labels, all with the decimals their spacing needs: whole steps give whole
+ * numbers (a zero reads "0" beside "100", not "0.00"), and other labels keep their own form.
+ */
+function fmtTicks(splits) {
+  const steps = splits.slice(1).map((v, i) => Math.abs(v - splits[i])).filter((d) => d > 0);
+  const step = steps.length ? Math.min(...steps) : 0;
+  if (step >= 1 && splits.every((v) => v == null || Number.isInteger(Math.round(v * 1e9) / 1e9))) {
+    return splits.map((v) => (v == null ? "" : Math.round(v).toLocaleString("en-US")));
+  }
+  return splits.map((v) => fmtTick(v));
+}
+
 function fmtTick(v) {
   if (v == null) return "";
   const a = Math.abs(v);
@@ -36,7 +58,7 @@ function fmtTick(v) {
   return v.toFixed(2);
 }
 
-const xSeries = { label: "generation", value: (u, v) => (v == null ? "–" : String(v)) };
+const xSeries = () => ({ label: stepUnit, value: (u, v) => (v == null ? "–" : String(v)) });
 const val = (digits) => (u, v) => (v == null ? "–" : v.toFixed(digits));
 
 /**
@@ -323,21 +345,25 @@ export function dataButtons(chart, name, id) {
 }
 
 /** best, mean, min, mean ± std (as a band) and the hall of fame, per generation. */
-export function fitnessChart(el, onPick) {
-  const cols = [[], [], [], [], [], [], []]; // x, best, mean, min, mean+std, mean-std, best so far
+export function fitnessChart(el, onPick, { learning = false } = {}) {
+  // A learning run has one player a checkpoint: best, mean and min coincide, and it has no
+  // spread and no hall of fame, so its chart has the one line.
+  const cols = learning ? [[], []] : [[], [], [], [], [], [], []]; // x, best, mean, min, mean+std, mean-std, best so far
   const band = "rgba(31,119,180,0.15)";
   const opts = {
     class: "chart-fitness",
-    series: [
-      xSeries,
-      { label: "best", stroke: PALETTE[1], width: 2, value: val(3) },
-      { label: "mean", stroke: PALETTE[0], width: 2, value: val(3) },
-      { label: "min", stroke: PALETTE[9], width: 1.5, value: val(3) },
-      { label: "mean+std", stroke: "rgba(31,119,180,0.35)", width: 1, value: val(3) },
-      { label: "mean−std", stroke: "rgba(31,119,180,0.35)", width: 1, value: val(3) },
-      { label: "hall of fame", stroke: PALETTE[3], width: 1.5, dash: [6, 4], value: val(3) },
-    ],
-    bands: [{ series: [4, 5], fill: band }],
+    series: learning
+      ? [xSeries(), { label: "fitness", stroke: PALETTE[1], width: 2, value: val(3) }]
+      : [
+          xSeries(),
+          { label: "best", stroke: PALETTE[1], width: 2, value: val(3) },
+          { label: "mean", stroke: PALETTE[0], width: 2, value: val(3) },
+          { label: "min", stroke: PALETTE[9], width: 1.5, value: val(3) },
+          { label: "mean+std", stroke: "rgba(31,119,180,0.35)", width: 1, value: val(3) },
+          { label: "mean−std", stroke: "rgba(31,119,180,0.35)", width: 1, value: val(3) },
+          { label: "hall of fame", stroke: PALETTE[3], width: 1.5, dash: [6, 4], value: val(3) },
+        ],
+    bands: learning ? [] : [{ series: [4, 5], fill: band }],
     scales: { x: generationScale, y: { range: (u, lo, hi) => padRange(lo, hi, 0, 1) } },
     axes: axes("fitness"),
     cursor: { drag: { x: true, y: false } },
@@ -347,10 +373,11 @@ export function fitnessChart(el, onPick) {
   return {
     chart,
     push(g) {
-      const mean = g.mean;
-      const std = g.std ?? 0;
       cols[0].push(g.generation);
       cols[1].push(g.best);
+      if (learning) return;
+      const mean = g.mean;
+      const std = g.std ?? 0;
       cols[2].push(mean);
       cols[3].push(g.min);
       cols[4].push(mean == null ? null : mean + std);
@@ -373,7 +400,7 @@ export function panelChart(el, agents) {
   const opts = {
     class: "chart-panel",
     series: [
-      xSeries,
+      xSeries(),
       { label: "leader vs panel", stroke: PALETTE[1], width: 2.5, value: val(0), spanGaps: true },
       { label: "95% low", stroke: "rgba(255,127,14,0.35)", width: 1, value: val(0), spanGaps: true },
       { label: "95% high", stroke: "rgba(255,127,14,0.35)", width: 1, value: val(0), spanGaps: true },
@@ -415,7 +442,7 @@ export function agreementChart(el) {
   const opts = {
     class: "chart-agreement",
     series: [
-      xSeries,
+      xSeries(),
       { label: "perfect moves %", stroke: PALETTE[2], width: 2.5, value: val(1), spanGaps: true },
       { label: "95% low", stroke: "rgba(44,160,44,0.35)", width: 1, value: val(1), spanGaps: true },
       { label: "95% high", stroke: "rgba(44,160,44,0.35)", width: 1, value: val(1), spanGaps: true },
@@ -444,7 +471,7 @@ export function agreementChart(el) {
 export function diversityChart(el) {
   const cols = [[], []];
   const opts = {
-    series: [xSeries, { label: "diversity", stroke: PALETTE[4], width: 2, fill: "rgba(148,103,189,0.12)", value: val(4) }],
+    series: [xSeries(), { label: "diversity", stroke: PALETTE[4], width: 2, fill: "rgba(148,103,189,0.12)", value: val(4) }],
     scales: { x: generationScale, y: { range: (u, lo, hi) => padRange(lo, hi, 0, null) } },
     axes: axes("diversity"),
   };
@@ -465,7 +492,7 @@ export function weightsChart(el, features, onPick) {
   const cols = [[], ...features.map(() => [])];
   const opts = {
     series: [
-      xSeries,
+      xSeries(),
       ...features.map((f, i) => ({ label: f, stroke: PALETTE[i % PALETTE.length], dash: seriesDash(i), width: 1.5, value: val(3) })),
     ],
     scales: { x: generationScale },
@@ -527,7 +554,7 @@ export function overlayChart(el, yLabel, lines) {
     return col;
   })];
   const opts = {
-    series: [xSeries, ...lines.map((l, i) => ({ label: l.label, stroke: PALETTE[i % PALETTE.length], dash: seriesDash(i), width: 2, value: val(3), spanGaps: true }))],
+    series: [xSeries(), ...lines.map((l, i) => ({ label: l.label, stroke: PALETTE[i % PALETTE.length], dash: seriesDash(i), width: 2, value: val(3), spanGaps: true }))],
     scales: { x: generationScale },
     axes: axes(yLabel),
     cursor: { drag: { x: true, y: false } },

@@ -2,8 +2,8 @@
 // same axes, and the settings in which their configs differ.
 
 import { api } from "./api.js";
-import { dataButtons, overlayChart } from "./charts.js";
-import { h, shortId, TUNER_NAMES } from "./util.js";
+import { dataButtons, overlayChart, setStepUnit } from "./charts.js";
+import { h, isLearner, shortId, TUNER_NAMES } from "./util.js";
 
 /** A config as dotted keys (`fitness.mode`); lists stay whole. */
 function flatten(value, prefix = "", out = {}) {
@@ -43,8 +43,8 @@ export async function mount(view, { query }) {
     );
     return null;
   }
-  const runs = found;
-  const curves = await Promise.all(ids.map((id) => api.generations(id)));
+  let runs = found;
+  let curves = await Promise.all(ids.map((id) => api.generations(id)));
   // Two runs of the same name are told apart by their short ids.
   const plainName = (r) => r.name || `run ${shortId(r.id)}`;
   const nameCount = new Map();
@@ -69,16 +69,22 @@ export async function mount(view, { query }) {
     );
   allBox.addEventListener("change", renderDiff);
 
+  const runList = h("ul.compare-runs");
+  const liveNote = h("p.hint", { id: "compare-live", role: "status" });
+  const renderRuns = () =>
+    runList.replaceChildren(
+      ...runs.map((r) =>
+        h("li", h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, name(r)), h("span.muted.small", ` · ${TUNER_NAMES[r.tuner] || "GA"} · ${r.status} · ${r.generations_done} / ${r.generations_total} ${isLearner(r.tuner) ? "checkpoints" : "generations"}`)),
+      ),
+    );
+  renderRuns();
+
   view.append(
     h(
       "section.card",
       h("h1", "Compare runs"),
-      h(
-        "ul.compare-runs",
-        runs.map((r) =>
-          h("li", h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, name(r)), h("span.muted.small", ` · ${TUNER_NAMES[r.tuner] || "GA"} · ${r.status} · ${r.generations_done} / ${r.generations_total}`)),
-        ),
-      ),
+      runList,
+      liveNote,
     ),
     h(
       "section.card",
@@ -102,13 +108,63 @@ export async function mount(view, { query }) {
       const gens = (curves[i].generations || []).filter((g) => pick(g) != null);
       return { label: name(r), id: r.id, name: r.name ?? null, xs: gens.map((g) => g.generation), ys: gens.map(pick) };
     });
-  const panel = overlayChart(panelEl, "Elo vs panel", lines((g) => g.panel?.overall?.elo ?? null));
-  const best = overlayChart(bestEl, "best fitness", lines((g) => g.best));
-  panelTools.append(dataButtons(panel, `${stem}-panel`, "compare-panel-data"));
-  bestTools.append(dataButtons(best, `${stem}-best`, "compare-best-data"));
+  // The x axis counts generations, checkpoints, or both when runs of both kinds are compared.
+  const learners = runs.filter((r) => isLearner(r.tuner)).length;
+  setStepUnit(learners === 0 ? "generation" : learners === runs.length ? "checkpoint" : "generation or checkpoint");
+  let panel = null;
+  let best = null;
+  const draw = () => {
+    panel?.destroy();
+    best?.destroy();
+    panelEl.replaceChildren();
+    bestEl.replaceChildren();
+    panel = overlayChart(panelEl, "Elo vs panel", lines((g) => g.panel?.overall?.elo ?? null));
+    best = overlayChart(bestEl, "best fitness", lines((g) => g.best));
+    panelTools.replaceChildren(dataButtons(panel, `${stem}-panel`, "compare-panel-data"));
+    bestTools.replaceChildren(dataButtons(best, `${stem}-best`, "compare-best-data"));
+  };
+  draw();
+
+  // While a compared run runs, the page reads the runs again every few seconds and redraws
+  // when one has moved on; it says so, and says when every run has ended.
+  const ACTIVE = new Set(["queued", "running"]);
+  let timer = null;
+  let stopped = false;
+  const say = () => {
+    const going = runs.filter((r) => ACTIVE.has(r.status)).length;
+    liveNote.textContent = going
+      ? `Live: ${going} of these runs ${going === 1 ? "is" : "are"} still going; the charts follow every ${REFRESH_MS / 1000} s.`
+      : "Every compared run has ended: the charts are final.";
+  };
+  const refresh = async () => {
+    try {
+      const fresh = await Promise.all(ids.map((id) => api.run(id)));
+      if (stopped) return;
+      const moved = fresh.some((r, i) => r.generations_done !== runs[i].generations_done || r.status !== runs[i].status);
+      if (moved) {
+        const freshCurves = await Promise.all(ids.map((id) => api.generations(id)));
+        if (stopped) return;
+        runs = fresh;
+        curves = freshCurves;
+        renderRuns();
+        draw();
+      }
+    } catch {
+      // Missed once (the server away): the next look tries again.
+    }
+    say();
+    if (!stopped && runs.some((r) => ACTIVE.has(r.status))) timer = setTimeout(refresh, REFRESH_MS);
+  };
+  say();
+  if (runs.some((r) => ACTIVE.has(r.status))) timer = setTimeout(refresh, REFRESH_MS);
 
   return () => {
-    panel.destroy();
-    best.destroy();
+    stopped = true;
+    clearTimeout(timer);
+    panel?.destroy();
+    best?.destroy();
   };
 }
+
+/** How often the page looks at compared runs that are still going. */
+const REFRESH_MS = 3000;

@@ -1,4 +1,4 @@
-// New run form: a tuner (GA, TD, TD-Leaf, Texel), a preset, then every config field of that
+// New run form: a tuner (GA, CMA-ES, SPSA, DE, TD, TD-Leaf, Texel), a preset, then every config field of that
 // tuner with its default and allowed range. The request carries only what differs from the
 // preset; errors from the API land next to the field their `field` names (e.g.
 // `config.population`).
@@ -43,7 +43,7 @@ export async function mount(view, { query }) {
     h(
       "fieldset.top",
       h("legend", "Run"),
-      fieldWrap("tuner", "Tuner", tunerSelect, Object.keys(TUNERS).join(", "), "How the weights are found: evolved by a genetic algorithm, learnt from self-play by TD(λ) or TD-Leaf(λ), or fitted to game results (Texel)."),
+      fieldWrap("tuner", "Tuner", tunerSelect, Object.keys(TUNERS).join(", "), "How the weights are found: evolved by a population (the genetic algorithm, CMA-ES, SPSA or differential evolution), learnt from self-play by TD(λ) or TD-Leaf(λ), or fitted to game results (Texel)."),
       fieldWrap("preset", "Preset", presetSelect, presetRange, "Starting values for every field below."),
       fieldWrap("name", "Name", nameInput, "optional", null),
     ),

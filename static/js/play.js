@@ -207,14 +207,27 @@ export async function mount(view, { query }) {
     pauseBtn.textContent = "Pause";
     const m = Number(pitsInput.value);
     const n = Number(seedsInput.value);
-    try {
-      const start = await api.start(m, n);
-      if (mine !== gameId || stopped) return;
-      kpn = start.position;
-      pos = parseKpn(kpn);
-    } catch (e) {
-      flash(e.message, "error");
-      return;
+    // The server away or restarting: the start is asked for again after a pause, longer each
+    // time, and the banner goes once it answers (as on the run pages).
+    for (let tries = 0; ; tries++) {
+      try {
+        const start = await api.start(m, n);
+        if (mine !== gameId || stopped) return;
+        kpn = start.position;
+        pos = parseKpn(kpn);
+        clearFlash();
+        break;
+      } catch (e) {
+        if (mine !== gameId || stopped) return;
+        if (!transient(e)) {
+          flash(e.message, "error");
+          return;
+        }
+        const wait = Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** tries);
+        flash(`The game could not be started: ${e.message}; trying again in ${Math.round(wait / 1000)} s`, "error");
+        await sleep(wait);
+        if (mine !== gameId || stopped) return;
+      }
     }
     over = false;
     ply = 0;
@@ -236,6 +249,8 @@ export async function mount(view, { query }) {
       const res = await api.position(kpn, move, pieInput.checked);
       if (mine !== gameId || stopped) return;
       busy = false;
+      // An error shown before (the server was away) is no longer so.
+      clearFlash();
       record(side, move, res, "you");
     } catch (e) {
       busy = false;
@@ -276,7 +291,7 @@ export async function mount(view, { query }) {
       busy = false;
       const work = res.playouts ? `${res.playouts.toLocaleString()} playouts` : res.nodes != null ? `${res.nodes.toLocaleString()} nodes` : "";
       const extra = [work, res.value_text].filter(Boolean).map((t) => ` · ${t}`).join("");
-      if (failures) clearFlash(FAILED);
+      if (failures) clearFlash();
       failures = 0;
       record(side, res.move, res, picker.label(), extra);
       return true;

@@ -2,7 +2,7 @@
 // the population of any generation as a sortable table, and the export.
 
 import { api } from "./api.js";
-import { agreementChart, dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, weightsChart } from "./charts.js";
+import { agreementChart, dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, setStepUnit, weightsChart } from "./charts.js";
 import * as live from "./live.js";
 import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, isLearner, statusBadge, TUNER_NAMES } from "./util.js";
 
@@ -32,6 +32,9 @@ export async function mount(view, { id }) {
   const features = run.features || [];
   // TD, TD-Leaf and Texel runs: checkpoints of one player, not generations of a population.
   const learning = isLearner(run.tuner);
+  // What the run's steps are called on its page: "generation" or "checkpoint".
+  const step = learning ? "checkpoint" : "generation";
+  const Step = learning ? "Checkpoint" : "Generation";
   let lastGen = -1;
   let lastWallMs = [];
   let pollTimer = null;
@@ -96,7 +99,24 @@ export async function mount(view, { id }) {
   const notesText = h("p.notes", { id: "run-notes" });
   const editBtn = h("button", { id: "run-edit", type: "button", onclick: () => openEditor() }, "Edit name, notes and tags");
   const nameField = h("input", { id: "edit-name", type: "text", maxlength: 200 });
-  const tagsField = h("input", { id: "edit-tags", type: "text", placeholder: "baseline, depth 4" });
+  // The server's limits, said before Save: 20 tags of 40 characters (the field holds them all
+  // with their commas), and a tag past 40 is named as it is typed.
+  const TAG_CHARS = 40;
+  const tagsHint = h("span.hint", { id: "edit-tags-hint" }, `Up to 20 tags of at most ${TAG_CHARS} characters each: letters, digits, spaces and - _ . :`);
+  const tagsField = h("input", {
+    id: "edit-tags",
+    type: "text",
+    placeholder: "baseline, depth 4",
+    maxlength: 20 * TAG_CHARS + 19 * 2,
+    "aria-describedby": "edit-tags-hint",
+    oninput: () => {
+      const long = tagsField.value.split(",").map((t) => t.trim()).find((t) => t.length > TAG_CHARS);
+      const message = long ? `"${long.slice(0, 20)}…" has ${long.length} characters; a tag has at most ${TAG_CHARS}` : "";
+      tagsField.setCustomValidity(message);
+      tagsHint.textContent = message || `Up to 20 tags of at most ${TAG_CHARS} characters each: letters, digits, spaces and - _ . :`;
+      tagsHint.classList.toggle("error-text", !!message);
+    },
+  });
   const notesField = h("textarea", { id: "edit-notes", rows: 3, maxlength: 10000 });
   const editor = h(
     "form.editor",
@@ -113,7 +133,7 @@ export async function mount(view, { id }) {
       },
     },
     h("label", "Name ", nameField),
-    h("label", "Tags (comma-separated) ", tagsField),
+    h("label", "Tags (comma-separated) ", tagsField, tagsHint),
     h("label", "Notes ", notesField),
     h("div.actions", h("button.primary", { type: "submit", id: "edit-save" }, "Save"), h("button", { type: "button", onclick: () => (editor.hidden = true) }, "Close")),
   );
@@ -124,6 +144,7 @@ export async function mount(view, { id }) {
   function openEditor() {
     nameField.value = run.name || "";
     tagsField.value = (run.tags || []).join(", ");
+    tagsField.dispatchEvent(new Event("input"));
     notesField.value = run.notes || "";
     editor.hidden = false;
     nameField.focus();
@@ -216,7 +237,8 @@ export async function mount(view, { id }) {
     loadPopulation(g);
     popWrap.scrollIntoView({ behavior: "smooth", block: "nearest" });
   };
-  const fit = fitnessChart(fitEl, pickGeneration);
+  setStepUnit(step);
+  const fit = fitnessChart(fitEl, pickGeneration, { learning });
   const div = diversityChart(divEl);
   const wts = weightsChart(wEl, features, pickGeneration);
   const panel = panelAgents.length ? panelChart(panelEl, panelAgents) : null;
@@ -244,6 +266,10 @@ export async function mount(view, { id }) {
     h("div.actions", h("button.small", { type: "button", id: "features-all", onclick: setAll(true) }, "All"), h("button.small", { type: "button", id: "features-none", onclick: setAll(false) }, "None")),
   );
 
+  // Typing a generation stops following the latest at once.
+  genInput.addEventListener("input", () => {
+    followBox.checked = false;
+  });
   genInput.addEventListener("change", () => {
     const g = Number(genInput.value);
     if (Number.isInteger(g) && g >= 0) {
@@ -276,7 +302,7 @@ export async function mount(view, { id }) {
         const agreementText = a
           ? `; perfect moves ${(100 * a.share).toFixed(1)}% [${(100 * a.share_ci[0]).toFixed(1)}, ${(100 * a.share_ci[1]).toFixed(1)}], ${a.mean_loss.toFixed(3)} seeds lost a move`
           : "";
-        panelInfo.textContent = `generation ${g.generation}: leader ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from generation ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}${agreementText}`;
+        panelInfo.textContent = `${step} ${g.generation}: ${learning ? "weights" : "leader"} ${(100 * o.score).toFixed(1)}%, Elo ${fmtElo(o.elo)} [${fmtElo(o.elo_low)}, ${fmtElo(o.elo_high)}]; champion from ${step} ${g.panel.champion_generation}, Elo ${fmtElo(c.elo)}${agreementText}`;
       }
       if (g.wall_ms != null) {
         lastWallMs.push(g.wall_ms);
@@ -292,7 +318,8 @@ export async function mount(view, { id }) {
     if (agreement) agreement.redraw();
     genCount.textContent = `${fit.count()} ${learning ? "checkpoints" : "generations"}`;
     genInput.max = lastGen;
-    if (followBox.checked) {
+    // Not while the user types a generation into the box.
+    if (followBox.checked && document.activeElement !== genInput) {
       genInput.value = lastGen;
       loadLatestPopulation();
     }
@@ -566,7 +593,7 @@ export async function mount(view, { id }) {
     if (key === bestKey) return;
     bestKey = key;
     if (!w) {
-      bestTable.replaceChildren(h("tr", h("td.muted", "No generation yet.")));
+      bestTable.replaceChildren(h("tr", h("td.muted", `No ${step} yet.`)));
       return;
     }
     bestTable.replaceChildren(
@@ -579,7 +606,11 @@ export async function mount(view, { id }) {
   let popRequest = 0;
   let sort = { col: "fitness", dir: -1 };
   let popData = null;
-  const loadLatestPopulation = throttle(() => loadPopulation(lastGen), 1500);
+  // Asked for when generations arrive, and run up to 1.5 s later: by then the user may have
+  // picked a generation of their own, which it must not replace.
+  const loadLatestPopulation = throttle(() => {
+    if (followBox.checked) loadPopulation(lastGen);
+  }, 1500);
 
   async function loadPopulation(g) {
     const mine = ++popRequest;
@@ -589,7 +620,7 @@ export async function mount(view, { id }) {
       popData = rec;
       renderPopulation();
     } catch (e) {
-      if (mine === popRequest) popInfo.textContent = `Generation ${g}: ${e.message}`;
+      if (mine === popRequest) popInfo.textContent = `${Step} ${g}: ${e.message}`;
     }
   }
 
@@ -598,7 +629,11 @@ export async function mount(view, { id }) {
     const feats = rec.features || features;
     const rows = (rec.individuals || []).map((ind, i) => ({ i, fitness: ind.fitness, weights: ind.weights || [] }));
     const f = rec.fitness || {};
-    popInfo.textContent = `Generation ${rec.generation}: ${rows.length} individuals · best ${fmtNum(f.best)} · mean ${fmtNum(f.mean)} · min ${fmtNum(f.min)} · std ${fmtNum(f.std)} · diversity ${fmtNum(rec.diversity, 4)} · ${rec.games_played ?? "?"} games${rec.timing?.wall_ms != null ? ` in ${fmtDuration(rec.timing.wall_ms)}` : ""}`;
+    const took = rec.timing?.wall_ms != null ? ` in ${fmtDuration(rec.timing.wall_ms)}` : "";
+    // A checkpoint is one player's weights: no population, so no spread to report.
+    popInfo.textContent = learning
+      ? `Checkpoint ${rec.generation}: fitness ${fmtNum(f.best)} · ${fmtCount(rec.games_played)} games${took}`
+      : `Generation ${rec.generation}: ${rows.length} individuals · best ${fmtNum(f.best)} · mean ${fmtNum(f.mean)} · min ${fmtNum(f.min)} · std ${fmtNum(f.std)} · diversity ${fmtNum(rec.diversity, 4)} · ${fmtCount(rec.games_played)} games${took}`;
     const value = (row, col) => (col === "i" ? row.i : col === "fitness" ? row.fitness : row.weights[col]);
     rows.sort((a, b) => {
       const x = value(a, sort.col);
@@ -692,7 +727,7 @@ export async function mount(view, { id }) {
     genInput.value = lastGen;
     loadPopulation(lastGen);
   } else {
-    popInfo.textContent = "No generation yet.";
+    popInfo.textContent = `No ${step} yet.`;
   }
   // Finished runs listen too: one may be resumed or deleted elsewhere.
   connect();
@@ -736,6 +771,11 @@ function throttle(fn, ms) {
       }, ms - (now - last));
     }
   };
+}
+
+/** A count of games with its thousands grouped ("?" when unknown). */
+function fmtCount(n) {
+  return n == null ? "?" : Number(n).toLocaleString("en-US");
 }
 
 function fmtElo(e) {

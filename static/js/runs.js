@@ -18,10 +18,24 @@ function durationMs(r) {
 const SORT_KEYS = {
   name: (r) => (r.name || `run ${shortId(r.id)}`).toLowerCase(),
   status: (r) => r.status,
-  best: (r) => r.best_fitness ?? -Infinity,
+  // A GA's fitness is relative to its population, a learner's a panel score: not one scale,
+  // so each kind sorts among its own (population tuners first), never interleaved.
+  best: (r) => [isLearner(r.tuner) ? 0 : 1, r.best_fitness ?? -Infinity],
   started: (r) => r.started_at || "",
   duration: (r) => durationMs(r) ?? -Infinity,
 };
+
+/** Orders two sort keys: plain values, or arrays of them compared item by item. */
+function compareKeys(x, y) {
+  if (Array.isArray(x) && Array.isArray(y)) {
+    for (let k = 0; k < Math.min(x.length, y.length); k++) {
+      const c = compareKeys(x[k], y[k]);
+      if (c) return c;
+    }
+    return x.length - y.length;
+  }
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 /**
  * Whether a run matches every word of a search: name, tags, tuner, preset ("custom" for none),
@@ -99,7 +113,7 @@ export async function mount(view, { query: params } = {}) {
       "p",
       "kalah-tuner tunes the weights of a Kalah player's evaluation. A ",
       h("strong", "run"),
-      " starts from a config (start one under New run, or over the API with any tuner: the genetic algorithm, TD-Leaf or Texel fitting) and plays thousands of games; its page shows, generation by generation, whether its players really get stronger against a fixed benchmark panel, and its champion can be exported as JSON or played.",
+      " starts from a config (start one under New run, or over the API with any tuner: the genetic algorithm, CMA-ES, SPSA, differential evolution, TD(λ), TD-Leaf(λ) or Texel fitting) and plays thousands of games; its page shows, step by step, whether its players really get stronger against a fixed benchmark panel, and its champion can be exported as JSON or played.",
     ),
     h("p", h("strong", "Play"), " puts you at the board against any agent, or lets two agents play while you watch. ", h("strong", "Tournament"), " plays every pair of the agents you pick and shows the cross-table with scores, intervals and Elo."),
   );
@@ -158,9 +172,7 @@ export async function mount(view, { query: params } = {}) {
       visible = visible
         .map((r, i) => [r, i])
         .sort(([a, i], [b, j]) => {
-          const x = key(a);
-          const y = key(b);
-          return (x < y ? -1 : x > y ? 1 : 0) * sortDir || i - j;
+          return compareKeys(key(a), key(b)) * sortDir || i - j;
         })
         .map(([r]) => r);
     }
@@ -259,7 +271,7 @@ function makeRow(run, refresh) {
     const p = Math.max(0, Math.min(1, r.progress ?? (r.generations_total ? r.generations_done / r.generations_total : 0)));
     bar.style.width = `${(p * 100).toFixed(1)}%`;
     bar.classList.toggle("live", r.status === "running");
-    progressText.textContent = `${r.generations_done} / ${r.generations_total}`;
+    progressText.textContent = `${r.generations_done} / ${r.generations_total} ${isLearner(r.tuner) ? "checkpoints" : "generations"}`;
     // A GA's fitness is relative to its own population, a learner's is a score against the
     // benchmark panel: the two are not on one scale, so the cell says which it is.
     const learning = isLearner(r.tuner);

@@ -24,6 +24,9 @@ const sprtApi = {
   match: (body) => request("POST", "matches", body, { timeoutMs: 120000 }),
 };
 
+/** Pairs a test plays between two looks at its LLR (the server's batch). */
+const BATCH_PAIRS = 64;
+
 export async function mount(view, { query }) {
   let stopped = false;
   let timer = null;
@@ -223,7 +226,7 @@ async function mountTest(view, id) {
           h(
             "section.card",
             h("h1", "No such SPRT test"),
-            h("p", `No SPRT test ${id} on this server: tests are kept in the server's memory, so a restart forgets them.`),
+            h("p", `No SPRT test ${id} in this server's database: it was never started here, or the link is mistyped. Tests are stored with the runs and outlive restarts.`),
             h("a.button", { href: "#/sprt" }, "Back to the tests"),
           ),
         );
@@ -252,7 +255,9 @@ async function mountTest(view, id) {
       ["Agent B", t.b],
       ["Hypotheses", `elo0 ${r.sprt.elo0}, elo1 ${r.sprt.elo1}, alpha ${r.sprt.alpha}, beta ${r.sprt.beta}`],
       ["LLR", `${fmtNum(r.llr, 3)} (bounds ${fmtNum(r.lower_bound, 3)}, ${fmtNum(r.upper_bound, 3)})`],
-      ["Pairs", `${r.pairs} of at most ${t.max_pairs} (${r.games} games)`],
+      // The report counts whole batches of 64 pairs; the games of the batch under way show
+      // that the test plays before its LLR moves.
+      ["Pairs", `${r.pairs.toLocaleString("en-US")} of at most ${t.max_pairs.toLocaleString("en-US")} (${(t.games_played ?? r.games).toLocaleString("en-US")} games played${t.status === "running" && (t.games_played ?? 0) > r.games ? `; the LLR moves when the batch of ${BATCH_PAIRS} pairs under way ends` : ""})`],
       ["Score of A", e.score != null ? `${fmtNum(100 * e.score, 1)}% [${fmtNum(100 * e.ci_low, 1)}, ${fmtNum(100 * e.ci_high, 1)}]` : "–"],
       ["Elo of A", e.elo != null && Number.isFinite(e.elo) ? `${fmtNum(e.elo, 1)} [${fmtNum(e.elo_low, 1)}, ${fmtNum(e.elo_high, 1)}] (95%)` : "–"],
       ["Started", fmtTime(t.created_at)],

@@ -64,10 +64,11 @@ export async function mount(view, { query }) {
   const boxes = list.map((c, i) =>
     h(
       "label.check",
-      { title: c.title || null },
+      // A long run name shows two lines; the whole of it is in the title.
+      { title: c.title || (c.label.length > 60 ? c.label : null) },
       h("input", { type: "checkbox", value: String(i), checked: defaults.has(c.label) }),
       " ",
-      c.label,
+      h("span.agent-name", c.label),
       c.group === "Exported runs" ? h("span.muted.small", " (export)") : null,
     ),
   );
@@ -329,7 +330,8 @@ export async function mount(view, { query }) {
           ),
         ),
       ),
-      t.sprt ? sprtTable(t.sprt, labels) : null,
+      // replaceChildren writes a null as the text "null": no SPRT, no table and nothing else.
+      ...(t.sprt ? [sprtTable(t.sprt, labels)] : []),
     );
   }
 

@@ -238,6 +238,15 @@ fn workers_page_shows_two_workers_on_postgres() {
     run_script_on("workers.mjs", Backend::PostgresWithTwoWorkers);
 }
 
+/// No page is wider than the window with 200-character names, tags and notes (1280 and
+/// 375 px), no page logs a console error on loading, the cancelled badge passes axe in both
+/// themes, and the small texts of tournaments, the Texel form, the SPRT page and the tag
+/// editor say what is true.
+#[test]
+fn long_names_fit_and_pages_load_cleanly() {
+    run_script("polish.mjs");
+}
+
 /// Runs `tests/e2e/<script>` against a fresh server, as the module docs describe.
 fn run_script(script: &str) {
     run_script_on(script, Backend::Sqlite);
