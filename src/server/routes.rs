@@ -62,6 +62,7 @@ fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(document))
+        .routes(routes!(api_docs))
 }
 
 /// The routes outside the API: the probes where orchestrators look for them, and the metrics.
@@ -102,6 +103,45 @@ static DOCUMENT: LazyLock<Value> = LazyLock::new(|| openapi::spec(documented()))
 )]
 pub async fn document() -> Json<Value> {
     Json(DOCUMENT.clone())
+}
+
+/// The page of `/api/docs`: RapiDoc over this server's document, its script served from the
+/// dashboard's own files (`static/vendor/`, MIT) and system fonts only, so that it needs no
+/// network: a server on a laptop in a train shows its reference as well.
+const API_DOCS_PAGE: &str = r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>kalah-tuner API reference</title>
+<script type="module" src="/vendor/rapidoc-min.js"></script>
+</head>
+<body>
+<rapi-doc spec-url="$specUrl" render-style="read" show-header="false" allow-try="true" load-fonts="false"
+  allow-server-selection="false" schema-style="table" sort-endpoints-by="path"
+  regular-font="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
+  mono-font="ui-monospace, Menlo, Consolas, monospace">
+</rapi-doc>
+</body>
+</html>
+"#;
+
+static API_DOCS: LazyLock<String> = LazyLock::new(|| {
+    utoipa_rapidoc::RapiDoc::new(format!("{API_PREFIX}/openapi.json"))
+        .custom_html(API_DOCS_PAGE)
+        .to_html()
+});
+
+/// The interactive API reference: every route of the document, with a form to try it.
+#[utoipa::path(
+    get,
+    path = "/docs",
+    operation_id = "api_docs",
+    summary = "The interactive API reference (RapiDoc over this document; works offline)",
+    responses((status = 200, description = "an HTML page", content_type = "text/html", body = String))
+)]
+pub async fn api_docs() -> axum::response::Html<&'static str> {
+    axum::response::Html(API_DOCS.as_str())
 }
 
 fn operations(paths: &Paths) -> impl Iterator<Item = &Operation> {

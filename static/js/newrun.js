@@ -348,7 +348,9 @@ export async function mount(view, { query }) {
       // Fields the user edited keep their value when only the preset changes.
       const d = defaults[key];
       const text = (x) => (x && typeof x === "object" ? JSON.stringify(x) : String(x));
-      const shown = d == null || (Array.isArray(d) && !d.length) ? "none" : Array.isArray(d) ? d.map(text).join(", ") : text(d);
+      // A switch is on or off (a learner's config leaves out a switch that is off).
+      const shown =
+        c.def?.kind === "bool" ? (d === true ? "on" : "off") : d == null || (Array.isArray(d) && !d.length) ? "none" : Array.isArray(d) ? d.map(text).join(", ") : text(d);
       c.dflt.textContent = `default ${shown} · `;
       if (all || !c.touched) {
         c.set(defaults[key]);

@@ -138,6 +138,14 @@ await withBrowser("polish-e2e", async (page, context) => {
     check((await page.inputValue("#f-source")).trim() !== "", "the source field is empty");
   });
 
+  await step("the pie rule's default reads the same on every tuner's form", async () => {
+    for (const tuner of ["ga", "td", "texel"]) {
+      await open(page, `#/new?tuner=${tuner}`, "#f-pie");
+      const text = await page.locator('div.field[data-key="pie"] .default').innerText();
+      check(/default off/.test(text), `${tuner}: the pie field says "${text}"`);
+    }
+  });
+
   await step("an unknown SPRT test is not said to be forgotten on restart", async () => {
     askingForNothing = true;
     await open(page, "#/sprt?id=00000000-0000-4000-8000-000000000000", "h1");
@@ -210,6 +218,23 @@ await withBrowser("polish-e2e", async (page, context) => {
 
   await step("no page logs a console error on loading", async () => {
     check(!consoleErrors.length, `console errors:\n  ${consoleErrors.join("\n  ")}`);
+  });
+
+  await step("the API reference at /api/docs renders with no network", async () => {
+    // Anything not asked of this server fails, as on a machine with no network.
+    const server = new URL(base).host;
+    const offline = (route) => (new URL(route.request().url()).host === server ? route.continue() : route.abort("internetdisconnected"));
+    await page.route("**/*", offline);
+    const outside = [];
+    const watch = (req) => {
+      if (new URL(req.url()).host !== server) outside.push(req.url());
+    };
+    page.on("request", watch);
+    await page.goto(`${base}/api/docs`);
+    await page.getByText("Create a run (queued for a worker)").first().waitFor({ timeout: 30000 });
+    page.off("request", watch);
+    await page.unroute("**/*", offline);
+    check(!outside.length, `the reference asked the network for ${outside.join(", ")}`);
   });
 
   // Last: the failed requests of this step log errors of their own.

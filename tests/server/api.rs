@@ -1917,6 +1917,8 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
         ("/api/readyz", "get"),
         ("/readyz", "get"),
         ("/api/openapi.json", "get"),
+        ("/api/docs", "get"),
+        ("/api/token-check", "post"),
     ];
     // No batch worker plays on SQLite: the workers page's list is empty, not an error.
     let (code, workers) = api.get("/api/workers").await;
@@ -1963,6 +1965,26 @@ async fn openapi_lists_every_route_and_dashboard_is_served() {
     }
     assert_eq!(api.get("/no-such-file.js").await.0, 404);
     assert_eq!(api.get("/../Cargo.toml").await.0, 404);
+    // The interactive reference: RapiDoc over this document, its script served here.
+    let (code, _, page) = api.send(reqwest::Method::GET, "/api/docs", &[], None).await;
+    assert_eq!(code, 200);
+    let page = page.as_str().unwrap_or_default().to_string();
+    assert!(
+        page.contains("<rapi-doc") && page.contains("spec-url=\"/api/openapi.json\""),
+        "{page}"
+    );
+    assert!(page.contains("src=\"/vendor/rapidoc-min.js\""), "{page}");
+    assert!(
+        !page.contains("https://"),
+        "the page loads nothing from the network: {page}"
+    );
+    let script = api
+        .client
+        .get(format!("{}/vendor/rapidoc-min.js", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.status().as_u16(), 200);
     srv.shutdown().await;
     db.drop_db().await;
 }
