@@ -10,8 +10,9 @@
 # BASE defaults to the commit named in benches/count-guard.base. The base is built in a
 # worktree under target/count-guard/ sharing this tree's target folder (only the crate
 # itself is compiled again when the two commits have the same Cargo.lock). Prints a table
-# of counts and ratios and exits 1 when a count rises by more than LIMIT percent (default
-# 5). NEW_BIN names the binary to check instead of this tree's release build (a
+# of counts and ratios and exits 1 when instructions rise by more than LIMIT percent (default
+# 5) or mispredicted branches by more than MISS_LIMIT percent (default 10). NEW_BIN names
+# the binary to check instead of this tree's release build (a
 # deliberately slower build, say); BASE_BIN an already built base binary.
 #
 # Workloads (`kalah-tuner bench --workload NAME`, one thread each): perft(9) from the
@@ -22,6 +23,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 limit=${LIMIT:-5}
+# Mispredicts move with code layout alone (the simulated predictor indexes branches by their
+# address): changes outside the engine moved them by -1% to +8.4% with the same instructions,
+# so they fail past 10% (MISS_LIMIT). A real loss is larger: the pie rule's cost was +42%.
+miss_limit=${MISS_LIMIT:-10}
 base=${1:-$(tr -d '[:space:]' <"$root/benches/count-guard.base")}
 base_sha=$(git -C "$root" rev-parse --short=12 "$base^{commit}")
 target=${CARGO_TARGET_DIR:-$root/target}
@@ -94,12 +99,14 @@ for name in perft minimax egdb generation; do
   read -r ir_ratio bm_ratio < <(awk -v a="$ir_old" -v b="$ir_new" -v c="$bm_old" -v d="$bm_new" \
     'BEGIN {printf "%.3f %.3f\n", b / a, d / c}')
   printf '%-11s %16s %16s %7s %14s %14s %7s\n' "$name" "$ir_old" "$ir_new" "$ir_ratio" "$bm_old" "$bm_new" "$bm_ratio"
-  for r in "$ir_ratio" "$bm_ratio"; do
-    if awk -v r="$r" -v l="$limit" 'BEGIN {exit !(r > 1 + l / 100)}'; then
-      echo "FAIL: $name: a count rose by more than $limit% against $base_sha" >&2
-      fail=1
-    fi
-  done
+  if awk -v r="$ir_ratio" -v l="$limit" 'BEGIN {exit !(r > 1 + l / 100)}'; then
+    echo "FAIL: $name: instructions rose by more than $limit% against $base_sha" >&2
+    fail=1
+  fi
+  if awk -v r="$bm_ratio" -v l="$miss_limit" 'BEGIN {exit !(r > 1 + l / 100)}'; then
+    echo "FAIL: $name: mispredicted branches rose by more than $miss_limit% against $base_sha" >&2
+    fail=1
+  fi
 done
 echo "(cachegrind counts of one run each; instructions and mispredicted branches, conditional and indirect)"
 exit $fail
