@@ -135,7 +135,12 @@ pub struct Position {
 }
 
 /// For a 6-pit board, indexed by the cell a move lifts and its seeds (at most a lap, 13): how
-/// many seeds each of the first 16 cells receives. Cells 14 and 15 are never used.
+/// many seeds each of the first 16 cells receives, the lifted pit's own seeds taken off
+/// (wrapping). Cells 14 and 15 are never used.
+///
+/// The lift is in the table because a store of the one pit just before the 16-cell load of
+/// the sowing cannot be forwarded to that load: on AMD's Zen processors the load waited for
+/// the store to reach the cache at every move, which made perft 1.8 times slower.
 static SOW6: [[[u16; 16]; 14]; 14] = sow6_table();
 
 const fn sow6_table() -> [[[u16; 16]; 14]; 14] {
@@ -155,6 +160,8 @@ const fn sow6_table() -> [[[u16; 16]; 14]; 14] {
                         left -= 1;
                     }
                 }
+                // The lift: the pit loses its seeds (and gets one back on a whole lap).
+                table[start][seeds][start] = table[start][seeds][start].wrapping_sub(seeds as u16);
                 seeds += 1;
             }
         }
@@ -586,7 +593,6 @@ impl Position {
 
         let mut seeds = self.cells[start] as usize;
         debug_assert!(seeds > 0, "play_unchecked on an empty pit");
-        self.cells[start] = 0;
 
         // Whole laps: every cell but the opponent's store gets the same number of seeds,
         // which keeps huge pits as cheap as small ones.
@@ -598,6 +604,8 @@ impl Position {
                 }
             }
             seeds -= laps as usize * cycle;
+            // The pit keeps what is left to sow, which the sowing below takes off.
+            self.cells[start] -= laps * cycle as u16;
         }
 
         let o = mv - 1;
@@ -606,9 +614,10 @@ impl Position {
             // The common board: every sowing of at most a lap is one row of a table, added to
             // the first 16 cells in two vector instructions.
             for (cell, add) in self.cells[..16].iter_mut().zip(&SOW6[start][seeds]) {
-                *cell += add;
+                *cell = cell.wrapping_add(*add);
             }
         } else {
+            self.cells[start] -= seeds as u16;
             self.sow_runs(first, opp_first, start, end);
         }
         let last_offset = if end >= cycle { end - cycle } else { end };
