@@ -420,3 +420,161 @@ fn every_user_error_is_registered() {
         "user errors with no `inventory::submit! {{ UserErrorKind::of::<T>() }}` beside them: {unregistered:?}"
     );
 }
+
+/// The README and docs/ pages, whose links a reader follows.
+fn manual_pages(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).expect("a docs folder") {
+        let path = entry.expect("directory entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A page's text without its fenced code blocks and inline code spans, where `](` is code,
+/// not a link.
+fn prose_of(text: &str) -> String {
+    let mut prose = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Odd-numbered pieces between backticks are code spans.
+        for (i, piece) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                prose.push_str(piece);
+            }
+        }
+        prose.push('\n');
+    }
+    prose
+}
+
+/// The anchors GitHub gives a page's headings: lower case, letters, digits, `-` and `_`
+/// kept, spaces made `-`, everything else dropped; a repeated heading gets `-1`, `-2`, ...
+fn anchors_of(text: &str) -> BTreeSet<String> {
+    let mut anchors = BTreeSet::new();
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for line in prose_with_headings(text) {
+        let slug: String = line
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let count = seen.entry(slug.clone()).or_insert(0);
+        let anchor = if *count == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{count}")
+        };
+        *count += 1;
+        anchors.insert(anchor);
+    }
+    anchors
+}
+
+/// The text of each heading outside code blocks, code spans kept as their text.
+fn prose_with_headings(text: &str) -> Vec<String> {
+    let mut headings = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced && line.starts_with('#') {
+            let title = line.trim_start_matches('#').trim();
+            headings.push(title.replace('`', ""));
+        }
+    }
+    headings
+}
+
+/// Every relative link and anchor in the README and docs/ resolves: the file exists and, for
+/// a link to a page with `#anchor`, one of its headings makes that anchor.
+#[test]
+fn every_link_in_the_manual_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in manual_pages(root) {
+        let text = std::fs::read_to_string(&page).expect("a readable page");
+        let prose = prose_of(&text);
+        let mut rest = prose.as_str();
+        while let Some(i) = rest.find("](") {
+            rest = &rest[i + 2..];
+            let Some(end) = rest.find(')') else { break };
+            let target = rest[..end].trim();
+            rest = &rest[end..];
+            if target.contains("://") || target.starts_with("mailto:") || target.is_empty() {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (target, None),
+            };
+            let file = if path.is_empty() {
+                page.clone()
+            } else {
+                page.parent().expect("a folder").join(path)
+            };
+            let here = page
+                .strip_prefix(root)
+                .unwrap_or(&page)
+                .display()
+                .to_string();
+            if !file.exists() {
+                broken.push(format!("{here}: {target} (no such file)"));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                if file.extension().is_some_and(|e| e == "md") {
+                    let target_text = std::fs::read_to_string(&file).expect("a readable page");
+                    if !anchors_of(&target_text).contains(anchor) {
+                        broken.push(format!("{here}: {target} (no such heading)"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "only {checked} links found: is the parser right?"
+    );
+    assert!(
+        broken.is_empty(),
+        "broken links in the manual:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn anchors_follow_github() {
+    let anchors = anchors_of(
+        "# The defaults for Kalah(6,5)\n## The committed player: `configs/mankalah-tuned.json`\n\
+         ## Figures\n```\n# not a heading\n```\n## Figures\n",
+    );
+    let want: BTreeSet<String> = [
+        "the-defaults-for-kalah65",
+        "the-committed-player-configsmankalah-tunedjson",
+        "figures",
+        "figures-1",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(anchors, want);
+}
