@@ -845,3 +845,21 @@ fn play_at_equal_nodes_per_move_reproduces() {
     assert_eq!(report(&one), report(&two));
     assert_eq!(report(&one)["b"], "minimax:20@3000nodes");
 }
+
+/// docs/reference/cli.md and config.md are what `kalah-tuner reference` prints from the code
+/// (clap's definitions, the tuners' config forms). After changing a command or a config, write
+/// them again: `cargo run --release -- reference cli > docs/reference/cli.md` (and `config`).
+#[test]
+fn the_generated_references_match_the_code() {
+    for which in ["cli", "config"] {
+        let out = run(&["reference", which]);
+        assert!(out.status.success(), "reference {which}: {out:?}");
+        let generated = String::from_utf8(out.stdout).expect("UTF-8 Markdown");
+        let path = format!("{}/docs/reference/{which}.md", env!("CARGO_MANIFEST_DIR"));
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            generated == committed,
+            "{path} is out of date: run `cargo run --release -- reference {which} > docs/reference/{which}.md`"
+        );
+    }
+}

@@ -12,6 +12,7 @@
 //! - `serve`: the HTTP API and dashboard.
 //! - `train_a3c`: training of the a3c network.
 //! - `mankalah`: a ManKalah agent on standard input and output.
+//! - `reference`: the command-line and configuration references of docs/reference/.
 //! - `args`: `--rules`, `--pie`, `--threads` and usage errors, shared by the commands.
 //! - `console`: progress bars, Ctrl-C and processor-time budgets, shared by the long
 //!   commands; `progress`: how a run's records are shown.
@@ -29,6 +30,7 @@ pub(crate) mod mankalah;
 pub(crate) mod matches;
 pub(crate) mod position;
 pub(crate) mod progress;
+pub(crate) mod reference;
 pub(crate) mod serve;
 pub(crate) mod train_a3c;
 pub(crate) mod worker;
@@ -83,6 +85,9 @@ pub enum Command {
     /// Play one game as a ManKalah agent on standard input and output (the Manchester
     /// engine's protocol; Kalah(7,7), pie rule)
     Mankalah(mankalah::ManKalahArgs),
+    /// Print the command-line or configuration reference as Markdown (docs/reference/)
+    #[command(hide = true)]
+    Reference(reference::ReferenceArgs),
 }
 
 /// Parses the arguments, runs the command and turns every error into an exit status: 2 for bad
@@ -137,5 +142,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Egdb(args) => egdb::run(&args),
         Command::TrainA3c(args) => train_a3c::run(&args),
         Command::Mankalah(args) => mankalah::run(&args),
+        Command::Reference(args) => {
+            reference::run(&args, &<Cli as clap::CommandFactory>::command())
+        }
     }
 }
