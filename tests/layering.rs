@@ -440,15 +440,7 @@ fn manual_pages(root: &Path) -> Vec<std::path::PathBuf> {
 /// not a link.
 fn prose_of(text: &str) -> String {
     let mut prose = String::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in unfenced_lines(text) {
         // Odd-numbered pieces between backticks are code spans.
         for (i, piece) in line.split('`').enumerate() {
             if i % 2 == 0 {
@@ -489,19 +481,22 @@ fn anchors_of(text: &str) -> BTreeSet<String> {
 
 /// The text of each heading outside code blocks, code spans kept as their text.
 fn prose_with_headings(text: &str) -> Vec<String> {
-    let mut headings = Vec::new();
+    unfenced_lines(text)
+        .filter(|line| line.starts_with('#'))
+        .map(|line| line.trim_start_matches('#').trim().replace('`', ""))
+        .collect()
+}
+
+/// The lines of a page outside its fenced code blocks.
+fn unfenced_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut fenced = false;
-    for line in text.lines() {
+    text.lines().filter(move |line| {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
-            continue;
+            return false;
         }
-        if !fenced && line.starts_with('#') {
-            let title = line.trim_start_matches('#').trim();
-            headings.push(title.replace('`', ""));
-        }
-    }
-    headings
+        !fenced
+    })
 }
 
 /// Every relative link and anchor in the README and docs/ resolves: the file exists and, for
