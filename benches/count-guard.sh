@@ -42,9 +42,30 @@ if ! command -v valgrind >/dev/null 2>&1; then
   fi
 fi
 
+# Counts of the base already measured with this compiler stand in for building it again: one
+# binary's counts do not change from run to run, and the base's build is most of the guard's
+# time in CI. benches/count-guard.counts holds them, a line a workload: base, `rustc -V`,
+# workload, instructions, mispredicted branches, result line (tab-separated). A guard run that
+# builds the base prints the lines to add. NO_CACHE=1 builds the base all the same.
+compiler=$(rustc -V)
+workloads="perft minimax egdb generation"
+cached() {
+  awk -F'\t' -v b="$base_sha" -v c="$compiler" -v w="$1" \
+    '$1 == b && $2 == c && $3 == w {print; exit}' "$root/benches/count-guard.counts" 2>/dev/null
+}
+use_cache=0
+if [ -z "${BASE_BIN:-}" ] && [ -z "${NO_CACHE:-}" ]; then
+  use_cache=1
+  for name in $workloads; do
+    [ -n "$(cached "$name")" ] || use_cache=0
+  done
+fi
+
 # The base first: the tree's own build afterwards leaves its binary at the usual path.
 old=${BASE_BIN:-$work/kalah-tuner-$base_sha}
-if [ ! -x "$old" ]; then
+if [ "$use_cache" = 1 ]; then
+  echo "count guard: base $base_sha's counts from benches/count-guard.counts ($compiler)" >&2
+elif [ ! -x "$old" ]; then
   tree=$work/tree-$base_sha
   [ -d "$tree" ] || git -C "$root" worktree add -q --detach "$tree" "$base_sha"
   echo "count guard: building base $base_sha" >&2
@@ -57,7 +78,7 @@ if [ -z "$new" ]; then
   (cd "$root" && cargo build --release --quiet --bin kalah-tuner)
   new=$target/release/kalah-tuner
   # Cargo leaves the last build's binary at this path; make sure it is not the base's.
-  if cmp -s "$new" "$old" && [ "$(git -C "$root" rev-parse HEAD)" != "$(git -C "$root" rev-parse "$base_sha")" ]; then
+  if [ "$use_cache" = 0 ] && cmp -s "$new" "$old" && [ "$(git -C "$root" rev-parse HEAD)" != "$(git -C "$root" rev-parse "$base_sha")" ]; then
     touch "$root/src/main.rs"
     (cd "$root" && cargo build --release --quiet --bin kalah-tuner)
   fi
@@ -83,17 +104,27 @@ count() {
 }
 
 fail=0
+new_lines=$work/counts-$base_sha
+: >"$new_lines"
 printf '%-11s %16s %16s %7s %14s %14s %7s\n' workload "Ir base" "Ir new" ratio "misses base" "misses new" ratio
-for name in perft minimax egdb generation; do
-  # Command substitution waits for the whole function, result file included.
-  counts=$(count "$old" "$name")
-  read -r ir_old bm_old <<<"$counts"
+for name in $workloads; do
+  old_result=$work/result-$name-$(basename "$old")
+  if [ "$use_cache" = 1 ]; then
+    IFS=$'\t' read -r _ _ _ ir_old bm_old result <<<"$(cached "$name")"
+    printf '%s\n' "$result" >"$old_result"
+  else
+    # Command substitution waits for the whole function, result file included.
+    counts=$(count "$old" "$name")
+    read -r ir_old bm_old <<<"$counts"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$base_sha" "$compiler" "$name" "$ir_old" "$bm_old" \
+      "$(cat "$old_result")" >>"$new_lines"
+  fi
   counts=$(count "$new" "$name")
   read -r ir_new bm_new <<<"$counts"
-  if ! cmp -s "$work/result-$name-$(basename "$old")" "$work/result-$name-$(basename "$new")"; then
+  if ! cmp -s "$old_result" "$work/result-$name-$(basename "$new")"; then
     # A different result means different work: the counts cannot be compared.
     echo "count guard: $name gives another result than at $base_sha:" >&2
-    cat "$work/result-$name-$(basename "$old")" "$work/result-$name-$(basename "$new")" >&2
+    cat "$old_result" "$work/result-$name-$(basename "$new")" >&2
     fail=1
   fi
   read -r ir_ratio bm_ratio < <(awk -v a="$ir_old" -v b="$ir_new" -v c="$bm_old" -v d="$bm_new" \
@@ -109,4 +140,8 @@ for name in perft minimax egdb generation; do
   fi
 done
 echo "(cachegrind counts of one run each; instructions and mispredicted branches, conditional and indirect)"
+if [ -s "$new_lines" ]; then
+  echo "count guard: to skip the base's build with this compiler, add to benches/count-guard.counts:" >&2
+  cat "$new_lines" >&2
+fi
 exit $fail
