@@ -74,7 +74,7 @@ fn config_markdown() -> String {
          run is refused by, with the key named in the error.\n",
     );
     let tuners = schema["tuners"].as_object().cloned().unwrap_or_default();
-    // The GA first, as the default tuner; the others as the registry orders their names.
+    // The GA first, as the default tuner; the others by name, so the page is stable.
     let mut names: Vec<&String> = tuners.keys().collect();
     names.sort_by_key(|name| (name.as_str() != "ga", name.as_str()));
     for name in names {
