@@ -258,3 +258,52 @@ fn differential_evolution_is_reproducible_resumes_and_climbs() {
         "the targets scored {first:.3} at first and {last:.3} over the last three generations"
     );
 }
+
+/// The recorded runs of docs/run-costs.toml (presets of every tuner, 12-pit boards, learners,
+/// a large panel; `kalah-tuner bench --cost-runs docs/run-costs.toml --cost-measure` remakes
+/// them): the server's estimate of each, from its config as the command line loads it, is
+/// within 2x of the processor time the run took. An estimate too low lets a run past the
+/// core-hour cap; one too high refuses runs that would fit.
+#[test]
+fn every_recorded_run_is_estimated_within_2x() {
+    // Read when the test runs, so that new measurements need no rebuild.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/docs/run-costs.toml"))
+        .expect("docs/run-costs.toml is readable");
+    let file: toml::Table = toml::from_str(&text).expect("docs/run-costs.toml is TOML");
+    let runs = file["run"].as_array().expect("[[run]] tables");
+    let mut checked = Vec::new();
+    for run in runs {
+        let name = run["name"].as_str().expect("a run has a name");
+        let tuner = run["tuner"].as_str().expect("a run names its tuner");
+        let preset = run.get("preset").and_then(|p| p.as_str());
+        let file_layer: Option<Value> = run.get("config_file").map(|path| {
+            let path = format!("{root}/{}", path.as_str().expect("a path"));
+            let text = std::fs::read_to_string(&path).expect("the config file is readable");
+            let table: toml::Table = toml::from_str(&text).expect("the config file is TOML");
+            serde_json::to_value(table).expect("a JSON config")
+        });
+        let patch = match run.get("config") {
+            Some(config) => serde_json::to_value(config).expect("a JSON config"),
+            None => json!({}),
+        };
+        let layers: Vec<&Value> = file_layer.iter().chain([&patch]).collect();
+        let config = kalah_tuner::tune::load_tuner(Some(tuner), preset, &layers, &FileAccess::Any)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let measured = run["measured_cpu_s"]
+            .as_float()
+            .unwrap_or_else(|| panic!("{name}: no measured_cpu_s"));
+        let ratio = config.estimated_core_hours() * 3600.0 / measured;
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "{name}: estimated at {ratio:.2} of the measured {measured} s"
+        );
+        checked.push(tuner);
+    }
+    for tuner in kalah_tuner::tune::tuner_names() {
+        assert!(
+            checked.contains(&tuner),
+            "docs/run-costs.toml has no run of {tuner}"
+        );
+    }
+}

@@ -76,6 +76,43 @@ pub(crate) fn features_of(features: &FeatureChoice) -> Vec<Feature> {
 /// with `kalah-tuner bench --cost --cost-decided` against whole games of the same cells.
 pub(crate) const DECIDED_GAME_SHARE: f64 = 0.9;
 
+/// The share of its fitness games' modelled cost that a GA generation spends on boards of up
+/// to 6 pits, where every searcher remembers its root results for the generation
+/// (`Position::fits_key16` keys the memo): a generation's games start from the same openings
+/// for every pair, so an individual (and a fixed opponent) meets the same positions again and
+/// again, and the side table above is of tuned players. Fitted to the recorded runs of
+/// docs/run-costs.toml on Kalah(6,4) (2026-11-29: the `hunter` preset and its CMA-ES, SPSA
+/// and DE runs, the main job, `hunter10-vs-published`, the `abrams` preset), which took 0.38
+/// to 0.50 of the unscaled model at depth 4 and 1.1 at depth 7.
+pub(crate) const REMEMBERED_FITNESS_SHARE: f64 = 0.65;
+
+/// How much dearer an individual's search side is than the side table's tuned players on
+/// boards of more than 6 pits, where no root result is remembered: `1.5 x (pits x seeds /
+/// 48)^(0.8 x (depth - 2))`, at least 1.5. An untuned individual's evaluation orders moves
+/// badly and plays long games, and more so on larger boards and deeper: self-play of random
+/// weights searched 2.4 to 3.2 times the nodes of the published weights on 6 and 7 pits and 13
+/// to 36 times on 12 pits (three random pairs each, 2026-11-29). Fitted to the recorded runs
+/// at depths 3 to 6 on Kalah(7,7), (12,4) and (12,8) of docs/run-costs.toml (2026-11-29),
+/// which took 1.4 to 17 times the model without it; deeper, it is held at its depth-6 value
+/// (no run measured, and the tuned players' term already grows faster with depth on wide
+/// boards). The spread between random individuals is wide (one pair on
+/// 12x8 at depth 6 searched 75 times another's nodes), so a single wide-board run may land
+/// outside 2x of this.
+pub(crate) fn untuned_wide_board_factor(pits: usize, seeds: u32, depth: u32) -> f64 {
+    let size = (pits as f64 * seeds as f64 / 48.0).max(1.0);
+    1.5 * size.powf(0.8 * (depth.clamp(2, 6) - 2) as f64)
+}
+
+/// The factors a GA generation's sides are counted at on a board of `pits` x `seeds` at
+/// `depth`: (its fitness games, both sides; an individual's side, beside that, in any game).
+pub(crate) fn population_factors(pits: usize, seeds: u32, depth: u32) -> (f64, f64) {
+    if pits <= 6 {
+        (REMEMBERED_FITNESS_SHARE, 1.0)
+    } else {
+        (1.0, untuned_wide_board_factor(pits, seeds, depth))
+    }
+}
+
 /// What a TD learner spends on a self-play game besides its searches (features, gradients and
 /// traces of every position), in milliseconds on Kalah(6,4): measured with `kalah-tuner learn`
 /// (2026-11-26: 8,000 games at depth 2 took 5.2 s, 1.6 s of it searches and the panel).

@@ -55,6 +55,13 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if let Some(path) = &args.cost.cost_runs {
+        return super::run_cost_bench::run(
+            path,
+            args.cost.cost_measure,
+            args.cost.cost_select.as_deref(),
+        );
+    }
     if args.cost.cost || args.cost.cost_from.is_some() {
         return super::cost_bench::run(&args.cost);
     }

@@ -63,6 +63,17 @@ pub struct CostArgs {
     /// nothing: how a refitted model is checked against earlier measurements
     #[arg(long)]
     pub cost_from: Option<PathBuf>,
+    /// Print the recorded runs of this TOML file (docs/run-costs.toml) with the processor time
+    /// each took against the cost model's estimate for its config
+    #[arg(long)]
+    pub cost_runs: Option<PathBuf>,
+    /// With --cost-runs: play each run to its end on one thread first and write its processor
+    /// time and today's date back into the file
+    #[arg(long, requires = "cost_runs")]
+    pub cost_measure: bool,
+    /// With --cost-runs: only the runs whose name contains this text
+    #[arg(long, requires = "cost_runs")]
+    pub cost_select: Option<String>,
 }
 
 /// One measured cell.

@@ -21,9 +21,9 @@ use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl,
 
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
-    /// The tuner that breeds each generation: ga (the genetic algorithm, the default), cmaes
-    /// (CMA-ES) or spsa (SPSA); all play their generations by the same config fields
-    /// (docs/tuners.md). Default: the config file's "tuner", else ga
+    /// The tuner that breeds each generation: ga (the genetic algorithm) or another population
+    /// tuner of docs/tuners.md (cmaes, spsa, de); all play their generations by the same config
+    /// fields. Default: the config file's "tuner", else ga
     #[arg(long)]
     pub tuner: Option<String>,
     /// Start from a preset: abrams (the blog), hunter (Hunter's thesis) or mankalah
@@ -109,7 +109,7 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
     let tuner_config = build_config(args)?;
     let config: GaConfig = crate::ga::tuner::population_of(&tuner_config)
         .cloned()
-        .ok_or_else(|| anyhow::anyhow!("evolve runs the population tuners (ga, cmaes, spsa)"))?;
+        .ok_or_else(|| anyhow::anyhow!("evolve runs the population tuners; learn runs the others"))?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
     let pool = thread_pool(args.threads)?;
     let mut driver = pool.install(|| Driver::open(tuner_config.clone(), None))?;

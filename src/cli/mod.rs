@@ -7,8 +7,8 @@
 //! - `matches`: `play`, `tournament`.
 //! - `evolve`: a GA run without the server.
 //! - `learn`: the learning tuners, TD(lambda), TD-Leaf(lambda) and Texel-style fitting.
-//! - `bench`: single-threaded speed figures, and with `cost_bench` the cost
-//!   model's table.
+//! - `bench`: single-threaded speed figures; with `cost_bench` the cost model's table of
+//!   game sides and with `run_cost_bench` its estimates of whole runs.
 //! - `serve`: the HTTP API and dashboard.
 //! - `train_a3c`: training of the a3c network.
 //! - `mankalah`: a ManKalah agent on standard input and output.
@@ -31,6 +31,7 @@ pub(crate) mod matches;
 pub(crate) mod position;
 pub(crate) mod progress;
 pub(crate) mod reference;
+pub(crate) mod run_cost_bench;
 pub(crate) mod serve;
 pub(crate) mod train_a3c;
 pub(crate) mod worker;

@@ -23,12 +23,13 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::agents::cost::{
-    features_of, game_side_ms, leaf_cost, search_side_ms, DECIDED_GAME_SHARE,
+    features_of, game_side_ms, leaf_cost, population_factors, search_side_ms, DECIDED_GAME_SHARE,
 };
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
 use crate::game::{Position, Rules};
+use crate::tune::games::remembers_roots;
 pub(crate) use crate::tune::ConfigError;
 pub(crate) use crate::tune::{
     agent_error, describe_bytes, BoardConfig, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES,
@@ -414,6 +415,17 @@ impl BenchmarkConfig {
         self.is_on() && (last || generation % self.every.max(1) == 0)
     }
 
+    /// How many of a run's `generations` generations are measured: every `every`-th from
+    /// the first, and the last.
+    pub(crate) fn measured_generations(&self, generations: u32) -> u32 {
+        if !self.is_on() || generations == 0 {
+            return 0;
+        }
+        let every = self.every.max(1);
+        let regular = (generations - 1) / every + 1;
+        regular + u32::from((generations - 1) % every != 0)
+    }
+
     /// Panel games in a measured generation.
     pub(crate) fn games_per_measure(&self) -> u64 {
         self.leaders as u64 * self.panel.len() as u64 * 2 * self.pairs as u64
@@ -707,15 +719,22 @@ impl GaConfig {
     pub fn estimated_core_hours(&self) -> f64 {
         let (pits, seeds) = (self.board.pits, self.board.seeds);
         let leaf = leaf_cost(&features_of(&self.features), pits);
-        let me = search_side_ms(self.depth, pits, seeds, leaf);
+        let (remembered, untuned) = population_factors(pits, seeds, self.depth);
+        let me = untuned * search_side_ms(self.depth, pits, seeds, leaf);
         let n = self.population as f64;
         let per_pair = self.fitness.games_per_pair as f64;
-        let round_robin = n * (n - 1.0).max(0.0) / 2.0 * per_pair * 2.0 * me;
+        // In fitness games the individuals and the fixed-depth search opponents remember
+        // their root results; other opponents (MCTS, budgets, exact play) search afresh.
+        let me_fitness = remembered * me;
+        let round_robin = n * (n - 1.0).max(0.0) / 2.0 * per_pair * 2.0 * me_fitness;
         let opponents: f64 = self
             .fitness
             .opponents
             .iter()
-            .map(|o| n * per_pair * (me + game_side_ms(o, pits, seeds)))
+            .map(|o| {
+                let share = if remembers_roots(o) { remembered } else { 1.0 };
+                n * per_pair * (me_fitness + share * game_side_ms(o, pits, seeds))
+            })
             .sum();
         // Fitness games stop once decided; the panel's are played to the end.
         let fitness_ms = DECIDED_GAME_SHARE
@@ -724,19 +743,17 @@ impl GaConfig {
                 FitnessMode::Opponents => opponents,
                 FitnessMode::Mixed => round_robin + opponents,
             };
-        let panel_ms = if self.benchmark.is_on() {
-            let per_agent = self.benchmark.leaders as f64 * 2.0 * self.benchmark.pairs as f64;
-            let measure: f64 = self
-                .benchmark
-                .panel
-                .iter()
-                .map(|a| per_agent * (me + game_side_ms(a, pits, seeds)))
-                .sum();
-            measure / self.benchmark.every.max(1) as f64
-        } else {
-            0.0
-        };
-        (fitness_ms + panel_ms) * self.generations as f64 / 3_600_000.0
+        // The panel plays in the measured generations only, the first and last among them:
+        // counted exactly, since a short run measures a larger share of its generations.
+        let per_agent = self.benchmark.leaders as f64 * 2.0 * self.benchmark.pairs as f64;
+        let measure_ms: f64 = self
+            .benchmark
+            .panel
+            .iter()
+            .map(|a| per_agent * (me + game_side_ms(a, pits, seeds)))
+            .sum();
+        let panel_ms = measure_ms * self.benchmark.measured_generations(self.generations) as f64;
+        (fitness_ms * self.generations as f64 + panel_ms) / 3_600_000.0
     }
 
     /// Panel games a generation plays on average (measured generations only play them).
@@ -1062,3 +1079,30 @@ pub(crate) fn record_bytes(individuals: u64, features: usize, panel: usize) -> u
 
 /// One pair's points in a stored panel result, at most: `1.5,` and the like in JSON.
 pub(crate) const PAIR_POINT_BYTES: u64 = 6;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The estimate counts the panel's measures as the run makes them.
+    #[test]
+    fn measured_generations_count_the_runs_measures() {
+        for every in [1, 2, 3, 10] {
+            for generations in 1..=25 {
+                let benchmark = BenchmarkConfig {
+                    every,
+                    ..BenchmarkConfig::default()
+                };
+                let made = (0..generations)
+                    .filter(|&g| benchmark.measures(g, g + 1 == generations))
+                    .count() as u32;
+                assert_eq!(benchmark.measured_generations(generations), made);
+            }
+        }
+        let off = BenchmarkConfig {
+            panel: Vec::new(),
+            ..BenchmarkConfig::default()
+        };
+        assert_eq!(off.measured_generations(10), 0);
+    }
+}

@@ -32,11 +32,36 @@ const OPENING_STREAM: u64 = 0x6f70_656e;
 /// RNG stream of the players' tie-breaking.
 const GAME_STREAM: u64 = 0x6761_6d65;
 
+/// Whether `spec` plays a fitness game as a fixed-depth search that remembers its root results
+/// for the generation (a `minimax` or `heuristic` agent at a fixed depth, with no time or node
+/// budget and no database): what the cost model counts such an opponent's side by.
+pub(crate) fn remembers_roots(spec: &AgentSpec) -> bool {
+    matches!(
+        spec,
+        AgentSpec::Minimax {
+            depth: Depth::Fixed(_),
+            time_ms: None,
+            nodes: None,
+            egdb: false,
+            ..
+        } | AgentSpec::Heuristic {
+            depth: Depth::Fixed(_),
+            time_ms: None,
+            nodes: None,
+            egdb: false,
+            ..
+        }
+    )
+}
+
 /// The evaluator, depth and ties of a fixed-depth search agent without an endgame database
 /// (an adaptive one, or one that reads a database, is played as built). `minimax` searches the store
 /// difference, which is the one-feature weighted evaluation `store_diff` with weight 1 (the
 /// same integer at every leaf).
 fn fixed_search(spec: &AgentSpec, rules: Rules) -> Option<(WeightedEval, u32, Ties)> {
+    if !remembers_roots(spec) {
+        return None;
+    }
     match spec {
         AgentSpec::Minimax {
             depth: Depth::Fixed(depth),

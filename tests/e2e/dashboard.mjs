@@ -185,8 +185,8 @@ try {
     await changeTo("#f-board-seeds", "500");
     await estimate.filter({ hasText: /^No estimate, not a valid run: .*impossible board/ }).waitFor();
     check(!/generations;|processor time|MB/.test((await estimate.textContent()) || ""), `a figure for 6 x 500 seeds: ${await estimate.textContent()}`);
-    // The abrams preset took 969 s of processor time (docs/performance.md, "Runs: estimate
-    // against measured"): the form's figure is to be within 2x of it, on a fresh form.
+    // A whole abrams run took 969 s of processor time (docs/results.md, headline figures):
+    // the form's figure is to be within 2x of it, on a fresh form.
     await page.click('#nav a[data-route="runs"]');
     await page.click('#nav a[data-route="new"]');
     await page.locator("#f-preset").waitFor();

@@ -537,10 +537,10 @@ async fn a_damaged_endgame_database_changes_no_answer_and_crashes_nothing() {
     db.drop_db().await;
 }
 
-/// A GA run on Kalah(12,8) at depth 10: each of its games takes a minute or more, so its
+/// A GA run on Kalah(12,8) at depth 10: each of its games takes minutes, so its
 /// server is in the middle of a game for as long as a test looks.
 fn deep_run() -> Value {
-    json!({"name": "deep", "config": {"population": 4, "depth": 10, "generations": 1, "seed": 5,
+    json!({"name": "deep", "config": {"population": 3, "depth": 10, "generations": 1, "seed": 5,
                                       "board": {"pits": 12, "seeds": 8},
                                       "benchmark": {"panel": []}}})
 }

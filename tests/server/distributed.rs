@@ -455,7 +455,7 @@ async fn sigterm_stops_a_worker_mid_game_within_10_s() {
     let Some(db) = pg_db().await else { return };
     let (_coordinator, api) = serve(&db, &["--no-batches"]);
     let mut busy = worker(&db);
-    let config = json!({"population": 4, "depth": 10, "generations": 1, "seed": 5,
+    let config = json!({"population": 3, "depth": 10, "generations": 1, "seed": 5,
                         "board": {"pits": 12, "seeds": 8}, "benchmark": {"panel": []}});
     let run = api.create_run(json!({"config": config})).await;
     let id = run["id"].as_str().expect("id").to_string();
