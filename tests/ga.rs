@@ -481,7 +481,7 @@ fn export_round_trips_and_its_agent_plays() {
     assert!(TunerConfig::new(config.clone()).export(&[]).is_err());
 }
 
-/// The committed configs and their committed results (docs/reproductions.md): each export
+/// The committed configs and their committed results (docs/results/reproductions.md): each export
 /// records exactly its config and plays as an agent.
 #[test]
 fn committed_evolved_weights_come_from_the_committed_configs() {

@@ -424,7 +424,7 @@ fn every_user_error_is_registered() {
 /// The README and docs/ pages, whose links a reader follows.
 fn manual_pages(root: &Path) -> Vec<std::path::PathBuf> {
     let mut files = vec![root.join("README.md")];
-    for folder in ["docs", "docs/reference"] {
+    for folder in ["docs", "docs/reference", "docs/results"] {
         for entry in std::fs::read_dir(root.join(folder)).expect("a docs folder") {
             let path = entry.expect("directory entry").path();
             if path.extension().is_some_and(|e| e == "md") {

@@ -2,7 +2,7 @@
 //! run, match and tournament estimates (and the limits that refuse what would take weeks)
 //! are made. Rough on purpose: it has to tell a run of minutes from one of hours and one of
 //! weeks, and it is checked against measured runs within a factor of 2
-//! (docs/performance.md#cost-estimates).
+//! (docs/results/performance.md#cost-estimates).
 
 use super::spec::FeatureChoice;
 use super::AgentSpec;
@@ -29,7 +29,7 @@ pub(crate) fn board_scale(pits: usize, seeds: u32) -> f64 {
 /// 24 features; 2026-11-26, and 12x8 at depth 10 on 2026-11-27, weighted four times as the
 /// one cell that deep; 0.77 of the mean of three games): every cell is within 2x but two
 /// 2-game cells on 12x8 (0.24 and 3.5, as before the depth-squared term)
-/// (docs/performance.md#cost-estimates).
+/// (docs/results/performance.md#cost-estimates).
 pub(crate) fn search_side_ms(depth: u32, pits: usize, seeds: u32, leaf: f64) -> f64 {
     let (p, s, d) = (pits as f64, seeds as f64, depth as f64);
     let branching = 0.4447 * p.powf(0.6955) * s.powf(0.2240);
@@ -127,7 +127,7 @@ pub(crate) const SOLVE_PITS_EXPONENT: f64 = 4.3;
 /// How the growth of a solve with every two more seeds it solves from widens with the pits:
 /// fourfold on 6 pits, times (pits / 6) to this power. Solves from 22 seeds (every measured
 /// cell up to 8x8) do not depend on it. Fitted to single solves of Kalah(12,2) positions from
-/// greedy games (`solve --threads 1 --no-egdb`, 2026-11-27, docs/performance.md): 0.6 to 42 s
+/// greedy games (`solve --threads 1 --no-egdb`, 2026-11-27, docs/results/performance.md): 0.6 to 42 s
 /// from 24 seeds, 13 and 19 s from 26, both past 480 s from 28, so about fifteenfold or more
 /// with every two seeds from 26; 1.9 puts 28 seeds at 524 s. `perfect:32` on 12x2, whose one
 /// game ran past 2,361 processor-seconds without finishing, is then a day and more a side:

@@ -23,7 +23,7 @@ pub(crate) const DEFAULT_C: f64 = std::f64::consts::FRAC_1_SQRT_2;
 /// Chance of a random instead of a greedy move in a playout. Hunter does not give his value;
 /// 0.1 keeps playouts close to greedy play (far better informed than random playouts) while
 /// still sampling other lines: against `minimax:4` it scored 71% where 0 scored 69% and 0.3
-/// 66% (docs/reproductions.md#mcts-playouts).
+/// 66% (docs/results/reproductions.md#mcts-playouts).
 pub(crate) const DEFAULT_EPSILON: f64 = 0.1;
 /// The arena stops growing here (about 200 MB); a time budget ends early rather than
 /// exhaust memory.
@@ -405,7 +405,7 @@ const MAX_CHAIN: u32 = 12;
 /// earn an extra turn are played to look further; the rest are counted from the pit counts.
 /// Counting chains is what makes the playouts informative: with the immediate gain alone
 /// (an extra turn worth its one sown seed) `mcts:4000` won 81% against greedy moving first
-/// and scored 44% against `minimax:4`; with chains, 89% and 71% (docs/reproductions.md).
+/// and scored 44% against `minimax:4`; with chains, 89% and 71% (docs/results/reproductions.md).
 fn chain_gain(pos: &Position, mv: usize, rules: Rules, depth: u32) -> u32 {
     let gain = immediate_gain(pos, mv, rules);
     if depth == 0 || !ends_in_store(pos, mv) {

@@ -1,6 +1,6 @@
 //! `kalah-tuner bench --cost`: the processor time of a game side per board size and agent
 //! kind, beside what the cost model ([`crate::agents::cost`]) estimates for it. The model is
-//! fitted to this table (docs/performance.md#cost-estimates).
+//! fitted to this table (docs/results/performance.md#cost-estimates).
 //!
 //! Every cell is self-play of one spec from two-ply random openings on one thread, timed in
 //! processor time (steadier than wall time on a shared machine): a side's cost is half a

@@ -109,7 +109,9 @@ pub fn run(args: &EvolveArgs) -> Result<()> {
     let tuner_config = build_config(args)?;
     let config: GaConfig = crate::ga::tuner::population_of(&tuner_config)
         .cloned()
-        .ok_or_else(|| anyhow::anyhow!("evolve runs the population tuners; learn runs the others"))?;
+        .ok_or_else(|| {
+            anyhow::anyhow!("evolve runs the population tuners; learn runs the others")
+        })?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
     let pool = thread_pool(args.threads)?;
     let mut driver = pool.install(|| Driver::open(tuner_config.clone(), None))?;

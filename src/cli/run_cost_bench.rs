@@ -2,7 +2,7 @@
 //! tuner, each with the processor time it took on one thread, against what the cost model
 //! estimates for the same config: the check that the estimates the server refuses runs by
 //! hold for presets, wide boards, learners and large panels, not only for the single game
-//! sides `bench --cost` times (docs/performance.md#cost-estimates).
+//! sides `bench --cost` times (docs/results/performance.md#cost-estimates).
 //!
 //! The file is TOML, one `[[run]]` table a run: its `name`, `tuner`, optional `preset`,
 //! optional `config_file` (read as `evolve --config` reads one) and `config` (a partial config
@@ -26,7 +26,7 @@ const HEADER: &str = "\
 # Runs of every tuner with the processor time each took on one thread (a quiet machine), checked
 # against the cost model's estimate by `kalah-tuner bench --cost-runs docs/run-costs.toml` and by
 # tests/tuners.rs (every estimate within 2x). Remeasure with --cost-measure (--cost-select NAME
-# for some); docs/performance.md#cost-estimates explains the figures.
+# for some); docs/results/performance.md#cost-estimates explains the figures.
 
 ";
 

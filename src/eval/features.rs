@@ -1,5 +1,5 @@
 //! The evaluation features of the catalogue (docs/agents.md), each oriented so that
-//! larger is better for the searching side, except Ahmed's `ahmed10` (docs/reproductions.md):
+//! larger is better for the searching side, except Ahmed's `ahmed10` (docs/results/reproductions.md):
 //! the report counts the opponent's pits as they are and puts the sign in the weight.
 
 use std::fmt;

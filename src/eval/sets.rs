@@ -29,7 +29,7 @@ const AHMED10: &[Feature] = &[
     Feature::OppLoadedPits,
     Feature::OppLoadedSeeds,
 ];
-/// +1 for H1, H3, H5, H7 and H8, -1 for the others (docs/reproductions.md).
+/// +1 for H1, H3, H5, H7 and H8, -1 for the others (docs/results/reproductions.md).
 const AHMED10_INITIAL: &[f64] = &[1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0];
 
 pub const FEATURE_SETS: &[FeatureSet] = &[

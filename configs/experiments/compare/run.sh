@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tuner comparison of docs/reproductions.md#tuner-comparison: the GA, CMA-ES, SPSA, DE,
+# The tuner comparison of docs/results/reproductions.md#tuner-comparison: the GA, CMA-ES, SPSA, DE,
 # TD-Leaf(lambda) and Texel-style fitting on hunter10 and on the thirteen features of configs/beat-published.toml,
 # at depth 4, each from scratch (random or zero weights) with the same budget of processor
 # time (20 minutes of it by default: ten minutes on two cores), each choosing its champion on
