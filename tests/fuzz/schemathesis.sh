@@ -3,14 +3,14 @@
 # release server on a fresh SQLite database, and fails on any server error or any answer that
 # does not conform to the document (status code, content type, headers, body schema).
 #
-#   bash tests/fuzz/schemathesis.sh              # 100 examples per operation (docs/server.md)
+#   bash tests/fuzz/schemathesis.sh              # 100 examples per operation (tests/server/README.md)
 #   EXAMPLES=20 bash tests/fuzz/schemathesis.sh  # the small run .ci/run makes
 #
 # Environment: EXAMPLES (per operation, default 100), SEED (default 19), BIN (default
 # $CARGO_TARGET_DIR/release/kalah-tuner or target/release/kalah-tuner, built when missing), VENV (where schemathesis is installed,
 # default target/schemathesis-venv), REPORT (a JUnit XML report path, optional).
 #
-# The checks left out, and why (docs/server.md#api-fuzzing): positive_data_acceptance and
+# The checks left out, and why (tests/server/README.md#api-fuzzing): positive_data_acceptance and
 # negative_data_rejection need a schema that says exactly which values the server accepts;
 # JSON Schema cannot say that a KPN's two rows have as many pits, nor that an agent spec fits
 # the limits table at its board size, so the server rightly refuses some schema-valid
