@@ -261,8 +261,8 @@ fn differential_evolution_is_reproducible_resumes_and_climbs() {
 
 /// The recorded runs of docs/run-costs.toml (presets of every tuner, 12-pit boards, learners,
 /// a large panel; `kalah-tuner bench --cost-runs docs/run-costs.toml --cost-measure` remakes
-/// them): the server's estimate of each, from its config as the command line loads it, is
-/// within 2x of the processor time the run took. An estimate too low lets a run past the
+/// them): the server's estimates of each, from its config as the command line loads it, are
+/// within 2x of the processor time the run took and of the bytes its records took. An estimate too low lets a run past the
 /// core-hour cap; one too high refuses runs that would fit.
 #[test]
 fn every_recorded_run_is_estimated_within_2x() {
@@ -297,6 +297,16 @@ fn every_recorded_run_is_estimated_within_2x() {
         assert!(
             (0.5..=2.0).contains(&ratio),
             "{name}: estimated at {ratio:.2} of the measured {measured} s"
+        );
+        // The storage estimate is an upper bound of the records (run creation refuses by
+        // it), and not a wild one.
+        let bytes = run["measured_record_bytes"]
+            .as_integer()
+            .unwrap_or_else(|| panic!("{name}: no measured_record_bytes"));
+        let ratio = config.estimated_storage_bytes() as f64 / bytes as f64;
+        assert!(
+            (1.0..=2.0).contains(&ratio),
+            "{name}: records estimated at {ratio:.2} of the measured {bytes} bytes"
         );
         checked.push(tuner);
     }

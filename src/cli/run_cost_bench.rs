@@ -19,7 +19,9 @@ use super::args::config_layer;
 use super::console::process_cpu_seconds;
 use crate::agents::FileAccess;
 use crate::search::Budget;
-use crate::tune::{load_tuner, Driver, StepControl, TunerConfig};
+use crate::store::GenerationPoint;
+use crate::tune::{describe_bytes, TunerConfig};
+use crate::tune::{load_tuner, DriveError, Driver, GenerationRecord, Observer, StepControl};
 
 /// The comment every written file opens with: the file says how to read and remake itself.
 const HEADER: &str = "\
@@ -46,8 +48,32 @@ struct RecordedRun {
     config: toml::Table,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     measured_cpu_s: Option<f64>,
+    /// The run's records as the store writes them (the text columns of each stored
+    /// generation: the record's JSON, the best weights and the panel point), in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    measured_record_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     measured_on: Option<String>,
+}
+
+/// Counts the bytes of the text columns a stored generation takes: the record's JSON, the
+/// best weights' and the panel point's (`Store::write_generation`).
+#[derive(Default)]
+struct RecordBytes(u64);
+
+impl Observer for RecordBytes {
+    fn record(&mut self, _: &TunerConfig, record: &GenerationRecord) -> Result<(), DriveError> {
+        let point = GenerationPoint::of(record);
+        // Serialising plain data with string keys cannot fail.
+        let len = |json: serde_json::Result<String>| json.map_or(0, |j| j.len() as u64);
+        self.0 += len(serde_json::to_string(record))
+            + len(serde_json::to_string(&point.best_weights))
+            + point
+                .panel
+                .as_ref()
+                .map_or(0, |panel| len(serde_json::to_string(panel)));
+        Ok(())
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -72,17 +98,19 @@ impl RecordedRun {
         .with_context(|| format!("run {:?}", self.name))
     }
 
-    /// Plays the whole run on a one-thread pool; its processor time in seconds.
-    fn measure(&self, config: TunerConfig) -> Result<f64> {
+    /// Plays the whole run on a one-thread pool: its processor time in seconds and its
+    /// records' bytes.
+    fn measure(&self, config: TunerConfig) -> Result<(f64, u64)> {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+        let mut bytes = RecordBytes::default();
         let before = process_cpu_seconds();
         pool.install(|| -> Result<()> {
             let mut driver = Driver::open(config, None)?;
-            driver.run(&StepControl::new(Budget::unlimited()), &mut [])?;
+            driver.run(&StepControl::new(Budget::unlimited()), &mut [&mut bytes])?;
             Ok(())
         })
         .with_context(|| format!("run {:?}", self.name))?;
-        Ok(process_cpu_seconds() - before)
+        Ok((process_cpu_seconds() - before, bytes.0))
     }
 }
 
@@ -107,8 +135,10 @@ pub fn run(path: &Path, measure: bool, select: Option<&str>) -> Result<()> {
     if !file.run.iter().any(chosen) {
         bail!("{}: no run to show", path.display());
     }
-    println!("| run | estimate, s | measured, s | estimate / measured | measured on |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| run | estimate, s | measured, s | estimate / measured | records, estimate | records, measured | estimate / measured | measured on |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for i in 0..file.run.len() {
         if !chosen(&file.run[i]) {
             continue;
@@ -118,14 +148,19 @@ pub fn run(path: &Path, measure: bool, select: Option<&str>) -> Result<()> {
         let config = match file.run[i].tuner_config() {
             Ok(config) => config,
             Err(e) => {
-                println!("| {} | refused: {e:#} | - | - | - |", file.run[i].name);
+                println!(
+                    "| {} | refused: {e:#} | - | - | - | - | - | - |",
+                    file.run[i].name
+                );
                 continue;
             }
         };
         let estimate = config.estimated_core_hours() * 3600.0;
+        let estimated_bytes = config.estimated_storage_bytes();
         if measure {
-            let cpu = file.run[i].measure(config)?;
+            let (cpu, bytes) = file.run[i].measure(config)?;
             file.run[i].measured_cpu_s = Some((cpu * 100.0).round() / 100.0);
+            file.run[i].measured_record_bytes = Some(bytes);
             file.run[i].measured_on = Some(today());
             // Written after every run, so that a long measurement stopped half-way keeps
             // what it measured.
@@ -138,10 +173,18 @@ pub fn run(path: &Path, measure: bool, select: Option<&str>) -> Result<()> {
             Some(m) => (seconds(m), format!("{:.2}", estimate / m)),
             None => ("-".into(), "-".into()),
         };
+        let (stored, stored_ratio) = match run.measured_record_bytes {
+            Some(b) if b > 0 => (
+                describe_bytes(b),
+                format!("{:.2}", estimated_bytes as f64 / b as f64),
+            ),
+            _ => ("-".into(), "-".into()),
+        };
         println!(
-            "| {} | {} | {measured} | {ratio} | {} |",
+            "| {} | {} | {measured} | {ratio} | {} | {stored} | {stored_ratio} | {} |",
             run.name,
             seconds(estimate),
+            describe_bytes(estimated_bytes),
             run.measured_on.as_deref().unwrap_or("-")
         );
     }

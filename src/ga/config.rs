@@ -58,7 +58,7 @@ const RECORD_INDIVIDUAL_BYTES: u64 = 64;
 /// columns and its share of the table's index.
 const RECORD_FIXED_BYTES: u64 = 2048;
 /// Bytes a panel agent adds to a record (its games' summary, the champion's test).
-const RECORD_PANEL_AGENT_BYTES: u64 = 1536;
+const RECORD_PANEL_AGENT_BYTES: u64 = 1024;
 
 /// The names of the presets.
 pub(crate) const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
@@ -706,9 +706,13 @@ impl GaConfig {
         base + pair_points
     }
 
-    /// An upper estimate of the bytes a whole run stores: every generation's row.
+    /// An upper estimate of the bytes a whole run stores: every generation's row, the panel's
+    /// results in the measured generations' only.
     pub fn estimated_storage_bytes(&self, features: usize) -> u64 {
-        u64::from(self.generations) * self.estimated_record_bytes(features)
+        let measured = self.benchmark.measured_generations(self.generations);
+        let unmeasured = u64::from(self.generations - measured);
+        let plain = record_bytes(self.population as u64, features, 0);
+        u64::from(measured) * self.estimated_record_bytes(features) + unmeasured * plain
     }
 
     /// A rough estimate of a whole run's cost in core-hours, from the cost model

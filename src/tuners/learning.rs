@@ -47,6 +47,11 @@ inventory::submit! { TunerKind::of::<LearningConfig>(10) }
 /// room to spare.
 const LEARNER_PROGRESS_BYTES: u64 = 512;
 
+/// Bytes of one panel agent's result in a checkpoint's record: half a GA generation's (which
+/// keeps its leaders' and its champion's), from the stored checkpoints of the learning runs
+/// of docs/run-costs.toml (2026-11-29: 2.2 times over with the GA's figure).
+const LEARNER_PANEL_AGENT_BYTES: u64 = 768;
+
 /// The tuners a learning config names in its `method` field.
 pub(crate) const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
 /// Default search depth of a learnt player and of its panel games.
@@ -290,7 +295,8 @@ impl LearningConfig {
         let features = self.learner.features().len() as u64;
         let panel = self.benchmark.panel.len() as u64;
         let pair_points = 2 * panel * u64::from(self.benchmark.pairs) * PAIR_POINT_BYTES;
-        record_bytes(1, features as usize, panel as usize)
+        record_bytes(1, features as usize, 0)
+            + panel * LEARNER_PANEL_AGENT_BYTES
             + features * PAIR_POINT_BYTES * 4
             + pair_points
             + LEARNER_PROGRESS_BYTES

@@ -656,6 +656,9 @@ try {
     await page.goto(`${base}/#/runs/${created.body.id}`);
     await page.locator(".title-line .badge", { hasText: "finished" }).waitFor();
     await page.locator("#chart-weights .uplot").waitFor();
+    // uPlot resolves each series' stroke when it first draws, a frame after the chart is made:
+    // on a loaded machine the chart can be there before that.
+    await page.waitForFunction(() => document.querySelector("#chart-weights")?.uplot?.series.slice(1).every((s) => typeof s._stroke === "string"));
     const lines = await page.evaluate(() => document.querySelector("#chart-weights").uplot.series.slice(1).map((s) => ({ stroke: String(s._stroke ?? s.stroke), dash: JSON.stringify(s.dash || []) })));
     check(lines.length === created.n, `${lines.length} weight lines for ${created.n} features`);
     const looks = lines.map((l) => `${l.stroke} ${l.dash}`);
