@@ -280,8 +280,9 @@ fn every_recorded_run_is_estimated_within_2x() {
         let file_layer: Option<Value> = run.get("config_file").map(|path| {
             let path = format!("{root}/{}", path.as_str().expect("a path"));
             let text = std::fs::read_to_string(&path).expect("the config file is readable");
-            let table: toml::Table = toml::from_str(&text).expect("the config file is TOML");
-            serde_json::to_value(table).expect("a JSON config")
+            // Read as `evolve --config` reads it.
+            kalah_tuner::ga::loader::parse_document(&text, kalah_tuner::ga::loader::Format::Auto)
+                .expect("a config file")
         });
         let patch = match run.get("config") {
             Some(config) => serde_json::to_value(config).expect("a JSON config"),
