@@ -15,7 +15,7 @@ use rand_pcg::Pcg64;
 
 /// Start positions a test solves through a database it builds in a second or two: Kalah(5,5)
 /// and (5,6) still take minutes with those, and Kalah(6,4) (48 seeds) 90 s with a 16-seed
-/// database; `six_four_from_nothing` and docs/solver.md measure the full-scale solves.
+/// database; `six_four_from_nothing` and docs/explanation/solver.md measure the full-scale solves.
 fn affordable(pits: usize, seeds: u32) -> bool {
     seeds <= if pits >= 6 { 40 } else { 48 }
 }

@@ -364,12 +364,7 @@ fn no_comment_cites_the_design_document_outside_the_repository() {
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     files.push(root.join("README.md"));
-    for entry in std::fs::read_dir(root.join("docs")).expect("a docs folder") {
-        let path = entry.expect("directory entry").path();
-        if path.extension().is_some_and(|e| e == "md") {
-            files.push(path);
-        }
-    }
+    markdown_files(&root.join("docs"), &mut files);
     let mut citing = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("readable source");
@@ -421,19 +416,85 @@ fn every_user_error_is_registered() {
     );
 }
 
+/// The Markdown pages under `dir`, at any depth.
+fn markdown_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("a docs folder") {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            markdown_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
 /// The README and docs/ pages, whose links a reader follows.
 fn manual_pages(root: &Path) -> Vec<std::path::PathBuf> {
     let mut files = vec![root.join("README.md")];
-    for folder in ["docs", "docs/reference", "docs/results"] {
-        for entry in std::fs::read_dir(root.join(folder)).expect("a docs folder") {
-            let path = entry.expect("directory entry").path();
-            if path.extension().is_some_and(|e| e == "md") {
-                files.push(path);
-            }
-        }
-    }
+    markdown_files(&root.join("docs"), &mut files);
     files.sort();
     files
+}
+
+/// Pages of docs/ that are not the manual's prose: the measured figures and the references
+/// generated from the code.
+fn is_figures_or_generated(docs_relative: &Path) -> bool {
+    docs_relative.starts_with("results")
+        || docs_relative == Path::new("results.md")
+        || docs_relative == Path::new("reference/cli.md")
+        || docs_relative == Path::new("reference/config.md")
+}
+
+/// The manual stays short enough to read: its prose (every page of docs/ but the results and
+/// the generated references, code blocks included) is at most 25,000 words.
+#[test]
+fn the_manual_is_at_most_25000_words() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = root.join("docs");
+    let mut pages = Vec::new();
+    markdown_files(&docs, &mut pages);
+    let mut counts: Vec<(usize, String)> = pages
+        .iter()
+        .filter_map(|page| {
+            let relative = page.strip_prefix(&docs).ok()?;
+            if is_figures_or_generated(relative) {
+                return None;
+            }
+            let text = std::fs::read_to_string(page).expect("a readable page");
+            Some((
+                text.split_whitespace().count(),
+                relative.display().to_string(),
+            ))
+        })
+        .collect();
+    counts.sort();
+    let total: usize = counts.iter().map(|(n, _)| n).sum();
+    assert!(
+        total <= 25_000,
+        "the manual's prose is {total} words, over 25,000; the longest pages: {:?}",
+        counts.iter().rev().take(5).collect::<Vec<_>>()
+    );
+}
+
+/// Every page of docs/ is in the site's table of contents (docs/SUMMARY.md), so that the
+/// built manual leaves none out.
+#[test]
+fn every_page_is_in_the_table_of_contents() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = root.join("docs");
+    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).expect("docs/SUMMARY.md");
+    let mut pages = Vec::new();
+    markdown_files(&docs, &mut pages);
+    let missing: Vec<String> = pages
+        .iter()
+        .filter_map(|page| page.strip_prefix(&docs).ok())
+        .map(|relative| relative.display().to_string())
+        .filter(|relative| relative != "SUMMARY.md" && !summary.contains(&format!("]({relative})")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "pages missing from docs/SUMMARY.md: {missing:?}"
+    );
 }
 
 /// A page's text without its fenced code blocks and inline code spans, where `](` is code,
@@ -574,4 +635,43 @@ fn anchors_follow_github() {
     .map(String::from)
     .collect();
     assert_eq!(anchors, want);
+}
+
+/// The manual says how to use the product, not how it came to be: no page of the README or
+/// docs/ cites an issue by number ("issue 12", "issue #12", "#12)").
+#[test]
+fn no_page_cites_an_issue_number() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut citing = Vec::new();
+    for page in manual_pages(root) {
+        let text = std::fs::read_to_string(&page).expect("a readable page");
+        for (i, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let cites = lower.match_indices("issue").any(|(at, word)| {
+                let after = lower[at + word.len()..].trim_start_matches(['s', ' ', '#']);
+                after.starts_with(|c: char| c.is_ascii_digit())
+            }) || lower.match_indices('#').any(|(at, _)| {
+                let digits: String = lower[at + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                !digits.is_empty()
+                    && (at == 0 || lower[..at].ends_with([' ', '(']))
+                    && lower[at + 1 + digits.len()..].starts_with([')', ' ', ',', '.'])
+            });
+            if cites {
+                let here = page
+                    .strip_prefix(root)
+                    .unwrap_or(&page)
+                    .display()
+                    .to_string();
+                citing.push(format!("{here}:{}: {line}", i + 1));
+            }
+        }
+    }
+    assert!(
+        citing.is_empty(),
+        "pages citing an issue number:\n{}",
+        citing.join("\n")
+    );
 }

@@ -22,12 +22,13 @@ use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl,
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
     /// The tuner that breeds each generation: ga (the genetic algorithm) or another population
-    /// tuner of docs/tuners.md (cmaes, spsa, de); all play their generations by the same config
+    /// tuner of docs/explanation/tuners.md (cmaes, spsa, de); all play their generations by the same config
     /// fields. Default: the config file's "tuner", else ga
     #[arg(long)]
     pub tuner: Option<String>,
-    /// Start from a preset: abrams (the blog), hunter (Hunter's thesis) or mankalah
-    /// (Kalah(7,7) with the pie rule, the ManKalah engine's game)
+    /// Start from a preset: abrams (the blog), hunter (Hunter's thesis), mankalah
+    /// (Kalah(7,7) with the pie rule, the ManKalah engine's game) or main-job (the README's
+    /// main job, configs/main-job.toml)
     #[arg(long)]
     pub preset: Option<String>,
     /// Config file (.toml or .json), applied over the preset; may name its own "preset"

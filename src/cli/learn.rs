@@ -115,7 +115,7 @@ pub struct LearnArgs {
     #[arg(long)]
     pub pairs: Option<u32>,
     /// Also measure perfect-move agreement at each checkpoint, on this many positions from
-    /// real games solved exactly (docs/agents.md#perfect-play-as-a-yardstick)
+    /// real games solved exactly (docs/reference/agents.md#perfect-play-as-a-yardstick)
     #[arg(long, value_name = "POSITIONS")]
     pub agreement: Option<u32>,
     /// Random sowings of the benchmark's openings (learning uses another RNG stream)

@@ -1,4 +1,4 @@
-//! `mankalah`: a ManKalah agent on standard input and output (docs/mankalah.md),
+//! `mankalah`: a ManKalah agent on standard input and output (docs/tutorials/mankalah.md),
 //! for the Manchester engine, e.g.
 //! `java -jar ManKalah.jar "java -jar MKRefAgent.jar" "kalah-tuner mankalah --agent minimax:8"`.
 //! The protocol itself is [`crate::matches::mankalah`]; this wires it to the pipes. Standard

@@ -88,7 +88,7 @@ pub enum EgdbBuild {
 }
 
 /// Positions with at most this many seeds in the pits solve in about a second without a
-/// database (docs/solver.md), so `solve` builds none for them.
+/// database (docs/explanation/solver.md), so `solve` builds none for them.
 const EGDB_WORTH_BUILDING_ABOVE: u32 = 24;
 
 /// Positions `solve` first tries to settle by the search alone, before building a database
@@ -100,7 +100,7 @@ const QUICK_SOLVE_NODES: u64 = 1 << 20;
 const LARGE_SOLVE_ABOVE: u32 = 48;
 
 /// The database `--egdb-build auto` builds when `--egdb-mb` is not given. Measured from
-/// nothing on two cores (docs/solver.md#the-defaults-for-kalah65): for Kalah(6,4) the 18-seed
+/// nothing on two cores (docs/explanation/solver.md#why-these-defaults): for Kalah(6,4) the 18-seed
 /// database (82 MiB) beats 16 and 20 seeds; for Kalah(6,5) the 26-seed one (2582 MiB, built in
 /// 262 s) beat the 24-seed one (1194 MiB) by 1.66 times, build included, and the 24-seed one
 /// beat the 18-seed one many times over.
@@ -119,7 +119,7 @@ fn default_egdb_mb(seeds_in_pits: u32, available_mib: Option<u64>) -> u64 {
 /// The table's cap when `--table-mb` is not given. Kalah(6,4) solves fastest with 400 MiB
 /// (a larger cap lets the table grow and the search start its probes again for few positions
 /// saved); Kalah(6,5)'s search fills any table, and half as many positions with a 4 GiB table
-/// as with 256 MiB made its first probe 1.3 times faster (docs/solver.md).
+/// as with 256 MiB made its first probe 1.3 times faster (docs/explanation/solver.md).
 fn default_table_mb(seeds_in_pits: u32, egdb_bytes: u64, available_mib: Option<u64>) -> u64 {
     const SMALL: u64 = 400;
     if seeds_in_pits <= LARGE_SOLVE_ABOVE {
@@ -325,7 +325,7 @@ fn wanted_database(args: &SolveArgs, pos: &Position) -> Option<crate::search::eg
 /// The folder's database covers fewer seeds than the one `solve` would build: say so (a
 /// database built on purpose is never replaced behind the user's back). Through the 18-seed
 /// database that a Kalah(6,4) solve leaves behind, Kalah(6,5)'s first probe alone takes more
-/// than twice as long as through the 24-seed one (docs/solver.md#the-defaults-for-kalah65).
+/// than twice as long as through the 24-seed one (docs/explanation/solver.md#why-these-defaults).
 fn suggest_larger(args: &SolveArgs, pos: &Position, dir: &std::path::Path, have: u32) {
     let rules = args.rules.rules;
     if let Some(index) = wanted_database(args, pos).filter(|index| index.max_seeds() > have) {

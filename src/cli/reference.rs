@@ -113,7 +113,10 @@ fn config_markdown() -> String {
                             .get(name)?
                             .as_array()?
                             .iter()
-                            .map(|v| format!("`{}`", v.as_str().unwrap_or_default()))
+                            .map(|v| match v.as_str() {
+                                Some(text) => format!("`{text}`"),
+                                None => "empty".to_string(),
+                            })
                             .collect();
                         Some(values.join(" or "))
                     };

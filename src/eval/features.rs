@@ -1,4 +1,4 @@
-//! The evaluation features of the catalogue (docs/agents.md), each oriented so that
+//! The evaluation features of the catalogue (docs/reference/agents.md), each oriented so that
 //! larger is better for the searching side, except Ahmed's `ahmed10` (docs/results/reproductions.md):
 //! the report counts the opponent's pits as they are and puts the sign in the weight.
 

@@ -1,4 +1,4 @@
-//! Evaluation features, named feature sets and published weight presets (docs/agents.md),
+//! Evaluation features, named feature sets and published weight presets (docs/reference/agents.md),
 //! and the evaluators the searches call at their leaves.
 //!
 //! Every feature is oriented so that larger is better for the searching side ("me"). A

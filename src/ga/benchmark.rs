@@ -1,5 +1,5 @@
-//! The benchmark panel and the run's champion (docs/ga.md, "The benchmark panel and the
-//! champion").
+//! The benchmark panel and the run's champion
+//! (docs/explanation/tuners.md#the-benchmark-panel-and-the-champion).
 //!
 //! Fitness tells individuals of one generation apart; it cannot tell whether a run gets
 //! better (round-robin fitness stays near 0.5 by construction). On measured generations the

@@ -61,7 +61,11 @@ const RECORD_FIXED_BYTES: u64 = 2048;
 const RECORD_PANEL_AGENT_BYTES: u64 = 1024;
 
 /// The names of the presets.
-pub(crate) const PRESETS: &[&str] = &["abrams", "hunter", "mankalah"];
+pub(crate) const PRESETS: &[&str] = &["abrams", "hunter", "mankalah", "main-job"];
+
+/// The README's main job (`configs/main-job.toml`), built in so that the dashboard's first run
+/// is the same run as `evolve --config configs/main-job.toml`.
+const MAIN_JOB_TOML: &str = include_str!("../../configs/main-job.toml");
 
 /// Declares a string-valued "kind" enum: serialised as its name, parsed with an error that
 /// lists the names, so that a config error reads `selection.kind: unknown "foo", expected ...`.
@@ -456,7 +460,7 @@ pub struct GaConfig {
     pub benchmark: BenchmarkConfig,
     pub board: BoardConfig,
     pub rules: Rules,
-    /// The pie rule (docs/rules.md): every game starts with South's first move
+    /// The pie rule (docs/reference/rules.md): every game starts with South's first move
     /// earning no extra turn and North's choice to swap.
     pub pie: bool,
     /// Stop after this many generations in a row without a better hall-of-fame individual.
@@ -555,8 +559,9 @@ fn check_real(field: &str, value: f64, lo: f64, hi: f64) -> Result<(), ConfigErr
 }
 
 impl GaConfig {
-    /// A named preset: `abrams` (the blog), `hunter` (Hunter's thesis) or `mankalah` (the
-    /// Manchester engine's game: Kalah(7,7) with the pie rule).
+    /// A named preset: `abrams` (the blog), `hunter` (Hunter's thesis), `mankalah` (the
+    /// Manchester engine's game: Kalah(7,7) with the pie rule) or `main-job` (the README's main
+    /// job: thirteen features from random weights in about two minutes on two cores).
     pub fn preset(name: &str) -> Result<GaConfig, ConfigError> {
         let base = GaConfig::default();
         match name {
@@ -638,6 +643,11 @@ impl GaConfig {
                     ..hunter
                 })
             }
+            // A committed file, checked by the tests: it always reads.
+            "main-job" => toml::from_str(MAIN_JOB_TOML).map_err(|e| ConfigError::Parse {
+                field: "preset".into(),
+                reason: format!("configs/main-job.toml: {e}"),
+            }),
             other => Err(ConfigError::invalid(
                 "preset",
                 format!("unknown {other:?}, expected {}", PRESETS.join(", ")),

@@ -192,6 +192,17 @@ mod tests {
         assert!(load(None, &[&json!([1, 2])], &FileAccess::Any).is_err());
     }
 
+    /// The `main-job` preset is the committed file, read as `evolve --config` reads it.
+    #[test]
+    fn the_main_job_preset_is_its_config_file() {
+        let text = include_str!("../../configs/main-job.toml");
+        let file = parse_document(text, Format::Toml).expect("the main job's file");
+        let loaded = load(None, &[&file], &FileAccess::Any).expect("valid");
+        let preset = load(Some("main-job"), &[], &FileAccess::Any).expect("valid");
+        assert_eq!(preset, loaded);
+        assert_eq!((preset.population, preset.generations), (24, 100));
+    }
+
     #[test]
     fn the_result_is_validated() {
         let err =

@@ -1,4 +1,4 @@
-//! The genetic algorithm that tunes the weights of a heuristic evaluation (docs/ga.md).
+//! The genetic algorithm that tunes the weights of a heuristic evaluation (docs/explanation/tuners.md#the-genetic-algorithm).
 //! Knows the game, the evaluation, the agents and the match helpers; nothing of
 //! HTTP, storage or the command line.
 //!

@@ -3,7 +3,7 @@
 //! - [`Position`]: pits, stores and side to move, with a checked [`Position::play`] and the
 //!   unchecked fast path [`Position::play_unchecked`].
 //! - [`Rules`]: `standard` or `empty-capture`.
-//! - `notation`: KPN, the one-line position notation (docs/rules.md).
+//! - `notation`: KPN, the one-line position notation (docs/reference/rules.md).
 //! - [`perft`](mod@perft): move-path counts, for testing move generation against shared vectors.
 //! - `UserError`: how an error in the user's input names its field, HTTP status and exit code.
 

@@ -1,7 +1,7 @@
 //! KPN, the Kalah position notation:
 //! `<South pits>/<South store>/<North pits>/<North store>/<S|N>`, pits comma-separated in
 //! sowing order. The start of Kalah(6,4) is `4,4,4,4,4,4/0/4,4,4,4,4,4/0/S`. An optional sixth
-//! field `P` marks the pie rule's swap on offer (docs/rules.md), e.g.
+//! field `P` marks the pie rule's swap on offer (docs/reference/rules.md), e.g.
 //! `0,8,8,8,8,8,8/1/7,7,7,7,7,7,7/0/N/P`. The pie rule's first ply (South's move that earns
 //! no extra turn) is not written: a game setup's `pie` flag gives it.
 

@@ -1,4 +1,4 @@
-//! perft: the number of move sequences of exactly `depth` sowings (docs/rules.md).
+//! perft: the number of move sequences of exactly `depth` sowings (docs/reference/rules.md).
 //! An extra turn is a sowing of its own; a game that ends early contributes nothing and one
 //! that ends exactly at `depth` counts once.
 

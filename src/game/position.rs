@@ -56,7 +56,7 @@ impl fmt::Display for Side {
     }
 }
 
-/// Which capture rule is in force (docs/rules.md).
+/// Which capture rule is in force (docs/reference/rules.md).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
 )]
@@ -84,7 +84,7 @@ impl fmt::Display for Rules {
     }
 }
 
-/// Where a game stands with respect to the pie rule (docs/rules.md).
+/// Where a game stands with respect to the pie rule (docs/reference/rules.md).
 ///
 /// Only the first two plies of a game played with the pie rule are special, so every other
 /// position is [`Pie::Off`] and the hot path tests one byte to know it.

@@ -1,4 +1,4 @@
-//! The ManKalah protocol (docs/mankalah.md): the line protocol of the Manchester
+//! The ManKalah protocol (docs/tutorials/mankalah.md): the line protocol of the Manchester
 //! ManKalah engine, as a pure state machine that takes the engine's lines and gives the
 //! agent's replies, so it is tested without processes. The `mankalah` command wires it to
 //! standard input and output.

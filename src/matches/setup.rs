@@ -23,7 +23,7 @@ pub struct Setup {
     pub pits: usize,
     pub seeds: u32,
     pub rules: Rules,
-    /// The pie rule (docs/rules.md). Written only when on, so reports of games without
+    /// The pie rule (docs/reference/rules.md). Written only when on, so reports of games without
     /// it read (and fingerprint) as before; documents without it read as off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pie: bool,

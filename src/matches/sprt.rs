@@ -1,4 +1,4 @@
-//! The sequential probability ratio test as engine testers run it (docs/statistics.md): the generalised
+//! The sequential probability ratio test as engine testers run it (docs/explanation/statistics.md): the generalised
 //! SPRT on pentanomial counts of colour-swapped pairs.
 //!
 //! - [`Pentanomial`]: how many pairs A scored 0, ½, 1, 1½ and 2 points in (LL, LD, LW+DD+WL,
@@ -431,7 +431,7 @@ mod tests {
     }
 
     /// Expected values from an independent implementation of the same formulas (Python,
-    /// bisection on θ instead of Brent; see docs/statistics.md).
+    /// bisection on θ instead of Brent: `python3 tests/sprt/llr_reference.py`).
     #[test]
     fn llr_matches_values_worked_out_independently() {
         let cases = [

@@ -1,5 +1,5 @@
 //! Temporal-difference learning of a linear evaluation from self-play (Ahmed's report;
-//! docs/tuners.md, "TD learning"): TD(lambda) on the positions a player moves from, and TD-Leaf(lambda)
+//! docs/explanation/tuners.md, "TD learning"): TD(lambda) on the positions a player moves from, and TD-Leaf(lambda)
 //! on the leaves of the principal variations its searches found.
 //!
 //! The learner's utility of a position for a player is `U = atan(scale * sum_i W_i H_i)`

@@ -1,5 +1,5 @@
 //! How deep a search agent looks: a fixed number of turns, or Ahmed's adaptive depth, which
-//! picks it from the number of legal moves at the root (docs/agents.md, "Adaptive depth").
+//! picks it from the number of legal moves at the root (docs/reference/agents.md, "Adaptive depth").
 //!
 //! The report's table, for HUS, as written there:
 //!

@@ -4,7 +4,7 @@
 //! far below the value cost most. Through the 26-seed database of standard rules on two cores
 //! (2026-11-28): started at 0, the solve proved "at least 0" and "at least 2" in 632 of its
 //! 1,116 s; started at 8 (one store-difference depth's value) it was done in 532 s; at 10, the
-//! value and this module's guess, in 420 s (docs/solver.md#the-first-guess). Store-difference
+//! value and this module's guess, in 420 s (docs/explanation/solver.md#the-first-guess). Store-difference
 //! alpha-beta searches of a few million positions land within a probe of the value on the
 //! 6-pit starts measured, so the guess is worth its half second.
 

@@ -57,7 +57,7 @@ pub struct MatchRequest {
     board: Option<BoardBody>,
     #[serde(default, deserialize_with = "super::moves::rules_by_name")]
     rules: Option<Rules>,
-    /// The pie rule (docs/rules.md).
+    /// The pie rule (docs/reference/rules.md).
     #[serde(default)]
     pie: bool,
     /// Keep `south` South in every game instead of colour-swapped pairs.

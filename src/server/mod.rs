@@ -1,4 +1,4 @@
-//! The HTTP service (docs/server.md): axum routes under `/api`, server-sent events, the
+//! The HTTP service (docs/how-to/run-a-server.md): axum routes under `/api`, server-sent events, the
 //! OpenAPI document and the dashboard's static files, over the store and the runner's
 //! `Executor`, whose run workers it starts; none of them knows
 //! about it.

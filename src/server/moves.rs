@@ -137,7 +137,7 @@ pub(crate) struct MoveResult {
 pub(crate) struct MoveRequest {
     #[schema(schema_with = super::schemas::api_agent)]
     agent: Value,
-    /// The position in KPN (docs/rules.md): South's pits, store, North's pits, store, the
+    /// The position in KPN (docs/reference/rules.md): South's pits, store, North's pits, store, the
     /// side to move, and `P` when the pie rule's swap is on offer. The parser checks the rest.
     #[schema(pattern = r"^\s*\d+(,\d+)*/\d+/\d+(,\d+)*/\d+/[SsNn](/P)?\s*$")]
     position: String,

@@ -134,7 +134,7 @@ pub struct TournamentRequest {
     board: Option<BoardBody>,
     #[serde(default, deserialize_with = "super::moves::rules_by_name")]
     rules: Option<Rules>,
-    /// The pie rule (docs/rules.md).
+    /// The pie rule (docs/reference/rules.md).
     #[serde(default)]
     pie: bool,
     /// Play each pairing as an SPRT, with `games` as its cap.

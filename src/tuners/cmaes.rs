@@ -18,7 +18,7 @@
 //! one more generation, whose points are the samples. A run resumes the same way from all its
 //! records ([`crate::tune::TunerSpec::resumes_from_all`]); the records carry nothing extra.
 //! The cost grows with the run: rebuilding after generation g tells g generations again
-//! (measured in docs/tuners.md#cma-es-and-spsa). The samples are drawn unbounded and clamped to the config's bounds before they
+//! (measured in docs/explanation/tuners.md#cma-es-and-spsa). The samples are drawn unbounded and clamped to the config's bounds before they
 //! play; the strategy learns from the samples it drew, each told its fitness less a penalty
 //! for how far it lies outside the bounds (Hansen's repair-and-penalise handling of box
 //! bounds).

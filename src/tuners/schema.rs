@@ -10,8 +10,8 @@ use crate::agents::spec::FeatureChoice;
 use crate::agents::AgentSpec;
 use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
 use crate::ga::config::{
-    GaConfig, MAX_AGREEMENT_PANEL_POSITIONS, MAX_DEPTH, MAX_GAMES_PER_PAIR, MAX_GENERATIONS,
-    MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
+    GaConfig, RacingConfig, MAX_AGREEMENT_PANEL_POSITIONS, MAX_DEPTH, MAX_GAMES_PER_PAIR,
+    MAX_GENERATIONS, MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
 };
 use crate::game::{MAX_PITS, MAX_SEEDS};
 use crate::rl::td::{MAX_TD_BATCH, MAX_TD_DEPTH, MAX_TD_GAMES, PRESETS as TD_PRESETS};
@@ -123,6 +123,9 @@ fn groups() -> Value {
             {"key": "fitness.opponents", "kind": "opponents", "max": MAX_OPPONENTS, "range": format!("up to {MAX_OPPONENTS} agent specs, one a line"), "help": "Such as minimax:4 or pekar.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
             {"key": "fitness.mixed_weight", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "show_if": {"key": "fitness.mode", "is": ["mixed"]}},
             {"key": "fitness.racing.rounds", "kind": "int", "min": 2, "max": MAX_RACING_ROUNDS, "optional": true, "range": "2 to games_per_pair / 2, or empty for no racing", "help": "Noise-aware fitness: the opponent games are played in rounds, and those who cannot reach the leaders stop getting games.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
+            {"key": "fitness.racing.leaders", "kind": "int", "min": 1, "default": RacingConfig::default().leaders, "range": "1 to population", "help": "Racing: how many of the best always keep playing, and set the bar the others must reach.", "show_if": {"key": "fitness.racing.rounds", "is_not": [null]}},
+            {"key": "fitness.racing.z", "kind": "real", "min": 0, "step": 0.01, "default": RacingConfig::default().z, "range": "0 or more", "help": "Racing: the width of the intervals in standard errors (1.96: 95%); larger drops fewer.", "show_if": {"key": "fitness.racing.rounds", "is_not": [null]}},
+            {"key": "fitness.common_openings", "kind": "bool", "default": false, "range": "", "help": "Give every individual of a generation the same openings and tie-breaks against the fixed opponents, so that fitness differences come from the weights.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
             {"key": "fitness.opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings shared by both games of a pair."}
         ]},
         {"title": "Board and rules", "fields": [
@@ -217,7 +220,11 @@ fn fill_missing(defaults: &mut Map<String, Value>, groups: &Value) {
             }
         }
         if let Some(key) = field["key"].as_str() {
-            let empty = if field["kind"] == "weights" {
+            // A key the default config leaves out (an option that is off) takes the field's
+            // own default, the value it gets once the option is on.
+            let empty = if let Some(default) = field.get("default") {
+                default.clone()
+            } else if field["kind"] == "weights" {
                 json!("")
             } else {
                 Value::Null
@@ -333,7 +340,7 @@ fn population_form(
             settings.get(bound.name).cloned().unwrap_or(Value::Null),
         );
     }
-    groups.push(json!({"title": format!("{label} settings"), "fields": fields, "help": "docs/tuners.md#cma-es-and-spsa"}));
+    groups.push(json!({"title": format!("{label} settings"), "fields": fields, "help": "docs/explanation/tuners.md#cma-es-and-spsa"}));
     Some(
         json!({"label": label, "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups}),
     )
@@ -513,6 +520,32 @@ mod tests {
             .expect("overrides")
             .keys()
             .all(|k| defaults.contains_key(k)));
+    }
+
+    /// The form (and the configuration reference generated from it) leaves no key of the GA's
+    /// config out: a config with every option on has no key the form lacks.
+    #[test]
+    fn the_form_has_every_key_of_the_config() {
+        let schema = config_schema();
+        let keys: std::collections::BTreeSet<String> = fields_of(&schema["groups"])
+            .iter()
+            .filter_map(|field| field["key"].as_str().map(String::from))
+            .collect();
+        let mut config = GaConfig::preset("hunter").expect("a preset");
+        config.stagnation = Some(10);
+        config.target_fitness = Some(0.9);
+        config.fitness.common_openings = true;
+        config.fitness.racing = Some(RacingConfig::default());
+        config.benchmark.agreement = Some(100);
+        let missing: Vec<String> = flat(&config)
+            .keys()
+            .filter(|key| !keys.contains(*key))
+            .cloned()
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "keys of the config missing from the form: {missing:?}"
+        );
     }
 
     #[test]

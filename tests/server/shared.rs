@@ -1,5 +1,5 @@
 //! Two `serve` processes on one database (SQLite and PostgreSQL) show the same things: the
-//! database is the only state they share (docs/server.md, "Several servers on one database").
+//! database is the only state they share (docs/how-to/run-a-server.md, "Several servers on one database").
 //!
 //! - A run started on one is listed on the other at once, even right after that other cached
 //!   its list, and the event streams of both servers carry each of its generations exactly
