@@ -846,12 +846,13 @@ fn play_at_equal_nodes_per_move_reproduces() {
     assert_eq!(report(&one)["b"], "minimax:20@3000nodes");
 }
 
-/// docs/reference/cli.md and config.md are what `kalah-tuner reference` prints from the code
-/// (clap's definitions, the tuners' config forms). After changing a command or a config, write
-/// them again: `cargo run --release -- reference cli > docs/reference/cli.md` (and `config`).
+/// docs/reference/cli.md, config.md and api.md are what `kalah-tuner reference` prints from the
+/// code (clap's definitions, the tuners' config forms, the OpenAPI document). After changing a
+/// command, a config or a route, write them again:
+/// `cargo run --release -- reference cli > docs/reference/cli.md` (and `config`, `api`).
 #[test]
 fn the_generated_references_match_the_code() {
-    for which in ["cli", "config"] {
+    for which in ["cli", "config", "api"] {
         let out = run(&["reference", which]);
         assert!(out.status.success(), "reference {which}: {out:?}");
         let generated = String::from_utf8(out.stdout).expect("UTF-8 Markdown");

@@ -443,6 +443,7 @@ fn is_figures_or_generated(docs_relative: &Path) -> bool {
         || docs_relative == Path::new("results.md")
         || docs_relative == Path::new("reference/cli.md")
         || docs_relative == Path::new("reference/config.md")
+        || docs_relative == Path::new("reference/api.md")
 }
 
 /// The manual stays short enough to read: its prose (every page of docs/ but the results and

@@ -34,6 +34,7 @@ pub(crate) mod reference;
 pub(crate) mod run_cost_bench;
 pub(crate) mod serve;
 pub(crate) mod train_a3c;
+pub(crate) mod users;
 pub(crate) mod worker;
 
 use std::process::ExitCode;
@@ -86,6 +87,9 @@ pub enum Command {
     /// Play one game as a ManKalah agent on standard input and output (the Manchester
     /// engine's protocol; Kalah(7,7), pie rule)
     Mankalah(mankalah::ManKalahArgs),
+    /// The users of a shared server: add, list, remove, or give a new token (each user's runs
+    /// are theirs to change)
+    Users(users::UsersArgs),
     /// Print the command-line or configuration reference as Markdown (docs/reference/)
     #[command(hide = true)]
     Reference(reference::ReferenceArgs),
@@ -143,6 +147,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Egdb(args) => egdb::run(&args),
         Command::TrainA3c(args) => train_a3c::run(&args),
         Command::Mankalah(args) => mankalah::run(&args),
+        Command::Users(args) => users::run(&args),
         Command::Reference(args) => {
             reference::run(&args, &<Cli as clap::CommandFactory>::command())
         }

@@ -14,36 +14,111 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
 use super::error::ApiError;
 use super::state::SharedState;
 use crate::game::excerpt;
+use crate::store::{token_digest, StoreError, User};
 
 pub(crate) fn changes_state(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// With a token configured, every state-changing request needs `Authorization: Bearer
-/// <token>`; reads stay open.
-pub async fn auth(State(state): State<SharedState>, req: Request, next: Next) -> Response {
-    let Some(token) = &state.token else {
+/// Who sent a request that changes state, as [`auth`] found: handlers that change a run, a
+/// tournament or an SPRT test compare it with the owner (`Caller::may_change`).
+#[derive(Clone, Debug)]
+pub(crate) enum Caller {
+    /// The server's own token (`KALAH_TUNER_TOKEN`), or no token on a server that needs
+    /// none: may change anything.
+    Admin,
+    /// A user of the database (`kalah-tuner users`).
+    User(User),
+}
+
+impl Caller {
+    /// Whether this caller may rename, cancel, resume or delete what `owner` created (none:
+    /// created with the server's own token, or before there were users).
+    pub(crate) fn may_change(&self, owner: Option<&str>) -> bool {
+        match self {
+            Caller::Admin => true,
+            Caller::User(user) => user.admin || owner == Some(user.name.as_str()),
+        }
+    }
+
+    /// The owner of what this caller creates.
+    pub(crate) fn owner(&self) -> Option<String> {
+        match self {
+            Caller::Admin => None,
+            Caller::User(user) => Some(user.name.clone()),
+        }
+    }
+}
+
+/// The answer to a caller who may not change `what`, which belongs to `owner`.
+pub(crate) fn not_yours(what: &str, owner: Option<&str>) -> ApiError {
+    let owner = owner.map_or_else(|| "an admin".to_string(), |o| format!("user {o:?}"));
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        None,
+        format!("{what} belongs to {owner}: only its owner or an admin may change it"),
+    )
+}
+
+/// A state-changing request needs a token when the server has one (`KALAH_TUNER_TOKEN`) or
+/// has users (`kalah-tuner users`): `Authorization: Bearer <token>`, the server's token or a
+/// user's. A server with neither stays open, as before users existed. Reads stay open.
+/// The caller found goes into the request's extensions for the handlers.
+pub async fn auth(State(state): State<SharedState>, mut req: Request, next: Next) -> Response {
+    if !changes_state(req.method()) {
         return next.run(req).await;
-    };
-    if changes_state(req.method()) {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer_credentials);
-        if !given.is_some_and(|g| tokens_match(g, token)) {
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer_credentials)
+        .map(str::to_string);
+    match caller(&state, given.as_deref()).await {
+        Ok(Some(caller)) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Ok(None) => {
             let mut resp = ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 Some("Authorization"),
-                "this route needs Authorization: Bearer <KALAH_TUNER_TOKEN>",
+                "this route needs Authorization: Bearer <token>, the server's KALAH_TUNER_TOKEN or a user's token",
             )
             .into_response();
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return resp;
+            resp
         }
+        Err(e) => ApiError::from(e).into_response(),
     }
-    next.run(req).await
+}
+
+/// The caller a token names, or none when the server refuses it. Users are read from the
+/// database on every request, so a removed user is refused at once by every server.
+async fn caller(state: &SharedState, given: Option<&str>) -> Result<Option<Caller>, StoreError> {
+    let has_users = state.store.has_users().await?;
+    if state.token.is_none() && !has_users {
+        return Ok(Some(Caller::Admin));
+    }
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    if state
+        .token
+        .as_deref()
+        .is_some_and(|token| tokens_match(given, token))
+    {
+        return Ok(Some(Caller::Admin));
+    }
+    if !has_users {
+        return Ok(None);
+    }
+    Ok(state
+        .store
+        .user_by_token(&token_digest(given))
+        .await?
+        .map(Caller::User))
 }
 
 /// `POST /api/token-check`: answered only when the request may change state, so a client

@@ -94,6 +94,11 @@ pub(crate) fn documented() -> utoipa::openapi::OpenApi {
 /// Built once: the routers and the schemas do not change while the process runs.
 static DOCUMENT: LazyLock<Value> = LazyLock::new(|| openapi::spec(documented()));
 
+/// The OpenAPI document `GET /api/openapi.json` serves, for the generated API reference.
+pub(crate) fn openapi_document() -> Value {
+    DOCUMENT.clone()
+}
+
 #[utoipa::path(
     get,
     path = "/openapi.json",

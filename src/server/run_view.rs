@@ -28,6 +28,9 @@ pub struct RunView {
     pub id: String,
     pub name: Option<String>,
     pub notes: String,
+    /// The user who created the run, on a server with users (`kalah-tuner users`); none for
+    /// runs created with the server's own token or without one.
+    pub owner: Option<String>,
     pub preset: Option<String>,
     pub progress: f64,
     #[schema(value_type = Option<u64>)]
@@ -75,6 +78,7 @@ pub(crate) fn run_view(run: &RunRow) -> RunView {
         id: run.id.clone(),
         name: run.name.clone(),
         notes: run.notes.clone(),
+        owner: run.created_by.clone(),
         preset: run.preset.clone(),
         progress,
         seed,

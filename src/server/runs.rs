@@ -7,13 +7,14 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures_util::stream::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, RunPath};
 use super::event_stream::{end_event, is_terminal, sse, sse_event, stream_seat, Outbox, RunStream};
+use super::guard::{not_yours, Caller};
 use super::run_events::{emit, emit_status, Following};
 use super::run_view::{run_json, run_view, RunView};
 use super::state::{RunEvent, SharedState};
@@ -207,6 +208,7 @@ pub struct RunEstimate {
 )]
 pub async fn create(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     ApiJson(body): ApiJson<CreateRun>,
 ) -> ApiResult<Response> {
     let config = prepare(&state, &body).await?;
@@ -219,6 +221,22 @@ pub async fn create(
             None,
             format!("{MAX_QUEUED} runs are already queued; cancel some or wait"),
         ));
+    }
+    if let Caller::User(user) = &caller {
+        if let Some(quota) = user.quota_core_hours {
+            let used = core_hours_used(&state, &user.name).await?;
+            let asked = config.estimated_core_hours();
+            if used + asked > quota {
+                return Err(ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    Some("config"),
+                    format!(
+                        "this run would take about {asked:.2} core-hours, and {} has used {used:.2} of a quota of {quota} core-hours: cancel or delete runs, or ask an admin for more",
+                        user.name
+                    ),
+                ));
+            }
+        }
     }
     // One run's records are capped (`MAX_RUN_STORAGE_BYTES`); so are all that the queued and
     // running runs have still to write, or a hundred runs at the cap would fill the disk.
@@ -245,12 +263,34 @@ pub async fn create(
             preset: body.preset,
             features: serde_json::to_value(&features).map_err(ApiError::internal)?,
             config,
+            created_by: caller.owner(),
         })
         .await?;
     tracing::info!(run = %run.id, "run queued");
     emit_status(&state, &run);
     state.executor.wake();
     Ok((StatusCode::CREATED, Json(run_view(&run))).into_response())
+}
+
+/// The core-hours a user's runs take, by the server's cost estimate (the one the 48
+/// core-hour cap uses): a queued or running run its whole estimate, a run that has ended the
+/// share of it that its generations done make. Deleted runs count no more.
+async fn core_hours_used(state: &SharedState, user: &str) -> ApiResult<f64> {
+    let runs = state.store.runs_created_by(user).await?;
+    Ok(runs
+        .iter()
+        .filter_map(|run| {
+            let config = run.config.as_ref()?;
+            let share = if matches!(run.status, RunStatus::Queued | RunStatus::Running) {
+                1.0
+            } else if run.generations_total == 0 {
+                0.0
+            } else {
+                f64::from(run.generations_done) / f64::from(run.generations_total)
+            };
+            Some(config.estimated_core_hours() * share.min(1.0))
+        })
+        .sum())
 }
 
 /// What the queued and running runs have still to write, by their configs' estimates: a
@@ -499,8 +539,10 @@ pub async fn show(
 )]
 pub async fn cancel(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
+    check_owner(&state, &caller, &id).await?;
     let run = find(&state, &id).await?;
     if !state.store.cancel(&id).await? {
         return Err(ApiError::conflict(format!(
@@ -512,6 +554,17 @@ pub async fn cancel(
     state.stop_run_here(&id);
     super::run_events::publish_status(&state, &id).await;
     Ok(Json(run_view(&find(&state, &id).await?)))
+}
+
+/// Refuses (403) a caller who may not change run `id`: on a server with users, only its
+/// owner or an admin may. A run that does not exist is left to the handler's own 404.
+async fn check_owner(state: &SharedState, caller: &Caller, id: &str) -> ApiResult<()> {
+    if let Some(owner) = state.store.run_owner(id).await? {
+        if !caller.may_change(owner.as_deref()) {
+            return Err(not_yours(&format!("run {id}"), owner.as_deref()));
+        }
+    }
+    Ok(())
 }
 
 /// What `PATCH /api/runs/{id}` may change: what the user says about a run, never what it
@@ -578,9 +631,11 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
 )]
 pub async fn describe(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
     ApiJson(body): ApiJson<DescribeRun>,
 ) -> ApiResult<Json<RunView>> {
+    check_owner(&state, &caller, &id).await?;
     find(&state, &id).await?;
     if let Some(name) = &body.name {
         if name.chars().count() > MAX_NAME_CHARS {
@@ -623,8 +678,10 @@ pub async fn describe(
 )]
 pub async fn resume(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
+    check_owner(&state, &caller, &id).await?;
     let run = find(&state, &id).await?;
     let Some(queued) = state.store.requeue(&id).await? else {
         return Err(ApiError::conflict(format!(
@@ -647,8 +704,10 @@ pub async fn resume(
 )]
 pub async fn delete(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
 ) -> ApiResult<StatusCode> {
+    check_owner(&state, &caller, &id).await?;
     // The owner drops the generation under way once it finds the run gone.
     if !state.store.delete_run(&id).await? {
         return Err(ApiError::not_found(format!("no run {id}")));

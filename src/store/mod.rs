@@ -13,10 +13,12 @@ mod batches;
 pub(crate) mod metrics;
 mod played;
 mod run_life;
+mod users;
 
 pub(crate) use batches::StoredWorker;
 pub(crate) use played::Played;
 pub(crate) use played::{PlayLease, PlayedRow};
+pub(crate) use users::{token_digest, AddUserError, User};
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -164,6 +166,9 @@ pub struct RunRow {
     /// How many times a worker has claimed the run: the number its current owner writes
     /// under (`Store::write_generation`).
     pub claim: i64,
+    /// The user who created the run, on a server with users (`kalah-tuner users`): only they
+    /// or an admin may change it.
+    pub created_by: Option<String>,
 }
 
 impl RunRow {
@@ -195,6 +200,8 @@ pub struct NewRun {
     pub preset: Option<String>,
     pub config: TunerConfig,
     pub features: serde_json::Value,
+    /// The user creating it, on a server with users.
+    pub created_by: Option<String>,
 }
 
 /// One point of a run's fitness curve.
@@ -284,7 +291,7 @@ pub(crate) const LEASE_TTL: Duration = Duration::from_secs(10);
 
 const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
-     stop_reason, notes, tags, claim";
+     stop_reason, notes, tags, claim, created_by";
 
 /// The PostgreSQL channel on which every write that changes the runs list (and so a run's
 /// status or generations) notifies, in its transaction: listeners hear of it once committed.
@@ -457,8 +464,8 @@ impl Store {
         // RETURNING gives the run as inserted, before any worker can claim it.
         let sql = format!(
             "INSERT INTO runs (id, name, status, preset, config, features, generations_total, \
-             generations_done, created_at) VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7) \
-             RETURNING {RUN_COLUMNS}"
+             generations_done, created_at, created_by) \
+             VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7, $8) RETURNING {RUN_COLUMNS}"
         );
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -469,6 +476,7 @@ impl Store {
             .bind(run.features.to_string())
             .bind(run.config.records_total() as i64)
             .bind(now_rfc3339())
+            .bind(&run.created_by)
             .fetch_one(&mut *tx)
             .await?;
         self.runs_changed(&mut tx).await?;
@@ -1117,5 +1125,6 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
         notes: r.try_get("notes")?,
         tags,
         claim: r.try_get("claim")?,
+        created_by: r.try_get("created_by")?,
     })
 }

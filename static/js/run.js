@@ -507,7 +507,7 @@ export async function mount(view, { id }) {
     // PNG downloads name the run.
     for (const c of [fit, div, wts, panel, agreement]) if (c) c.chart.pngTitle = title.textContent;
     const tuner = TUNER_NAMES[r.tuner] || "GA";
-    sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed} · ${r.id}`;
+    sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed}${r.owner ? ` · by ${r.owner}` : ""} · ${r.id}`;
     badge.replaceChildren(statusBadge(r.status));
     const p = Math.max(0, Math.min(1, r.progress ?? 0));
     bar.style.width = `${(p * 100).toFixed(1)}%`;

@@ -350,6 +350,7 @@ async fn leases(db: TestDb) {
             preset: None,
             config: TunerConfig::new(kalah_tuner::ga::GaConfig::default()),
             features: json!([]),
+            created_by: None,
         })
         .await
         .expect("run");

@@ -14,3 +14,4 @@ mod crash;
 mod dashboard;
 mod distributed;
 mod shared;
+mod users;
