@@ -10,3 +10,5 @@ CREATE TABLE users (
     created_at TEXT NOT NULL
 );
 ALTER TABLE runs ADD COLUMN created_by TEXT;
+-- The claim's fair-share ordering counts each user's running runs.
+CREATE INDEX runs_created_by ON runs (created_by, status);

@@ -27,7 +27,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::matches::ScoreEstimate;
@@ -268,20 +267,21 @@ pub(crate) fn now_rfc3339() -> String {
     rfc3339(OffsetDateTime::now_utc())
 }
 
-/// `at` as fixed-width RFC 3339 UTC with milliseconds, so that times compare as text.
+/// `at` as fixed-width RFC 3339 UTC with milliseconds, so that times compare as text
+/// (`time`'s own RFC 3339 format drops a fraction's trailing zeros: `.32Z` would sort
+/// before `.3Z`).
 fn rfc3339(at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
-    let at = at
-        .replace_nanosecond(at.millisecond() as u32 * 1_000_000)
-        .unwrap_or(at);
-    // Formatting a valid UTC time with the well-known format cannot fail.
-    let text = at.format(&Rfc3339).unwrap_or_default();
-    // Rfc3339 drops a zero fraction; keep the width fixed for text ordering.
-    if text.len() == 20 {
-        format!("{}.000Z", &text[..19])
-    } else {
-        text
-    }
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
+    )
 }
 
 /// How long a run's owner may go without a heartbeat before another process takes the run
@@ -602,12 +602,17 @@ impl Store {
         Ok(row.try_get::<i64, _>("n")?.max(0) as u64)
     }
 
-    /// Takes the oldest run that is queued, or running under an owner whose heartbeat is
-    /// older than `LEASE_TTL` (a process that died), and leases it to `owner`: running, a
+    /// Takes the next run that is queued, or running under an owner whose heartbeat is older
+    /// than `LEASE_TTL` (a process that died), and leases it to `owner`: running, a
     /// new claim number, a fresh heartbeat. A taken-over run keeps its generations, so the new
     /// owner resumes it from the last one written. `None` when there is nothing to take or
     /// another process took the run first (one conditional UPDATE: on PostgreSQL the loser
     /// re-reads the row after the winner commits and finds its lease fresh).
+    ///
+    /// Users take turns, so that one user's ten runs do not hold the workers while another's
+    /// one waits: the next run is one of the user with the fewest running runs, among those
+    /// the user whose last run started longest ago, then the oldest. Runs without a user
+    /// (servers without users) count as no one's and keep the oldest-first order.
     pub async fn claim_next(&self, owner: &str) -> Result<Option<RunRow>, StoreError> {
         let now = OffsetDateTime::now_utc();
         let stale_before = rfc3339(now - LEASE_TTL);
@@ -615,9 +620,13 @@ impl Store {
         let row = sqlx::query(
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1), \
              claim = claim + 1, owner = $2, heartbeat_at = $1 \
-             WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
-                           OR (status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $3)) \
-                         ORDER BY created_at, id LIMIT 1) \
+             WHERE id = (SELECT c.id FROM runs c WHERE c.status = 'queued' \
+                           OR (c.status = 'running' AND (c.heartbeat_at IS NULL OR c.heartbeat_at < $3)) \
+                         ORDER BY (SELECT COUNT(*) FROM runs m \
+                                   WHERE m.created_by = c.created_by AND m.status = 'running'), \
+                                  COALESCE((SELECT MAX(m.started_at) FROM runs m \
+                                            WHERE m.created_by = c.created_by), ''), \
+                                  c.created_at, c.id LIMIT 1) \
              AND (status = 'queued' \
                   OR (status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $3))) \
              RETURNING id",
@@ -1127,4 +1136,23 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
         claim: r.try_get("claim")?,
         created_by: r.try_get("created_by")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_times_have_one_width_and_sort_as_text() {
+        let at = |nanos: i128| {
+            rfc3339(OffsetDateTime::from_unix_timestamp_nanos(nanos).expect("a valid time"))
+        };
+        let whole = at(1_700_000_000_000_000_000);
+        let three_tenths = at(1_700_000_000_300_000_000);
+        let later = at(1_700_000_000_305_000_000);
+        assert_eq!(whole, "2023-11-14T22:13:20.000Z");
+        assert_eq!(three_tenths, "2023-11-14T22:13:20.300Z");
+        assert!(whole < three_tenths && three_tenths < later);
+        assert_eq!(now_rfc3339().len(), whole.len());
+    }
 }

@@ -183,3 +183,48 @@ async fn a_server_without_users_or_token_stays_open() {
     srv.shutdown().await;
     db.drop_db().await;
 }
+
+/// Users take turns for the workers: with alice's three runs queued before bob's one, the
+/// second run claimed is bob's, and alice's next one comes after it.
+async fn turns(db: TestDb) {
+    use kalah_tuner::store::{NewRun, Store};
+    use kalah_tuner::tune::TunerConfig;
+    let store = Store::connect(&db.url).await.expect("store");
+    let make = |id: &str, user: &str| NewRun {
+        id: id.into(),
+        name: None,
+        preset: None,
+        config: TunerConfig::new(kalah_tuner::ga::GaConfig::default()),
+        features: json!([]),
+        created_by: Some(user.into()),
+    };
+    for (id, user) in [
+        ("a1", "alice"),
+        ("a2", "alice"),
+        ("a3", "alice"),
+        ("b1", "bob"),
+    ] {
+        store.create_run(&make(id, user)).await.expect("run");
+        // created_at orders the queue; keep the four apart.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let mut order = Vec::new();
+    for _ in 0..3 {
+        let run = store.claim_next("w").await.expect("claim").expect("a run");
+        order.push(run.id);
+    }
+    assert_eq!(order, ["a1", "b1", "a2"]);
+    drop(store);
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_take_turns_for_the_workers_sqlite() {
+    turns(sqlite_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_take_turns_for_the_workers_postgres() {
+    let Some(db) = pg_db().await else { return };
+    turns(db).await;
+}
