@@ -12,15 +12,20 @@ const LAYERS: &[&str] = &[
     "server", "cli",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable src folder") {
+/// The files under `dir`, at any depth, whose extension is `extension`.
+fn files_with(extension: &str, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("a readable folder") {
         let path = entry.expect("directory entry").path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_with(extension, &path, out);
+        } else if path.extension().is_some_and(|e| e == extension) {
             out.push(path);
         }
     }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    files_with("rs", dir, out);
 }
 
 /// The top-level modules a file names through `crate::`, in paths and in `use crate::{..}`.
@@ -418,14 +423,7 @@ fn every_user_error_is_registered() {
 
 /// The Markdown pages under `dir`, at any depth.
 fn markdown_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("a docs folder") {
-        let path = entry.expect("directory entry").path();
-        if path.is_dir() {
-            markdown_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
+    files_with("md", dir, out);
 }
 
 /// The README and docs/ pages, whose links a reader follows.
