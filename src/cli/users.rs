@@ -6,8 +6,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 
 use super::args::usage;
+use crate::server::guard::token_digest;
 use crate::server::redact;
-use crate::store::{token_digest, AddUserError, Store};
+use crate::store::{AddUserError, Store};
 
 /// `kalah-tuner users` options.
 #[derive(Args, Debug)]

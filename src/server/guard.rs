@@ -14,7 +14,7 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
 use super::error::ApiError;
 use super::state::SharedState;
 use crate::game::excerpt;
-use crate::store::{token_digest, StoreError, User};
+use crate::store::{StoreError, User};
 
 pub(crate) fn changes_state(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
@@ -97,28 +97,32 @@ pub async fn auth(State(state): State<SharedState>, mut req: Request, next: Next
 /// The caller a token names, or none when the server refuses it. Users are read from the
 /// database on every request, so a removed user is refused at once by every server.
 async fn caller(state: &SharedState, given: Option<&str>) -> Result<Option<Caller>, StoreError> {
+    // The server's own token needs no look at the database.
+    if let (Some(given), Some(token)) = (given, state.token.as_deref()) {
+        if tokens_match(given, token) {
+            return Ok(Some(Caller::Admin));
+        }
+    }
     let has_users = state.store.has_users().await?;
     if state.token.is_none() && !has_users {
         return Ok(Some(Caller::Admin));
     }
-    let Some(given) = given else {
-        return Ok(None);
-    };
-    if state
-        .token
-        .as_deref()
-        .is_some_and(|token| tokens_match(given, token))
-    {
-        return Ok(Some(Caller::Admin));
+    match given {
+        Some(given) if has_users => Ok(state
+            .store
+            .user_by_token(&token_digest(given))
+            .await?
+            .map(Caller::User)),
+        _ => Ok(None),
     }
-    if !has_users {
-        return Ok(None);
-    }
-    Ok(state
-        .store
-        .user_by_token(&token_digest(given))
-        .await?
-        .map(Caller::User))
+}
+
+/// The SHA-256 digest of a token in lower-case hex: what the users table keeps of it.
+pub(crate) fn token_digest(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `POST /api/token-check`: answered only when the request may change state, so a client

@@ -18,7 +18,7 @@ mod users;
 pub(crate) use batches::StoredWorker;
 pub(crate) use played::Played;
 pub(crate) use played::{PlayLease, PlayedRow};
-pub(crate) use users::{token_digest, AddUserError, User};
+pub(crate) use users::{AddUserError, User};
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -29,15 +29,6 @@ pub(crate) enum AddUserError {
     Store(#[from] StoreError),
 }
 
-/// The SHA-256 digest of a token in lower-case hex: what the table stores of it.
-pub(crate) fn token_digest(token: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 const USER_COLUMNS: &str = "name, admin, quota_core_hours, created_at";
 
 fn user_from_row(row: &AnyRow) -> Result<User, StoreError> {
@@ -98,12 +89,7 @@ impl Store {
     }
 
     pub(crate) async fn user_named(&self, name: &str) -> Result<Option<User>, StoreError> {
-        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE name = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(user_from_row).transpose()
+        self.user_where("name", name).await
     }
 
     /// The user whose token has this digest.
@@ -111,9 +97,18 @@ impl Store {
         &self,
         token_sha256: &str,
     ) -> Result<Option<User>, StoreError> {
-        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE token_sha256 = $1");
+        self.user_where("token_sha256", token_sha256).await
+    }
+
+    /// The user whose `column` (a unique one) holds `value`.
+    async fn user_where(
+        &self,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<User>, StoreError> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {column} = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(token_sha256)
+            .bind(value)
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(user_from_row).transpose()
