@@ -74,6 +74,13 @@ pub struct ServeArgs {
     /// --max-connections if lower]
     #[arg(long, env = "KALAH_TUNER_MAX_EVENT_STREAMS")]
     pub max_event_streams: Option<usize>,
+    /// Share of the machine's cores the ladder's background games may take, 0 to 1 (0: no
+    /// ladder games on this server; the ladder still shows what is stored)
+    #[arg(long, default_value_t = crate::server::ladder::DEFAULT_SHARE, env = "KALAH_TUNER_LADDER_SHARE")]
+    pub ladder_share: f64,
+    /// The fixed search depth of every ladder game (each depth is a ladder of its own)
+    #[arg(long, default_value_t = crate::server::ladder::DEFAULT_DEPTH, env = "KALAH_TUNER_LADDER_DEPTH")]
+    pub ladder_depth: u32,
 }
 
 impl ServeArgs {
@@ -117,6 +124,10 @@ impl ServeArgs {
                 max_event_streams: self.event_streams(),
                 ..Limits::default()
             },
+            ladder: crate::server::LadderSettings {
+                share: self.ladder_share,
+                depth: self.ladder_depth,
+            },
             token: std::env::var("KALAH_TUNER_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),
@@ -145,6 +156,19 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         bail!(usage(format!(
             "--max-pending-storage-gb must be over 0, up to 1000000, got {}",
             args.max_pending_storage_gb
+        )));
+    }
+    if !(0.0..=1.0).contains(&args.ladder_share) {
+        bail!(usage(format!(
+            "--ladder-share must be 0 to 1, got {}",
+            args.ladder_share
+        )));
+    }
+    let most = crate::server::ladder::MAX_DEPTH;
+    if args.ladder_depth == 0 || args.ladder_depth > most {
+        bail!(usage(format!(
+            "--ladder-depth must be 1 to {most}, got {}",
+            args.ladder_depth
         )));
     }
     let per_peer = args.per_peer();

@@ -6,6 +6,7 @@ pub(crate) mod game;
 pub mod mankalah;
 pub(crate) mod pairing;
 pub(crate) mod presets;
+pub mod rating;
 pub(crate) mod setup;
 pub mod sprt;
 pub(crate) mod stats;

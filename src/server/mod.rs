@@ -35,6 +35,7 @@ pub(crate) mod event_stream;
 pub(crate) mod events;
 pub(crate) mod guard;
 pub(crate) mod health;
+pub(crate) mod ladder;
 pub(crate) mod limits;
 pub(crate) mod matches;
 pub(crate) mod metrics;
@@ -51,6 +52,7 @@ pub(crate) mod state;
 pub(crate) mod tournaments;
 
 pub use health::READY_TIMEOUT;
+pub use ladder::LadderSettings;
 pub use routes::router;
 pub(crate) use state::{AppState, RequestCounts, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS};
 
@@ -104,6 +106,8 @@ pub struct ServerConfig {
     pub max_pending_storage_bytes: u64,
     /// Connections and request timeouts (`--max-connections`; the timeouts are fixed).
     pub limits: limits::Limits,
+    /// The ladder's share of the cores and depth (`--ladder-share`, `--ladder-depth`).
+    pub ladder: LadderSettings,
 }
 
 impl ServerConfig {
@@ -120,6 +124,7 @@ impl ServerConfig {
             allow_origins: Vec::new(),
             public_origins: Vec::new(),
             play_batches: true,
+            ladder: LadderSettings::default(),
             max_pending_storage_bytes: DEFAULT_MAX_PENDING_STORAGE_BYTES,
             limits: limits::Limits::default(),
         }
@@ -396,6 +401,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         shutdown,
         executor,
         counters: Default::default(),
+        ladder: config.ladder,
     });
     let app = router(state.clone(), config.limits);
     let signalled = state.clone();
@@ -413,6 +419,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let serve = tokio::spawn(limits::serve(listener, app, limits, stopping));
     tokio::spawn(log_summary(state.clone()));
     tokio::spawn(run_events::watch(state.clone()));
+    tokio::spawn(ladder::schedule(state.clone(), config.ladder));
     let workers = (0..config.workers)
         .map(|i| {
             let observer = Arc::new(run_events::Announcer(state.clone()));

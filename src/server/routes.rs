@@ -21,8 +21,8 @@ use utoipa_axum::routes;
 use super::error::{self, ApiError};
 use super::state::{SharedState, MAX_BODY_BYTES};
 use super::{
-    agents, assets, batch_workers, events, guard, health, limits, matches, metrics, moves, openapi,
-    runs, sprt_tests, tournaments,
+    agents, assets, batch_workers, events, guard, health, ladder, limits, matches, metrics, moves,
+    openapi, runs, sprt_tests, tournaments,
 };
 use crate::game::excerpt;
 
@@ -57,6 +57,9 @@ fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(sprt_tests::list, sprt_tests::start))
         .routes(routes!(sprt_tests::show))
         .routes(routes!(sprt_tests::cancel))
+        .routes(routes!(ladder::list))
+        .routes(routes!(ladder::show))
+        .routes(routes!(ladder::withdraw))
         .routes(routes!(batch_workers::list))
         .routes(routes!(guard::check_token))
         .routes(routes!(health::healthz))

@@ -25,6 +25,30 @@ pub const BACKGROUND_SLOTS: usize = 2;
 /// Largest request body: an export document used as an agent fits with room to spare.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// How the ladder plays, from `serve`'s flags.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LadderSettings {
+    /// Share of the machine's cores the ladder's games may take, 0 to 1 (0: no ladder games).
+    pub share: f64,
+    /// The search depth of every ladder game.
+    pub depth: u32,
+}
+
+impl Default for LadderSettings {
+    fn default() -> Self {
+        LadderSettings {
+            share: DEFAULT_SHARE,
+            depth: DEFAULT_DEPTH,
+        }
+    }
+}
+
+/// A tenth of the cores.
+pub const DEFAULT_SHARE: f64 = 0.1;
+/// The benchmark panel's depth, at which the main job tunes.
+pub const DEFAULT_DEPTH: u32 = 4;
+/// Deepest ladder: the anchors search two plies deeper still.
+pub const MAX_DEPTH: u32 = 10;
 /// A change a client may want to hear about, broadcast to the event streams.
 #[derive(Clone, Debug)]
 pub struct RunEvent {
@@ -91,6 +115,8 @@ pub struct AppState {
     pub executor: Arc<Executor>,
     /// What `GET /metrics` counts of this process's own work.
     pub counters: ProcessCounters,
+    /// The ladder's share of the cores and the depth of its games.
+    pub ladder: LadderSettings,
 }
 
 impl AppState {

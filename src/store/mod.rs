@@ -10,12 +10,14 @@
 //! callers racing on one run never both succeed, whatever the backend.
 
 mod batches;
+mod ladder;
 pub(crate) mod metrics;
 mod played;
 mod run_life;
 mod users;
 
 pub(crate) use batches::StoredWorker;
+pub(crate) use ladder::{LadderFit, LadderPlayerRow, LadderRatingPoint, LadderRow, LadderTrial};
 pub(crate) use played::Played;
 pub(crate) use played::{PlayLease, PlayedRow};
 pub(crate) use users::{AddUserError, User};
@@ -825,6 +827,15 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        // Its champion leaves the ladders (its games stay: the other players' ratings rest
+        // on them).
+        sqlx::query(
+            "UPDATE ladder_players SET withdrawn_at = $2 WHERE run_id = $1 AND withdrawn_at IS NULL",
+        )
+        .bind(id)
+        .bind(now_rfc3339())
+        .execute(&mut *tx)
+        .await?;
         let done = sqlx::query("DELETE FROM runs WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)

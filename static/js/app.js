@@ -11,6 +11,7 @@ import * as settings from "./settings.js";
 import * as compare from "./compare.js";
 import * as sprt from "./sprt.js";
 import * as workers from "./workers.js";
+import * as ladder from "./ladder.js";
 import { initTheme } from "./theme.js";
 
 initTheme();
@@ -26,6 +27,7 @@ const routes = [
   { re: /^\/compare\/?$/, page: compare, nav: "runs" },
   { re: /^\/sprt\/?$/, page: sprt, nav: "sprt" },
   { re: /^\/workers\/?$/, page: workers, nav: "workers" },
+  { re: /^\/ladder\/?$/, page: ladder, nav: "ladder" },
 ];
 
 let cleanup = null;

@@ -633,3 +633,36 @@ export function llrChart(el, lower, upper) {
     destroy: () => chart.destroy(),
   };
 }
+
+/**
+ * Ladder ratings over time: one line per player (`lines` are {label, points: [{at, elo}]}),
+ * on the wall clock, joined on the union of times (the ladder writes every player's point
+ * together).
+ */
+export function ratingChart(el, lines) {
+  const times = [...new Set(lines.flatMap((l) => l.points.map((p) => p.at)))].sort();
+  const at = new Map(times.map((t, i) => [t, i]));
+  const cols = [
+    times.map((t) => Date.parse(t) / 1000),
+    ...lines.map((l) => {
+      const col = new Array(times.length).fill(null);
+      for (const p of l.points) col[at.get(p.at)] = p.elo;
+      return col;
+    }),
+  ];
+  const [, yAxis] = axes("Elo");
+  const c = themeColors();
+  const opts = {
+    class: "chart-ladder",
+    series: [
+      { label: "time", value: (u, v) => (v == null ? "–" : new Date(v * 1000).toLocaleTimeString()) },
+      ...lines.map((l, i) => ({ label: l.label, stroke: PALETTE[i % PALETTE.length], dash: seriesDash(i), width: 2, value: val(0), spanGaps: true })),
+    ],
+    scales: { x: { time: true } },
+    axes: [{ stroke: c.fg, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 }, label: "time" }, yAxis],
+    cursor: { drag: { x: true, y: false } },
+  };
+  const chart = new LiveChart(el, opts, cols, 280);
+  chart.redraw();
+  return chart;
+}

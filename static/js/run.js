@@ -4,6 +4,7 @@
 import { api } from "./api.js";
 import { agreementChart, dataButtons, diversityChart, fitnessChart, linkZoom, logToggle, panelChart, setStepUnit, weightsChart } from "./charts.js";
 import * as live from "./live.js";
+import { standing } from "./ladder.js";
 import { clearFlash, flash, fmtDuration, fmtNum, fmtTime, h, shortId, isLearner, statusBadge, TUNER_NAMES } from "./util.js";
 
 const TERMINAL = new Set(["finished", "cancelled", "failed"]);
@@ -50,6 +51,32 @@ export async function mount(view, { id }) {
   const bar = h("div.bar-fill");
   const barWrap = h("div.bar.big", bar);
   const stats = h("dl.stats");
+  // Where the run's champion stands on its ladder, once the run has finished.
+  const standingEl = h("p.hint", { id: "ladder-standing", hidden: true });
+  let standingAsked = 0;
+  async function showStanding() {
+    if (Date.now() - standingAsked < 10000) return;
+    standingAsked = Date.now();
+    const s = await standing(id);
+    // Not entered or not rated yet: the ladder takes it within seconds of the finish.
+    const again = () => setTimeout(() => standingEl.isConnected && showStanding(), 10000);
+    if (!s || s.me.elo == null) again();
+    if (!s) return;
+    const { ladder, me, ranked } = s;
+    const where = `${ladder.pits},${ladder.seeds} ${ladder.rules}${ladder.pie ? " pie" : ""}, depth ${ladder.depth}`;
+    const q = new URLSearchParams({ board: `${ladder.pits},${ladder.seeds}`, rules: ladder.rules, pie: String(ladder.pie) });
+    standingEl.replaceChildren(
+      "Ladder: ",
+      me.withdrawn
+        ? "withdrawn"
+        : me.elo == null
+          ? "entered, not yet rated"
+          : `${me.rank ?? "–"} of ${ranked}, ${Math.round(me.elo)} Elo [${Math.round(me.low)}, ${Math.round(me.high)}] after ${me.trials} pairs`,
+      ` on the ${where} ladder (0 = ${ladder.reference}) · `,
+      h("a", { href: `#/ladder?${q}` }, "see the ladder"),
+    );
+    standingEl.hidden = false;
+  }
   const errBox = h("p.error-text", { hidden: true });
   const queueNote = h("p.notice", { id: "queue-note", hidden: true });
   const deletedNote = h("p.notice", { id: "run-deleted", hidden: true, role: "status" }, "This run was deleted: it no longer runs, and its data is gone from the server. ", h("a", { href: "#/runs" }, "Back to the runs"));
@@ -172,6 +199,7 @@ export async function mount(view, { id }) {
       queueNote,
       deletedNote,
       stats,
+      standingEl,
       h("div.describe", tagList, notesText, editBtn),
       editor,
       configBox,
@@ -509,6 +537,7 @@ export async function mount(view, { id }) {
     const tuner = TUNER_NAMES[r.tuner] || "GA";
     sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed}${r.owner ? ` · by ${r.owner}` : ""} · ${r.id}`;
     badge.replaceChildren(statusBadge(r.status));
+    if (r.status === "finished") showStanding();
     const p = Math.max(0, Math.min(1, r.progress ?? 0));
     bar.style.width = `${(p * 100).toFixed(1)}%`;
     bar.classList.toggle("live", r.status === "running");

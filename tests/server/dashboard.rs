@@ -90,6 +90,9 @@ enum Backend {
     /// The same, the server started with `KALAH_TUNER_TOKEN`; the script gets the token in
     /// `E2E_TOKEN`, as its operator would.
     SqliteWithToken,
+    /// A fresh SQLite file, the server playing ladder games on a whole core at depth 1 (the
+    /// others play none: they would take cores from the pages under test).
+    SqliteWithLadder,
     /// A fresh PostgreSQL database (`KALAH_TUNER_TEST_PG_URL`), a `serve --no-batches` and
     /// two `kalah-tuner worker` processes of one game thread each, which play the batches.
     PostgresWithTwoWorkers,
@@ -123,7 +126,12 @@ fn start_worker(dir: &Path, db_url: &str) -> Server {
     }
 }
 
-fn start_server(dir: &Path, db_url: Option<&str>, token: Option<&str>) -> (Server, String) {
+fn start_server(
+    dir: &Path,
+    db_url: Option<&str>,
+    token: Option<&str>,
+    ladder: bool,
+) -> (Server, String) {
     std::fs::create_dir_all(dir).expect("creating the test's temporary folder");
     let db = match db_url {
         Some(url) => url.to_string(),
@@ -143,7 +151,9 @@ fn start_server(dir: &Path, db_url: Option<&str>, token: Option<&str>) -> (Serve
         })
         .env_remove("KALAH_TUNER_TOKEN")
         .env_remove("DATABASE_URL")
-        .env_remove("KALAH_TUNER_STATIC_DIR");
+        .env_remove("KALAH_TUNER_STATIC_DIR")
+        .env("KALAH_TUNER_LADDER_SHARE", if ladder { "1" } else { "0" })
+        .env("KALAH_TUNER_LADDER_DEPTH", "1");
     if let Some(token) = token {
         cmd.env("KALAH_TUNER_TOKEN", token);
     }
@@ -224,6 +234,13 @@ fn every_page_passes_axe_in_both_themes() {
     run_script("axe.mjs");
 }
 
+/// Finished runs' champions on the ladder page with ratings, intervals and the chart, a run
+/// page's standing, a champion withdrawn; axe on the ladder page in both themes.
+#[test]
+fn the_ladder_page_shows_every_champion() {
+    run_script_on("ladder.mjs", Backend::SqliteWithLadder);
+}
+
 /// On a server with a token: a read-only visitor is told before filling the New run form that a
 /// token is needed; Settings checks a token with the server before keeping it (issue 34).
 #[test]
@@ -279,7 +296,7 @@ fn run_script_on(script: &str, backend: Backend) {
     let folder = Folder(dir.clone());
     let runtime = tokio::runtime::Runtime::new().expect("a runtime for the database set-up");
     let pg = match backend {
-        Backend::Sqlite | Backend::SqliteWithToken => None,
+        Backend::Sqlite | Backend::SqliteWithToken | Backend::SqliteWithLadder => None,
         Backend::PostgresWithTwoWorkers => match runtime.block_on(crate::support::pg_db()) {
             Some(db) => Some(db),
             // Not configured outside CI: pg_db said so.
@@ -289,7 +306,12 @@ fn run_script_on(script: &str, backend: Backend) {
     let db_url = pg.as_ref().map(|db| db.url.clone());
     // Not a secret: it guards a throwaway server for the length of one test.
     let token = (backend == Backend::SqliteWithToken).then(|| format!("e2e-token-{stamp}"));
-    let (mut server, url) = start_server(&dir, db_url.as_deref(), token.as_deref());
+    let (mut server, url) = start_server(
+        &dir,
+        db_url.as_deref(),
+        token.as_deref(),
+        backend == Backend::SqliteWithLadder,
+    );
     let workers: Vec<Server> = match &db_url {
         Some(db) => (0..2).map(|_| start_worker(&dir, db)).collect(),
         None => Vec::new(),
@@ -333,7 +355,12 @@ fn run_script_on(script: &str, backend: Backend) {
         if line.trim() == "RESTART-SERVER" {
             // Killed, not stopped: what a crash or a power cut leaves is what must read back.
             drop(server);
-            let (again, url) = start_server(&dir, db_url.as_deref(), token.as_deref());
+            let (again, url) = start_server(
+                &dir,
+                db_url.as_deref(),
+                token.as_deref(),
+                backend == Backend::SqliteWithLadder,
+            );
             server = again;
             writeln!(to_node, "{url}").expect("telling the script the new address");
         }

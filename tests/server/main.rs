@@ -13,5 +13,6 @@ mod api;
 mod crash;
 mod dashboard;
 mod distributed;
+mod ladder;
 mod shared;
 mod users;

@@ -151,6 +151,8 @@ pub async fn server(db: &TestDb, token: Option<&str>) -> RunningServer {
 pub async fn server_with(db: &TestDb, adjust: impl FnOnce(&mut ServerConfig)) -> RunningServer {
     let mut config = ServerConfig::new("127.0.0.1:0", db.url.clone());
     config.threads = Some(2);
+    // No ladder games unless a test asks for them: they would take cores from the others.
+    config.ladder.share = 0.0;
     adjust(&mut config);
     start(config).await.expect("server starts")
 }
