@@ -3,6 +3,7 @@
 -- latest fitted rating (any server answers GET /api/ladder from these rows alone); trials are
 -- the colour-swapped pairs played between them; ratings keep each player's rating over time.
 -- One server schedules the games at a time: the one holding the `ladder_lease` row.
+-- Tournaments and SPRT tests gain the user who started them (`created_by`), as runs have.
 CREATE TABLE ladders (
     id TEXT PRIMARY KEY,
     pits BIGINT NOT NULL,
@@ -49,6 +50,9 @@ CREATE TABLE ladder_ratings (
     trials BIGINT NOT NULL
 );
 CREATE INDEX ladder_ratings_ladder ON ladder_ratings (ladder, at);
+-- Tournaments and SPRT tests belong to the user who started them, as runs do.
+ALTER TABLE tournaments ADD COLUMN created_by TEXT;
+ALTER TABLE sprt_tests ADD COLUMN created_by TEXT;
 CREATE TABLE ladder_lease (
     name TEXT PRIMARY KEY,
     owner TEXT NOT NULL,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::error::{ApiError, ApiResult};
+use super::guard::{not_yours, Caller};
 use super::state::SharedState;
 use crate::search::Budget;
 use crate::store::{PlayLease, Played, PlayedRow, StoreError};
@@ -101,9 +102,10 @@ pub(super) fn names_a_row(id: &str) -> bool {
 /// Cancels a row that is still being played, whichever server plays it: stored as
 /// `cancelled` at once, and the owner stops its games within a beat. The row as it stands
 /// then; `over` (a 409, given the status) when it was no longer played, `not_found` when
-/// there is none.
+/// there is none, 403 when `caller` may not change what its creator started.
 pub(super) async fn cancel(
     state: &SharedState,
+    caller: &Caller,
     kind: Played,
     id: &str,
     not_found: impl FnOnce() -> ApiError,
@@ -112,8 +114,15 @@ pub(super) async fn cancel(
     if !names_a_row(id) {
         return Err(not_found());
     }
+    let before = state.store.played(kind, id).await?.ok_or_else(not_found)?;
+    if !caller.may_change(before.created_by.as_deref()) {
+        return Err(not_yours(
+            &format!("{} {id}", kind.noun()),
+            before.created_by.as_deref(),
+        ));
+    }
     let cancelled = state.store.cancel_played(kind, id).await?;
-    let row = state.store.played(kind, id).await?.ok_or_else(not_found)?;
+    let row = state.store.played(kind, id).await?.unwrap_or(before);
     if !cancelled {
         return Err(over(&row.status));
     }

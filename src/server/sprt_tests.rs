@@ -16,13 +16,14 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::Json;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
+use super::guard::Caller;
 use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds, MAX_SPRT_PAIRS};
 use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
@@ -121,6 +122,9 @@ pub(crate) struct SprtTestView {
     id: String,
     max_pairs: u64,
     name: Option<String>,
+    /// The user who started it, on a server with users: only they or an admin may stop it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
     /// Games played so far, those of the batch under way included (the report counts whole
     /// batches: its LLR moves when a batch of 64 pairs ends). Absent in tests stored by an
     /// older server.
@@ -158,6 +162,8 @@ struct Test {
     error: Option<String>,
     /// Games played, counted as each ends.
     games_played: Arc<AtomicU64>,
+    /// The user who started it.
+    owner: Option<String>,
 }
 
 impl Test {
@@ -176,6 +182,7 @@ impl Test {
             id: self.id.clone(),
             max_pairs: self.max_pairs,
             name: self.name.clone(),
+            owner: self.owner.clone(),
             games_played: Some(
                 self.games_played
                     .load(Ordering::Relaxed)
@@ -201,6 +208,7 @@ impl Test {
             progress: self.progress(),
             heartbeat_at: None,
             state: self.to_json(),
+            created_by: self.owner.clone(),
         }
     }
 }
@@ -221,6 +229,7 @@ fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
     shown.error = t.error;
     shown.progress = t.progress;
     shown.finished_at = t.finished_at;
+    shown.owner = t.created_by;
     if !with_history {
         shown.history = None;
     }
@@ -241,6 +250,7 @@ fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
 )]
 pub async fn start(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     ApiJson(req): ApiJson<SprtTestRequest>,
 ) -> ApiResult<(StatusCode, Json<SprtTestView>)> {
     let setup = setup_of(req.board, req.rules, req.pie, req.opening_plies, req.seed)?;
@@ -281,6 +291,7 @@ pub async fn start(
         history: vec![LlrPoint { pairs: 0, llr: 0.0 }],
         error: None,
         games_played: Arc::new(AtomicU64::new(0)),
+        owner: caller.owner(),
     };
     let Some(seat) = Seat::take() else {
         return Err(ApiError::conflict(format!(
@@ -436,10 +447,19 @@ pub async fn show(
 )]
 pub async fn cancel(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<SprtTestView>> {
     let over =
         |status: &str| ApiError::conflict(format!("SPRT test {id} is {status}, not running"));
-    let t = played::cancel(&state, Played::SprtTest, &id, || not_found(&id), over).await?;
+    let t = played::cancel(
+        &state,
+        &caller,
+        Played::SprtTest,
+        &id,
+        || not_found(&id),
+        over,
+    )
+    .await?;
     Ok(Json(shown(t, true)?))
 }

@@ -11,13 +11,14 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
+use super::guard::Caller;
 use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds};
 use super::played::{self, keep_playing, read_failing_abandoned};
 use super::state::SharedState;
@@ -53,6 +54,9 @@ pub struct TournamentState {
     pub id: String,
     /// The agents' display names, as the request gave them (else the specs).
     pub names: Vec<String>,
+    /// The user who started it, on a server with users: only they or an admin may stop it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// Games played over games planned, written by the server playing it as games finish;
     /// the same on every server.
     #[schema(minimum = 0, maximum = 1)]
@@ -171,12 +175,14 @@ const STOPPED_BEFORE_THE_END: &str =
 )]
 pub async fn start(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     ApiJson(req): ApiJson<TournamentRequest>,
 ) -> ApiResult<Response> {
     let config = tournament_config(&state, &req).await?;
     let names = display_names(&req, &config)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let entry = new_state(&id, &config, names);
+    let mut entry = new_state(&id, &config, names);
+    entry.owner = caller.owner();
     let planned = tournament_games(&config);
     let mut tasks = state.tournament_tasks.lock().await;
     while tasks.try_join_next().is_some() {}
@@ -353,6 +359,7 @@ fn new_state(id: &str, config: &TournamentConfig, names: Vec<String>) -> Tournam
         status: "queued".into(),
         agents: config.agents.iter().map(|s| s.to_string()).collect(),
         names,
+        owner: None,
         games: config.games,
         seed: config.setup.seed,
         table: Vec::new(),
@@ -407,6 +414,7 @@ fn stored(t: &TournamentState) -> ApiResult<PlayedRow> {
         progress: t.progress,
         heartbeat_at: None,
         state: serde_json::to_value(t).map_err(ApiError::internal)?,
+        created_by: t.owner.clone(),
     })
 }
 
@@ -419,6 +427,7 @@ fn shown(t: PlayedRow) -> ApiResult<TournamentState> {
     shown.status = t.status;
     shown.error = t.error;
     shown.progress = t.progress;
+    shown.owner = t.created_by;
     Ok(shown)
 }
 
@@ -536,6 +545,7 @@ pub async fn show(
 )]
 pub async fn cancel(
     State(state): State<SharedState>,
+    Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TournamentState>> {
     let not_found = || {
@@ -549,7 +559,7 @@ pub async fn cancel(
             "tournament {id} is {status}: only a queued or running one can be cancelled"
         ))
     };
-    let t = played::cancel(&state, Played::Tournament, &id, not_found, over).await?;
+    let t = played::cancel(&state, &caller, Played::Tournament, &id, not_found, over).await?;
     Ok(Json(shown(t)?))
 }
 

@@ -55,9 +55,12 @@ impl Played {
 
     fn columns(self) -> &'static str {
         match self {
-            Played::Tournament => "id, created_at, status, error, progress, heartbeat_at, state",
+            Played::Tournament => {
+                "id, created_at, status, error, progress, heartbeat_at, state, created_by"
+            }
             Played::SprtTest => {
-                "id, created_at, finished_at, status, error, progress, heartbeat_at, state"
+                "id, created_at, finished_at, status, error, progress, heartbeat_at, state, \
+                 created_by"
             }
         }
     }
@@ -91,6 +94,8 @@ pub struct PlayedRow {
     /// The playing server's last heartbeat (`None` when never written).
     pub heartbeat_at: Option<String>,
     pub state: serde_json::Value,
+    /// The user who started it, on a server with users: only they or an admin may cancel it.
+    pub created_by: Option<String>,
 }
 
 impl PlayedRow {
@@ -126,8 +131,8 @@ impl Store {
     ) -> Result<(), StoreError> {
         let state = kind.text(&t.state)?;
         let sql = format!(
-            "INSERT INTO {} (id, created_at, status, state, progress, owner, heartbeat_at) \
-             VALUES ($1, $2, '{}', $3, 0, $4, $5)",
+            "INSERT INTO {} (id, created_at, status, state, progress, owner, heartbeat_at, \
+             created_by) VALUES ($1, $2, '{}', $3, 0, $4, $5, $6)",
             kind.table(),
             kind.first_status()
         );
@@ -137,6 +142,7 @@ impl Store {
             .bind(state)
             .bind(owner)
             .bind(now_rfc3339())
+            .bind(&t.created_by)
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -321,5 +327,6 @@ fn from_row(kind: Played, r: &AnyRow) -> Result<PlayedRow, StoreError> {
         progress: r.try_get("progress")?,
         heartbeat_at: r.try_get("heartbeat_at")?,
         state: serde_json::from_str(&state).map_err(|e| corrupt(kind.noun(), e))?,
+        created_by: r.try_get("created_by")?,
     })
 }

@@ -228,3 +228,75 @@ async fn users_take_turns_for_the_workers_postgres() {
     let Some(db) = pg_db().await else { return };
     turns(db).await;
 }
+
+/// Tournaments and SPRT tests belong to whoever started them, as runs do: another user's
+/// cancel is 403 naming the owner, everyone reads them, the owner and an admin may stop them.
+async fn played_rows_are_owned(db: TestDb) {
+    let alice_token = add_user(&db, "alice", &[]);
+    let bob_token = add_user(&db, "bob", &[]);
+    let srv = server(&db, Some("root-token")).await;
+    let anonymous = Api::of(&srv);
+    let alice = as_user(&anonymous, &alice_token);
+    let bob = as_user(&anonymous, &bob_token);
+    let root = as_user(&anonymous, "root-token");
+
+    // Long enough to be still playing while they argue over it.
+    let (code, test) = alice
+        .post(
+            "/api/sprt-tests",
+            json!({"a": "minimax:6", "b": "minimax:5", "sprt": "0,5", "max_pairs": 2000}),
+        )
+        .await;
+    assert_eq!(code, 202, "{test}");
+    assert_eq!(test["owner"], "alice");
+    let test_id = test["id"].as_str().unwrap();
+    let (code, tournament) = alice
+        .post(
+            "/api/tournaments",
+            json!({"agents": ["minimax:7", "minimax:6", "minimax:5"], "games": 100}),
+        )
+        .await;
+    assert_eq!(code, 202, "{tournament}");
+    let tournament_id = tournament["id"].as_str().unwrap();
+    let (_, shown) = anonymous
+        .get(&format!("/api/tournaments/{tournament_id}"))
+        .await;
+    assert_eq!(shown["owner"], "alice", "{shown}");
+
+    for path in [
+        format!("/api/sprt-tests/{test_id}/cancel"),
+        format!("/api/tournaments/{tournament_id}/cancel"),
+    ] {
+        let (code, err) = bob.post(&path, json!({})).await;
+        assert_eq!(code, 403, "{path}: {err}");
+        assert!(
+            err["error"]["message"].as_str().unwrap().contains("alice"),
+            "{err}"
+        );
+    }
+    let (code, stopped) = alice
+        .post(&format!("/api/sprt-tests/{test_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 200, "{stopped}");
+    assert_eq!(stopped["status"], "cancelled");
+    let (code, stopped) = root
+        .post(
+            &format!("/api/tournaments/{tournament_id}/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(code, 200, "an admin stops anyone's: {stopped}");
+    srv.shutdown().await;
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournaments_and_sprt_tests_are_stopped_only_by_their_owner_or_an_admin_sqlite() {
+    played_rows_are_owned(sqlite_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournaments_and_sprt_tests_are_stopped_only_by_their_owner_or_an_admin_postgres() {
+    let Some(db) = pg_db().await else { return };
+    played_rows_are_owned(db).await;
+}
