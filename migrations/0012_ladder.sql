@@ -50,6 +50,9 @@ CREATE TABLE ladder_ratings (
     trials BIGINT NOT NULL
 );
 CREATE INDEX ladder_ratings_ladder ON ladder_ratings (ladder, at);
+-- When a run was last claimed: users take turns by it (a run yields its slot to another
+-- user's waiting run, and the next claim goes to the user whose run was claimed longest ago).
+ALTER TABLE runs ADD COLUMN claimed_at TEXT;
 -- Tournaments and SPRT tests belong to the user who started them, as runs do.
 ALTER TABLE tournaments ADD COLUMN created_by TEXT;
 ALTER TABLE sprt_tests ADD COLUMN created_by TEXT;

@@ -30,6 +30,9 @@ use crate::tune::{ConfigError, Driver, GenerationRecord, HallOfFame, StepControl
 const POLL: Duration = Duration::from_secs(1);
 /// How often an owner renews its run's lease (and so learns that the run was cancelled).
 const LEASE_BEAT: Duration = Duration::from_secs(1);
+/// How long a run keeps its slot before it yields to another user's waiting run (when its
+/// user has more runs running): long enough that resuming costs little beside it.
+const TURN: Duration = Duration::from_secs(30);
 /// How long an owner waits out a database that does not answer before it gives up on the
 /// run (which stays `running`, and is resumed by the next process to start).
 const MAX_OUTAGE: Duration = Duration::from_secs(600);
@@ -96,6 +99,9 @@ pub trait RunStore: Send + Sync {
 
     /// Hands the run back to the queue; `false` when it was not running under `claim`.
     fn release_run<'a>(&'a self, run_id: &'a str, claim: i64) -> StoreFuture<'a, bool>;
+
+    /// Whether the run should give its slot to another user's waiting run (users take turns).
+    fn should_yield<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool>;
 }
 
 /// What the rest of the process hears of the runs an executor steps: the server announces
@@ -298,6 +304,7 @@ impl Executor {
         };
         let mut runner = Runner::new(driver, self.pool.clone(), games);
         let control = StepControl::new(budget.clone());
+        let claimed = std::time::Instant::now();
         loop {
             let record = match runner.step(&control).await? {
                 Stepped::Cancelled => {
@@ -338,6 +345,21 @@ impl Executor {
                 return Ok(());
             }
             if self.is_stopping() {
+                return Ok(());
+            }
+            // Between generations, after a turn: another user waiting with fewer runs running
+            // gets this slot; this run goes back to the queue and resumes from this record
+            // (exactly as it would have gone on) when its user's turn comes again.
+            if claimed.elapsed() >= TURN
+                && self.store.should_yield(&run.id).await.unwrap_or(false)
+                && self
+                    .store
+                    .release_run(&run.id, run.claim)
+                    .await
+                    .unwrap_or(false)
+            {
+                tracing::info!(run = %run.id, generation = record.generation,
+                    "run yields its slot to another user's waiting run");
                 return Ok(());
             }
         }

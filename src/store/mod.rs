@@ -613,20 +613,22 @@ impl Store {
     ///
     /// Users take turns, so that one user's ten runs do not hold the workers while another's
     /// one waits: the next run is one of the user with the fewest running runs, among those
-    /// the user whose last run started longest ago, then the oldest. Runs without a user
-    /// (servers without users) count as no one's and keep the oldest-first order.
+    /// the user whose last run was claimed longest ago, then the oldest. Runs without a user
+    /// (servers without users) count as no one's and keep the oldest-first order. A running
+    /// run gives its slot back when another user waits with fewer running runs
+    /// ([`Store::should_yield`]), so turns come round even while runs are long.
     pub async fn claim_next(&self, owner: &str) -> Result<Option<RunRow>, StoreError> {
         let now = OffsetDateTime::now_utc();
         let stale_before = rfc3339(now - LEASE_TTL);
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query(
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1), \
-             claim = claim + 1, owner = $2, heartbeat_at = $1 \
+             claimed_at = $1, claim = claim + 1, owner = $2, heartbeat_at = $1 \
              WHERE id = (SELECT c.id FROM runs c WHERE c.status = 'queued' \
                            OR (c.status = 'running' AND (c.heartbeat_at IS NULL OR c.heartbeat_at < $3)) \
                          ORDER BY (SELECT COUNT(*) FROM runs m \
                                    WHERE m.created_by = c.created_by AND m.status = 'running'), \
-                                  COALESCE((SELECT MAX(m.started_at) FROM runs m \
+                                  COALESCE((SELECT MAX(m.claimed_at) FROM runs m \
                                             WHERE m.created_by = c.created_by), ''), \
                                   c.created_at, c.id LIMIT 1) \
              AND (status = 'queued' \
@@ -665,6 +667,25 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Whether run `id` should give its slot to another user's run: one of a user other than
+    /// its own waits, and that user has fewer runs running than this run's user. Never for
+    /// runs without a user (a server without users keeps runs in their slots to the end).
+    pub async fn should_yield(&self, id: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS waiting FROM runs q, runs me \
+             WHERE me.id = $1 AND me.created_by IS NOT NULL AND q.status = 'queued' \
+               AND q.created_by IS NOT NULL AND q.created_by <> me.created_by \
+               AND (SELECT COUNT(*) FROM runs m WHERE m.created_by = q.created_by \
+                      AND m.status = 'running') \
+                   < (SELECT COUNT(*) FROM runs m WHERE m.created_by = me.created_by \
+                      AND m.status = 'running')",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.try_get::<i64, _>("waiting")? > 0)
     }
 
     /// Gives a run evaluated under `claim` back to the queue at once (a process stopping

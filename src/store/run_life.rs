@@ -75,4 +75,8 @@ impl RunStore for Store {
     fn release_run<'a>(&'a self, run_id: &'a str, claim: i64) -> StoreFuture<'a, bool> {
         Box::pin(async move { Ok(self.release(run_id, claim).await?) })
     }
+
+    fn should_yield<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move { Ok(self.should_yield(run_id).await?) })
+    }
 }

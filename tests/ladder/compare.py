@@ -4,8 +4,9 @@
     python3 tests/ladder/compare.py DB.sqlite LADDER.json TOURNAMENT.json
 
 DB.sqlite is the server's database (the ladder's trials are read from it), LADDER.json the
-answer of GET /api/ladder, TOURNAMENT.json the answer of GET /api/tournaments/{id} for a
-round robin of the ladder's players in the order they are listed in LADDER.json.
+answer of GET /api/ladder, TOURNAMENT.json the report of `kalah-tuner tournament --json` (or
+GET /api/tournaments/{id}) for a round robin of the ladder's players in the order LADDER.json
+lists them.
 
 1. The ladder's ratings against tests/ladder/bt_reference.py's fit of the same trials: the
    largest difference, which must be under 1 Elo.
@@ -47,7 +48,7 @@ def main():
     print(f"largest difference from the independent fit (rating or margin): {worst:.4f} Elo")
     ok = worst < 1.0
 
-    report = tournament["report"]
+    report = tournament.get("report", tournament)
     n = len(report["agents"])
     assert n == len(players), "the round robin has the ladder's players in its order"
     games = report["total_games"]

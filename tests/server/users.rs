@@ -185,7 +185,8 @@ async fn a_server_without_users_or_token_stays_open() {
 }
 
 /// Users take turns for the workers: with alice's three runs queued before bob's one, the
-/// second run claimed is bob's, and alice's next one comes after it.
+/// second run claimed is bob's, and alice's next one comes after it; a running run yields to
+/// another user who waits with fewer runs running, and the freed slot goes to that user.
 async fn turns(db: TestDb) {
     use kalah_tuner::store::{NewRun, Store};
     use kalah_tuner::tune::TunerConfig;
@@ -209,11 +210,28 @@ async fn turns(db: TestDb) {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     let mut order = Vec::new();
+    let mut claims = std::collections::HashMap::new();
     for _ in 0..3 {
         let run = store.claim_next("w").await.expect("claim").expect("a run");
+        claims.insert(run.id.clone(), run.claim);
         order.push(run.id);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     assert_eq!(order, ["a1", "b1", "a2"]);
+
+    // Running runs yield to another user who waits with fewer runs running.
+    let yields = |id: &'static str| {
+        let store = &store;
+        async move { store.should_yield(id).await.expect("should_yield") }
+    };
+    assert!(!yields("a1").await, "no one else waits");
+    store.create_run(&make("b2", "bob")).await.expect("run");
+    assert!(yields("a1").await, "bob waits with 1 running against alice's 2");
+    assert!(!yields("b1").await, "alice's waiting run has more running than bob");
+    assert!(store.release("a1", claims["a1"]).await.expect("release"));
+    let next = store.claim_next("w").await.expect("claim").expect("a run");
+    assert_eq!(next.id, "b2", "bob's turn: his last claim is older than alice's");
+    assert!(yields("b1").await, "now alice waits with 1 running against bob's 2");
     drop(store);
     db.drop_db().await;
 }
