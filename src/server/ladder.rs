@@ -321,7 +321,12 @@ pub(crate) async fn schedule(state: SharedState, settings: LadderSettings) {
     let stopping = state.stopping();
     tokio::pin!(stopping);
     loop {
-        let rest = match step(&state, settings, &pool, &mut snapshots, &mut turn).await {
+        // A round under way is given up when the server stops: its games are not written.
+        let stepped = tokio::select! {
+            _ = &mut stopping => break,
+            stepped = step(&state, settings, &pool, &mut snapshots, &mut turn) => stepped,
+        };
+        let rest = match stepped {
             Ok(Step::Played(took)) => took.mul_f64(1.0 / duty - 1.0),
             Ok(Step::Idle) => IDLE_POLL,
             Err(e) => {
@@ -689,18 +694,23 @@ pub async fn show(
 ) -> ApiResult<Json<LadderView>> {
     let settings = state.ladder;
     let (pits, seeds, rules, pie, depth) = if let Some(run) = &query.run {
+        let no_ladder = || {
+            ApiError::not_found(format!(
+                "run {:?} has no champion on a ladder (yet: runs enter once finished)",
+                excerpt(run)
+            ))
+        };
+        // Ids are UUIDs; anything else names nothing (and PostgreSQL refuses a NUL byte).
+        if uuid::Uuid::parse_str(run).is_err() {
+            return Err(no_ladder());
+        }
         let entries = state.store.ladder_players_of_run(run).await?;
         let ladders = state.store.ladders().await?;
         let ladder = entries
             .iter()
             .filter_map(|p| ladders.iter().find(|l| l.id == p.ladder))
             .find(|l| l.depth == settings.depth)
-            .ok_or_else(|| {
-                ApiError::not_found(format!(
-                    "run {:?} has no champion on a ladder (yet: runs enter once finished)",
-                    excerpt(run)
-                ))
-            })?;
+            .ok_or_else(no_ladder)?;
         let rules = rules_named(&ladder.rules)?;
         (ladder.pits, ladder.seeds, rules, ladder.pie, ladder.depth)
     } else {
@@ -833,6 +843,9 @@ pub async fn withdraw(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<LadderPlayerView>> {
     let missing = || ApiError::not_found(format!("no ladder player {:?}", excerpt(&id)));
+    if uuid::Uuid::parse_str(&id).is_err() {
+        return Err(missing());
+    }
     let player = state.store.ladder_player(&id).await?.ok_or_else(missing)?;
     if !caller.may_change(player.owner.as_deref()) {
         return Err(not_yours(

@@ -168,6 +168,9 @@ pub struct RunningServer {
     serve: tokio::task::JoinHandle<()>,
     workers: Vec<tokio::task::JoinHandle<()>>,
     batch_worker: Option<tokio::task::JoinHandle<()>>,
+    /// The ladder's scheduler: waited for, so that it gives its lease back before the
+    /// database closes (another server then takes the ladder over at once).
+    ladder: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// How long a stopping process waits for its run workers to hand their runs back (they stop
@@ -222,6 +225,15 @@ impl RunningServer {
         if let Some(batches) = self.batch_worker.take() {
             let abort = batches.abort_handle();
             if tokio::time::timeout(Duration::from_secs(4), batches)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        if let Some(ladder) = self.ladder.take() {
+            let abort = ladder.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(4), ladder)
                 .await
                 .is_err()
             {
@@ -419,7 +431,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let serve = tokio::spawn(limits::serve(listener, app, limits, stopping));
     tokio::spawn(log_summary(state.clone()));
     tokio::spawn(run_events::watch(state.clone()));
-    tokio::spawn(ladder::schedule(state.clone(), config.ladder));
+    let ladder = Some(tokio::spawn(ladder::schedule(state.clone(), config.ladder)));
     let workers = (0..config.workers)
         .map(|i| {
             let observer = Arc::new(run_events::Announcer(state.clone()));
@@ -449,6 +461,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         serve,
         workers,
         batch_worker,
+        ladder,
     })
 }
 

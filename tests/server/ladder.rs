@@ -198,7 +198,21 @@ async fn champions_are_rated_and_withdrawn_by_their_owners(db: TestDb) {
     );
     assert_eq!(shown["rank"], Value::Null);
 
+    // With one server stopped (it gives the lease back if it held it), the other plays on.
+    let (_, before) = other.get(LADDER).await;
     first.shutdown().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, now) = other.get(LADDER).await;
+        if now["trials"].as_u64() > before["trials"].as_u64() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no games after a server stopped: {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     second.shutdown().await;
     db.drop_db().await;
 }

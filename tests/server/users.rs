@@ -226,12 +226,24 @@ async fn turns(db: TestDb) {
     };
     assert!(!yields("a1").await, "no one else waits");
     store.create_run(&make("b2", "bob")).await.expect("run");
-    assert!(yields("a1").await, "bob waits with 1 running against alice's 2");
-    assert!(!yields("b1").await, "alice's waiting run has more running than bob");
+    assert!(
+        yields("a1").await,
+        "bob waits with 1 running against alice's 2"
+    );
+    assert!(
+        !yields("b1").await,
+        "alice's waiting run has more running than bob"
+    );
     assert!(store.release("a1", claims["a1"]).await.expect("release"));
     let next = store.claim_next("w").await.expect("claim").expect("a run");
-    assert_eq!(next.id, "b2", "bob's turn: his last claim is older than alice's");
-    assert!(yields("b1").await, "now alice waits with 1 running against bob's 2");
+    assert_eq!(
+        next.id, "b2",
+        "bob's turn: his last claim is older than alice's"
+    );
+    assert!(
+        yields("b1").await,
+        "now alice waits with 1 running against bob's 2"
+    );
     drop(store);
     db.drop_db().await;
 }
