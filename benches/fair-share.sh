@@ -10,6 +10,7 @@
 # the measured seconds (default 120).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+source "$repo/benches/serve.sh"
 work="$(mktemp -d)"
 trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 bin="${BIN:-$repo/target/release/kalah-tuner}"
@@ -18,15 +19,7 @@ window="${WINDOW:-120}"
 db="sqlite://$work/fair.db"
 alice="$("$bin" users add alice --database-url "$db" 2>/dev/null)"
 bob="$("$bin" users add bob --database-url "$db" 2>/dev/null)"
-"$bin" serve --bind 127.0.0.1:0 --database-url "$db" --workers 2 --ladder-share 0 \
-    > "$work/serve.out" 2> "$work/serve.err" &
-server=$!
-for _ in $(seq 1 100); do
-    url="$(grep -o 'http://[0-9.:]*' "$work/serve.out" | head -n 1 || true)"
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "the server printed no address" >&2; exit 1; }
+serve "$bin" "$work" --database-url "$db" --workers 2 --ladder-share 0
 config='{"config": {"population": 16, "generations": 10000, "depth": 3, "fitness": {"games_per_pair": 4}}}'
 start_run() {
     curl -s -H "authorization: Bearer $1" -H 'content-type: application/json' -d "$config" "$url/api/runs" |

@@ -10,6 +10,7 @@
 # Chromium (CHROMIUM, default /usr/bin/chromium). Prints each step's seconds and the total.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+source "$repo/benches/serve.sh"
 work="$(mktemp -d)"
 trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 (cd "$repo/tests/e2e" && [ -d node_modules ] || PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
@@ -24,14 +25,7 @@ CARGO_HOME="$work/cargo-home" cargo build --release --quiet
 mark "   built"
 
 mark "2. serve"
-./target/release/kalah-tuner serve --bind 127.0.0.1:0 > "$work/serve.out" 2> "$work/serve.err" &
-server=$!
-for _ in $(seq 1 100); do
-    url="$(grep -o 'http://[0-9.:]*' "$work/serve.out" | head -n 1 || true)"
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "the server printed no address" >&2; cat "$work/serve.err" >&2; exit 1; }
+serve ./target/release/kalah-tuner "$work"
 mark "   listening on $url"
 
 mark "3-5. New run, watch it finish, Export JSON (headless Chromium)"

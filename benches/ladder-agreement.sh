@@ -15,6 +15,7 @@
 # the comparison; exits 1 when a check fails.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+source "$repo/benches/serve.sh"
 work="${WORK:-$(mktemp -d)}"
 trap 'kill "${server:-}" 2>/dev/null || true' EXIT
 cd "$repo"
@@ -23,15 +24,7 @@ bin="${BIN:-$repo/target/release/kalah-tuner}"
 start=$SECONDS
 mark() { echo "[$((SECONDS - start)) s] $*"; }
 
-"$bin" serve --bind 127.0.0.1:0 --database-url "sqlite://$work/ladder.db" \
-    --ladder-share 1 --ladder-depth 4 > "$work/serve.out" 2> "$work/serve.err" &
-server=$!
-for _ in $(seq 1 100); do
-    url="$(grep -o 'http://[0-9.:]*' "$work/serve.out" | head -n 1 || true)"
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "the server printed no address" >&2; cat "$work/serve.err" >&2; exit 1; }
+serve "$bin" "$work" --database-url "sqlite://$work/ladder.db" --ladder-share 1 --ladder-depth 4
 mark "serving on $url, data in $work"
 
 get() { curl -sf "$url/api/$1"; }
