@@ -681,7 +681,7 @@ fn parse_board(text: &str) -> ApiResult<(usize, u32)> {
 
 #[utoipa::path(
     get, path = "/ladder", operation_id = "show_ladder",
-    summary = "A ladder: every player with its rating, interval, trials and owner, and the ratings over time",
+    summary = "A ladder: every player with its rating, interval, trials and owner, and the ratings over time (with run=ID: the ladder that run's champion plays on, or will once entered)",
     params(LadderQuery),
     responses(
         (status = 200, description = "the ladder (no players when no run has finished on it)", body = LadderView),
@@ -696,7 +696,7 @@ pub async fn show(
     let (pits, seeds, rules, pie, depth) = if let Some(run) = &query.run {
         let no_ladder = || {
             ApiError::not_found(format!(
-                "run {:?} has no champion on a ladder (yet: runs enter once finished)",
+                "no run {:?} with a ladder: no such run, or its config does not read",
                 excerpt(run)
             ))
         };
@@ -706,13 +706,33 @@ pub async fn show(
         }
         let entries = state.store.ladder_players_of_run(run).await?;
         let ladders = state.store.ladders().await?;
-        let ladder = entries
+        let entered = entries
             .iter()
             .filter_map(|p| ladders.iter().find(|l| l.id == p.ladder))
-            .find(|l| l.depth == settings.depth)
-            .ok_or_else(no_ladder)?;
-        let rules = rules_named(&ladder.rules)?;
-        (ladder.pits, ladder.seeds, rules, ladder.pie, ladder.depth)
+            .find(|l| l.depth == settings.depth);
+        match entered {
+            Some(ladder) => (
+                ladder.pits,
+                ladder.seeds,
+                rules_named(&ladder.rules)?,
+                ladder.pie,
+                ladder.depth,
+            ),
+            // Not entered yet (it has not finished, or the ladder has not taken it in): the
+            // ladder it will enter, without it.
+            None => {
+                let found = state.store.get_run(run).await?.ok_or_else(no_ladder)?;
+                let config = found.config().map_err(|_| no_ladder())?.spec();
+                let board = config.board();
+                (
+                    board.pits,
+                    board.seeds,
+                    config.rules(),
+                    config.pie(),
+                    settings.depth,
+                )
+            }
+        }
     } else {
         let (pits, seeds) = parse_board(query.board.as_deref().unwrap_or("6,4"))?;
         let rules = rules_named(query.rules.as_deref().unwrap_or("standard"))?;
