@@ -456,10 +456,10 @@ async fn play_round(
         AgentSpec::from_json(&value).map_err(|e| unplayable(&p.name, e.to_string()))
     };
     let (a, b) = (parse(&table.players[i])?, parse(&table.players[j])?);
-    let rules = match ladder.rules.as_str() {
-        "empty-capture" => Rules::EmptyCapture,
-        _ => Rules::Standard,
-    };
+    let rules: Rules = ladder
+        .rules
+        .parse()
+        .map_err(|e: crate::game::GameError| unplayable("rules", e.to_string()))?;
     let setup = Setup {
         pits: ladder.pits,
         seeds: ladder.seeds,
@@ -664,19 +664,9 @@ pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<LadderList
     Ok(Json(LadderList { ladders }))
 }
 
+/// A board written `pits,seeds`, as the command line takes it.
 fn parse_board(text: &str) -> ApiResult<(usize, u32)> {
-    let bad = || {
-        ApiError::invalid(
-            "board",
-            format!("expected pits,seeds such as 6,4, got {:?}", excerpt(text)),
-        )
-    };
-    let (pits, seeds) = text.split_once(',').ok_or_else(bad)?;
-    let pits: usize = pits.trim().parse().map_err(|_| bad())?;
-    let seeds: u32 = seeds.trim().parse().map_err(|_| bad())?;
-    crate::game::Position::start(pits, seeds)
-        .map_err(|e| ApiError::invalid("board", e.to_string()))?;
-    Ok((pits, seeds))
+    crate::game::parse_board(text).map_err(|e| ApiError::invalid("board", e.to_string()))
 }
 
 #[utoipa::path(
@@ -789,17 +779,8 @@ pub async fn show(
 }
 
 fn rules_named(name: &str) -> ApiResult<Rules> {
-    match name {
-        "standard" => Ok(Rules::Standard),
-        "empty-capture" => Ok(Rules::EmptyCapture),
-        other => Err(ApiError::invalid(
-            "rules",
-            format!(
-                "expected standard or empty-capture, got {:?}",
-                excerpt(other)
-            ),
-        )),
-    }
+    name.parse()
+        .map_err(|e: crate::game::GameError| ApiError::invalid("rules", e.to_string()))
 }
 
 /// At most [`HISTORY_POINTS`] points per player, evenly spread, the last always kept.
