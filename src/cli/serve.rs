@@ -21,7 +21,8 @@ pub struct ServeArgs {
     /// Runs evolved at the same time
     #[arg(long, default_value_t = 1, env = "KALAH_TUNER_WORKERS")]
     pub workers: usize,
-    /// Threads of the pool that plays the games (default: all cores)
+    /// Game threads of each run slot, and of the batches this server plays from the queue
+    /// (default: all cores)
     #[arg(long, env = "KALAH_TUNER_THREADS")]
     pub threads: Option<usize>,
     /// Serve the dashboard from this folder instead of the copy built into the binary

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::args::usage;
-use crate::runner::{start_batch_worker, BatchEnv, BatchQueue};
+use crate::runner::{start_batch_worker, BatchEnv, BatchQueue, MeteredPool};
 use crate::server::{init_tracing, process_name, redact, shutdown_signal};
 use crate::store::Store;
 
@@ -41,10 +41,8 @@ pub fn run(args: &WorkerArgs) -> Result<()> {
             .unwrap_or(2),
     };
     init_tracing();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("kalah-batch-{i}"))
-        .build()
+    // A batch's processor time is its pool's threads': the worker plays one batch at a time.
+    let pool = MeteredPool::build(threads, "kalah-batch", || {})
         .context("starting the game threads")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -19,6 +19,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::sync::{watch, Notify};
 
+use super::meter::{Mark, MeteredPool};
 use super::results::{BatchStore, StoreAccessError, StoreFuture};
 use super::{BatchQueue, Games, QueueRunner, Runner, RunnerError, Stepped};
 use crate::agents::FileAccess;
@@ -76,15 +77,24 @@ pub trait RunStore: Send + Sync {
     /// Renews the lease; `false` once the run is no longer running under `claim`.
     fn renew_lease<'a>(&'a self, run_id: &'a str, claim: i64) -> StoreFuture<'a, bool>;
 
-    /// Writes one record and the run's progress, `champion` its player; a record with a stop
-    /// reason also finishes the run.
+    /// Writes one record and the run's progress, `champion` its player, and adds `processor`
+    /// to the run's processor time; a record with a stop reason also finishes the run.
     fn write_record<'a>(
         &'a self,
         run_id: &'a str,
         claim: i64,
         record: &'a GenerationRecord,
         champion: &'a HallOfFame,
+        processor: Duration,
     ) -> StoreFuture<'a, RecordWrite>;
+
+    /// Adds `processor` to the run's processor time, whatever its status: the time of work
+    /// that made no record (a cancelled step, a failed one, one whose record was dropped).
+    fn add_processor_time<'a>(
+        &'a self,
+        run_id: &'a str,
+        processor: Duration,
+    ) -> StoreFuture<'a, ()>;
 
     /// Finishes a run without a new record (a resumed run whose last record ended it).
     fn finish_run<'a>(
@@ -133,7 +143,9 @@ pub struct Executor {
     store: Arc<dyn RunStore>,
     /// On PostgreSQL, the batch queue a run's games go to, and where their results are kept.
     queue: Option<(BatchQueue, Arc<dyn BatchStore>)>,
-    pool: Arc<rayon::ThreadPool>,
+    /// The game threads of each run worker: a worker steps one run at a time on its own pool,
+    /// so the processor time its threads use is that run's.
+    pools: Vec<Arc<MeteredPool>>,
     /// Which files a run's agent specs may name.
     files: FileAccess,
     /// This process's name in the runs it leases.
@@ -148,11 +160,12 @@ pub struct Executor {
 
 impl Executor {
     /// `shutdown` turns true once the process starts to stop: owners then hand their runs
-    /// back to the queue after the step under way.
+    /// back to the queue after the step under way. Run worker `i` plays on `pools[i]`
+    /// (`pools` must not be empty; workers past its end share its pools in turn).
     pub fn new(
         store: Arc<dyn RunStore>,
         queue: Option<(BatchQueue, Arc<dyn BatchStore>)>,
-        pool: Arc<rayon::ThreadPool>,
+        pools: Vec<Arc<MeteredPool>>,
         files: FileAccess,
         owner: String,
         shutdown: watch::Receiver<bool>,
@@ -160,7 +173,7 @@ impl Executor {
         Executor {
             store,
             queue,
-            pool,
+            pools,
             files,
             owner,
             shutdown,
@@ -200,6 +213,10 @@ impl Executor {
     /// One run worker: claims runs and steps each to its end, one at a time, until the
     /// process stops.
     pub async fn work(self: Arc<Self>, index: usize, observer: Arc<dyn RunObserver>) {
+        let Some(pool) = self.pools.get(index % self.pools.len().max(1)).cloned() else {
+            tracing::error!(worker = index, "no game threads for this run worker");
+            return;
+        };
         loop {
             if self.is_stopping() {
                 return;
@@ -209,7 +226,7 @@ impl Executor {
                     let (id, claim) = (run.id.clone(), run.claim);
                     tracing::info!(run = %id, worker = index, claim, "run started");
                     observer.status_changed(&id).await;
-                    if let Err(e) = self.execute(run, &*observer).await {
+                    if let Err(e) = self.execute(run, &pool, &*observer).await {
                         tracing::warn!(run = %id, "run failed: {e}");
                         if let Err(e2) = self.store.fail_run(&id, claim, &e.to_string()).await {
                             tracing::error!(run = %id, "could not mark the run failed: {e2}");
@@ -239,6 +256,7 @@ impl Executor {
     async fn execute(
         self: &Arc<Self>,
         run: ClaimedRun,
+        pool: &Arc<MeteredPool>,
         observer: &dyn RunObserver,
     ) -> Result<(), RunFailure> {
         let budget = Budget::unlimited();
@@ -248,8 +266,21 @@ impl Executor {
             run.claim,
             budget.clone(),
         ));
-        let outcome = self.execute_leased(&run, &budget, observer).await;
+        let mut meter = Meter {
+            pool: pool.clone(),
+            mark: Mark::now(pool),
+            queued: Duration::ZERO,
+        };
+        let outcome = self
+            .execute_leased(&run, &budget, &mut meter, observer)
+            .await;
         lease.abort();
+        // Every way out of a step charges its time; what is left is the time of a failure
+        // (preparing the run, a step that failed), or nothing worth a write.
+        let rest = meter.lap();
+        if outcome.is_err() || rest >= Duration::from_millis(10) {
+            self.charge(&run.id, rest).await;
+        }
         if self.is_stopping() && outcome.is_ok() {
             match self.store.release_run(&run.id, run.claim).await {
                 Ok(true) => {
@@ -268,6 +299,7 @@ impl Executor {
         &self,
         run: &ClaimedRun,
         budget: &Budget,
+        meter: &mut Meter,
         observer: &dyn RunObserver,
     ) -> Result<(), RunFailure> {
         let config = run.config.clone()?;
@@ -283,7 +315,11 @@ impl Executor {
         }
         // Off the async runtime: locating and loading the agents' models reads the disk, and
         // a Texel run plays and labels its positions before its first checkpoint.
-        let (files, pool, cancel) = (self.files.clone(), self.pool.clone(), budget.clone());
+        let (files, pool, cancel) = (
+            self.files.clone(),
+            meter.pool.pool().clone(),
+            budget.clone(),
+        );
         let located = config.clone();
         let driver = tokio::task::spawn_blocking(move || {
             let located = located.locate_agents(&files)?;
@@ -302,17 +338,23 @@ impl Executor {
             ))),
             None => Games::Here,
         };
-        let mut runner = Runner::new(driver, self.pool.clone(), games);
+        let mut runner = Runner::new(driver, meter.pool.pool().clone(), games);
         let control = StepControl::new(budget.clone());
         let claimed = std::time::Instant::now();
         loop {
-            let record = match runner.step(&control).await? {
+            let stepped = runner.step(&control).await;
+            if let Games::Queue(queue) = runner.games_mut() {
+                meter.queued += queue.take_processor_time();
+            }
+            let record = match stepped? {
                 Stepped::Cancelled => {
                     tracing::info!(run = %run.id,
                         "run no longer this process's to run: the step under way stopped");
+                    self.charge(&run.id, meter.lap()).await;
                     return Ok(());
                 }
                 Stepped::Finished(stop) => {
+                    self.charge(&run.id, meter.lap()).await;
                     // Only a resumed run whose last record already ended it gets here.
                     with_retries(&run.id, "finishing the run", || {
                         self.store.finish_run(&run.id, run.claim, stop)
@@ -324,15 +366,17 @@ impl Executor {
                 Stepped::Record(record) => record,
             };
             let champion = config.champion(&record);
+            let processor = meter.lap();
             let written = with_retries(&run.id, "writing a record", || {
                 self.store
-                    .write_record(&run.id, run.claim, &record, &champion)
+                    .write_record(&run.id, run.claim, &record, &champion, processor)
             })
             .await?;
             match written {
                 RecordWrite::NotRunning => {
                     tracing::info!(run = %run.id, generation = record.generation,
                         "run no longer running: record dropped");
+                    self.charge(&run.id, processor).await;
                     return Ok(());
                 }
                 RecordWrite::Written => observer.record_written(&run.id, &record),
@@ -365,6 +409,21 @@ impl Executor {
         }
     }
 
+    /// Adds processor time to a run, or says why it could not: the time is then missing from
+    /// the run's figure (and its user's quota), which is no reason to stop the run.
+    async fn charge(&self, run_id: &str, processor: Duration) {
+        if processor.is_zero() {
+            return;
+        }
+        let added = with_retries(run_id, "adding the run's processor time", || {
+            self.store.add_processor_time(run_id, processor)
+        })
+        .await;
+        if let Err(e) = added {
+            tracing::warn!(run = %run_id, "the run's processor time was not added: {e}");
+        }
+    }
+
     /// Renews the run's lease every second while this process steps it, and stops `budget`
     /// once the run is no longer running under `claim` (cancelled, deleted, failed, or taken
     /// over by another process that found the lease stale) or the process is stopping. A
@@ -387,6 +446,21 @@ impl Executor {
                 Err(e) => tracing::warn!(run = %run_id, "renewing the run's lease: {e}"),
             }
         }
+    }
+}
+
+/// The processor time of the run a worker steps, not yet added to the run: its own game
+/// threads' since the last lap, and its games' on the queue's workers.
+struct Meter {
+    pool: Arc<MeteredPool>,
+    mark: Mark,
+    queued: Duration,
+}
+
+impl Meter {
+    /// The time since the last lap.
+    fn lap(&mut self) -> Duration {
+        self.mark.lap(&self.pool) + std::mem::take(&mut self.queued)
     }
 }
 

@@ -11,8 +11,11 @@
 //!   list into batches, enqueues them and awaits their results.
 //! - `worker`: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
 //! - `results`: what the runner keeps in the database, as traits the store implements.
+//! - `meter`: game pools whose threads' processor time is measured, which is what a run's
+//!   work is charged.
 
 pub(crate) mod executor;
+pub(crate) mod meter;
 pub(crate) mod queue;
 pub(crate) mod results;
 pub(crate) mod worker;
@@ -22,8 +25,9 @@ use std::sync::Arc;
 pub(crate) use executor::{
     ClaimedRun, Executor, RecordWrite, RunObserver, RunStore, UnreadableRun,
 };
+pub(crate) use meter::MeteredPool;
 pub use queue::{BatchQueue, QueueError, QueueRunner, QueueStats};
-pub(crate) use results::{BatchStore, StoreAccessError, StoreFuture, WorkerInfo};
+pub(crate) use results::{BatchStore, SliceResult, StoreAccessError, StoreFuture, WorkerInfo};
 pub use results::{ResultWrite, SliceKey};
 pub(crate) use worker::{start_batch_worker, BatchEnv};
 
@@ -79,6 +83,10 @@ impl Runner {
 
     pub fn games(&self) -> &Games {
         &self.games
+    }
+
+    pub fn games_mut(&mut self) -> &mut Games {
+        &mut self.games
     }
 
     /// Makes the run's next record. The tuner's own work runs on the pool, off the async

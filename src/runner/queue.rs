@@ -32,7 +32,7 @@ use graphile_worker::{JobSpec, TaskHandler, WorkerUtils};
 use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgPoolOptions;
 
-use super::results::{BatchStore, SliceKey, StoreAccessError};
+use super::results::{BatchStore, SliceKey, SliceResult, StoreAccessError};
 use crate::search::Budget;
 use crate::tune::GameSpec;
 use crate::tune::{ConfigError, Genome, Job, JobList};
@@ -76,6 +76,10 @@ pub enum QueueError {
     Connect(#[from] sqlx::Error),
     #[error("batch queue: {0}")]
     Queue(String),
+    /// The database did not answer (a lost connection, a restarting server): worth waiting
+    /// out.
+    #[error("batch queue: the database did not answer: {0}")]
+    Unavailable(String),
     #[error(transparent)]
     Store(#[from] StoreAccessError),
     #[error(transparent)]
@@ -84,6 +88,66 @@ pub enum QueueError {
 
 pub(super) fn queue_error(e: impl fmt::Display) -> QueueError {
     QueueError::Queue(e.to_string())
+}
+
+impl QueueError {
+    /// Whether the database may answer again later, so that the work is worth retrying.
+    fn is_transient(&self) -> bool {
+        match self {
+            QueueError::Unavailable(_) => true,
+            QueueError::Store(e) => e.transient,
+            _ => false,
+        }
+    }
+}
+
+/// A queue error, transient when it is the database's connection that failed: an error with
+/// no SQLSTATE (the connection), or of class 08 (connection exception) or 57P01..57P03 (the
+/// server shutting down or starting).
+fn from_queue(e: graphile_worker::errors::GraphileWorkerError) -> QueueError {
+    use graphile_worker::errors::GraphileWorkerError;
+    match &e {
+        GraphileWorkerError::SqlError(db)
+            if db.code().is_none_or(|code| {
+                code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+            }) =>
+        {
+            QueueError::Unavailable(e.to_string())
+        }
+        _ => queue_error(e),
+    }
+}
+
+/// How long a run's owner waits out a database that does not answer while it hands out or
+/// collects batches, as the executor does for its own writes.
+const MAX_OUTAGE: Duration = Duration::from_secs(600);
+
+/// Waits out a database that does not answer, with back-off from 0.5 s to 10 s, for at most
+/// [`MAX_OUTAGE`].
+struct Outage {
+    started: Instant,
+    wait: Duration,
+}
+
+impl Outage {
+    fn new() -> Outage {
+        Outage {
+            started: Instant::now(),
+            wait: Duration::from_millis(500),
+        }
+    }
+
+    /// Sleeps before the next try after a transient `error`; gives `error` back when it is
+    /// not transient or the outage has lasted too long.
+    async fn wait_out(&mut self, run_id: &str, error: QueueError) -> Result<(), QueueError> {
+        if !error.is_transient() || self.started.elapsed() >= MAX_OUTAGE {
+            return Err(error);
+        }
+        tracing::warn!(run = %run_id, "{error}; retrying in {:?}", self.wait);
+        tokio::time::sleep(self.wait).await;
+        self.wait = (self.wait * 2).min(Duration::from_secs(10));
+        Ok(())
+    }
 }
 
 /// The job queue's connection: a PostgreSQL pool of its own (graphile_worker speaks to
@@ -236,6 +300,8 @@ pub struct QueueRunner {
     /// far: the estimate's game times are upper bounds (searches repeat positions, games end
     /// early), and batches are sized in real time.
     calibration: Option<f64>,
+    /// The processor time of the batches collected since [`QueueRunner::take_processor_time`].
+    processor: Duration,
 }
 
 impl fmt::Debug for QueueRunner {
@@ -262,11 +328,18 @@ impl QueueRunner {
             claim,
             stats: QueueStats::default(),
             calibration: None,
+            processor: Duration::ZERO,
         }
     }
 
     pub fn stats(&self) -> QueueStats {
         self.stats
+    }
+
+    /// The processor time the workers spent on the batches collected since the last call:
+    /// the run's games, charged to the run with its next record.
+    pub fn take_processor_time(&mut self) -> Duration {
+        std::mem::take(&mut self.processor)
     }
 
     /// The points of `list`, in job order, played by whichever workers take its batches;
@@ -278,14 +351,34 @@ impl QueueRunner {
         list: &JobList,
         stop: &Budget,
     ) -> Result<Option<Vec<f64>>, QueueError> {
-        let (wanted, queued) = self.enqueue(list).await?;
+        // Enqueueing again after a failure is safe: a slice with a result is not enqueued, and
+        // a slice played twice is written once.
+        let mut outage = Outage::new();
+        let (wanted, queued) = loop {
+            if stop.is_stopped() {
+                return Ok(None);
+            }
+            match self.enqueue(list).await {
+                Ok(enqueued) => break enqueued,
+                Err(e) => outage.wait_out(&self.run_id, e).await?,
+            }
+        };
         if !self.wait_for_results(list, &wanted, stop).await? {
             if let Err(e) = self.queue.utils.complete_jobs(&queued).await {
                 tracing::warn!(run = %self.run_id, "removing the stopped run's batches: {e}");
             }
             return Ok(None);
         }
-        self.collect(list, &wanted).await.map(Some)
+        let mut outage = Outage::new();
+        loop {
+            if stop.is_stopped() {
+                return Ok(None);
+            }
+            match self.collect(list, &wanted).await {
+                Ok(points) => return Ok(Some(points)),
+                Err(e) => outage.wait_out(&self.run_id, e).await?,
+            }
+        }
     }
 
     /// Enqueues the slices of `list` that have no result yet and returns the keys of all its
@@ -340,7 +433,7 @@ impl QueueRunner {
             .utils
             .add_jobs(&jobs)
             .await
-            .map_err(queue_error)?;
+            .map_err(from_queue)?;
         Ok((wanted, added.iter().map(|job| *job.id()).collect()))
     }
 
@@ -396,8 +489,14 @@ impl QueueRunner {
             .slice_results(&self.run_id, list.generation, list.part)
             .await?;
         let mut points = vec![f64::NAN; list.jobs.len()];
-        let (mut estimated, mut played) = (0.0, 0.0);
-        for (key, p, play_ms) in results {
+        let (mut estimated, mut played, mut processor_ms) = (0.0, 0.0, 0u64);
+        for SliceResult {
+            key,
+            points: p,
+            play_ms,
+            processor_ms: slice_processor_ms,
+        } in results
+        {
             let first = key.first_job as usize;
             let fits = first + p.len() <= points.len() && p.len() as u64 == key.jobs;
             if wanted.contains(&(key.first_job, key.jobs)) && fits {
@@ -407,6 +506,7 @@ impl QueueRunner {
                     .map(|j| list.games.job_cost_ms(j))
                     .sum::<f64>();
                 played += play_ms as f64;
+                processor_ms = processor_ms.saturating_add(slice_processor_ms);
             }
         }
         if estimated > 0.0 && played > 0.0 {
@@ -415,6 +515,7 @@ impl QueueRunner {
         if points.iter().any(|p| p.is_nan()) {
             return Err(queue_error("a batch result is missing after all were seen"));
         }
+        self.processor += Duration::from_millis(processor_ms);
         Ok(points)
     }
 }

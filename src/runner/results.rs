@@ -37,6 +37,17 @@ pub struct WorkerInfo {
     pub threads: u32,
 }
 
+/// One slice's stored result.
+#[derive(Clone, Debug)]
+pub struct SliceResult {
+    pub key: SliceKey,
+    pub points: Vec<f64>,
+    /// The wall milliseconds its worker took to play it.
+    pub play_ms: u64,
+    /// The processor milliseconds its worker's threads used to play it (0 when not measured).
+    pub processor_ms: u64,
+}
+
 /// A failed read or write of the store ([`BatchStore`], [`super::RunStore`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -59,13 +70,15 @@ pub trait BatchStore: Send + Sync {
     /// batch that can never be played).
     fn fail_running<'a>(&'a self, run_id: &'a str, error: &'a str) -> StoreFuture<'a, ()>;
 
-    /// Writes the points of a slice once; see [`ResultWrite`].
+    /// Writes the points of a slice once, with the wall and processor milliseconds its
+    /// worker took to play it; see [`ResultWrite`].
     fn put_slice_result<'a>(
         &'a self,
         key: &'a SliceKey,
         points: &'a [f64],
         worker: &'a str,
         play_ms: u64,
+        processor_ms: u64,
     ) -> StoreFuture<'a, ResultWrite>;
 
     /// The slices of one job list that have results: their `(first_job, jobs)` only.
@@ -76,14 +89,13 @@ pub trait BatchStore: Send + Sync {
         part: u32,
     ) -> StoreFuture<'a, Vec<(u64, u64)>>;
 
-    /// Every stored slice result of one job list: its points, and the milliseconds its
-    /// worker took to play it.
+    /// Every stored slice result of one job list.
     fn slice_results<'a>(
         &'a self,
         run_id: &'a str,
         generation: u32,
         part: u32,
-    ) -> StoreFuture<'a, Vec<(SliceKey, Vec<f64>, u64)>>;
+    ) -> StoreFuture<'a, Vec<SliceResult>>;
 
     /// Registers a batch worker that starts (or starts again under the same name).
     fn register_worker<'a>(&'a self, worker: &'a WorkerInfo) -> StoreFuture<'a, ()>;

@@ -13,6 +13,7 @@ use super::queue::{
     queue_error, BatchQueue, PlayBatch, QueueError, HEARTBEAT, QUEUE_POLL, SCHEMA, SHUTDOWN_GRACE,
     STATUS_POLL, SWEEP_INTERVAL, SWEEP_THRESHOLD,
 };
+use super::meter::{Mark, MeteredPool};
 use super::results::{BatchStore, ResultWrite, SliceKey, WorkerInfo};
 use crate::search::Budget;
 use crate::tune::games::GameSetup;
@@ -21,7 +22,8 @@ use crate::tune::games::GameSetup;
 #[derive(Clone)]
 pub(crate) struct BatchEnv {
     pub store: Arc<dyn BatchStore>,
-    pub pool: Arc<rayon::ThreadPool>,
+    /// Plays one batch at a time, so that its threads' processor time is the batch's.
+    pub pool: Arc<MeteredPool>,
     /// Names the worker in the results it writes, in the workers table and in its logs.
     pub name: String,
     /// The batch it plays now, for its heartbeat in the workers table.
@@ -87,7 +89,7 @@ impl Drop for UnderWay<'_> {
 }
 
 impl BatchEnv {
-    pub fn new(store: Arc<dyn BatchStore>, pool: Arc<rayon::ThreadPool>, name: String) -> BatchEnv {
+    pub fn new(store: Arc<dyn BatchStore>, pool: Arc<MeteredPool>, name: String) -> BatchEnv {
         BatchEnv {
             store,
             pool,
@@ -126,13 +128,17 @@ impl BatchEnv {
         let played = tokio::task::spawn_blocking(move || {
             let mut setup = GameSetup::new(batch.games)?;
             setup.set_cancel(games);
-            pool.install(|| setup.play_batch(&batch.population, batch.generation, &batch.jobs))
-                .map_err(|e| crate::tune::ConfigError::invalid("batch", e.to_string()))
+            let mut mark = Mark::now(&pool);
+            let points = pool
+                .pool()
+                .install(|| setup.play_batch(&batch.population, batch.generation, &batch.jobs))
+                .map_err(|e| crate::tune::ConfigError::invalid("batch", e.to_string()))?;
+            Ok::<_, crate::tune::ConfigError>((points, mark.lap(&pool)))
         })
         .await;
         watcher.abort();
-        let points = match played {
-            Ok(Ok(points)) => points,
+        let (points, processor) = match played {
+            Ok(Ok(played)) => played,
             Ok(Err(e)) => {
                 // A payload that does not play never will: the run cannot go on.
                 let error = format!(
@@ -150,7 +156,13 @@ impl BatchEnv {
         let play_ms = started.elapsed().as_millis() as u64;
         match self
             .store
-            .put_slice_result(&key, &points, &self.name, play_ms)
+            .put_slice_result(
+                &key,
+                &points,
+                &self.name,
+                play_ms,
+                processor.as_millis() as u64,
+            )
             .await?
         {
             ResultWrite::Written => Ok(Played::Written),
@@ -259,7 +271,7 @@ async fn beat(env: BatchEnv, shutdown: impl Future<Output = ()> + Send + 'static
     let info = WorkerInfo {
         name: env.name.clone(),
         host: host_name(),
-        threads: env.pool.current_num_threads() as u32,
+        threads: env.pool.pool().current_num_threads() as u32,
     };
     let mut registered = false;
     tokio::pin!(shutdown);

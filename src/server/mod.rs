@@ -67,7 +67,7 @@ use tokio::sync::{broadcast, watch, Semaphore};
 
 use crate::agents::FileAccess;
 use crate::game::excerpt;
-use crate::runner::{start_batch_worker, BatchEnv, BatchQueue, BatchStore, Executor};
+use crate::runner::{start_batch_worker, BatchEnv, BatchQueue, BatchStore, Executor, MeteredPool};
 use crate::store::{Backend, Played, Store};
 
 /// A server setting out of range: the caller's mistake.
@@ -244,22 +244,29 @@ impl RunningServer {
     }
 }
 
-fn rayon_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    named_game_pool(threads, "kalah-games")
+/// Game threads at a lower priority than the HTTP threads, whose processor time is measured:
+/// one pool for each run worker, and one for the batches `serve` plays from the queue.
+fn metered_game_pool(threads: Option<usize>, name: &'static str) -> Result<Arc<MeteredPool>> {
+    let threads = threads.unwrap_or_else(default_threads);
+    MeteredPool::build(threads.max(1), name, lower_priority)
+        .map(Arc::new)
+        .with_context(|| format!("starting the {name} threads"))
 }
 
 fn named_game_pool(threads: Option<usize>, name: &'static str) -> Result<rayon::ThreadPool> {
-    let threads = threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-    });
+    let threads = threads.unwrap_or_else(default_threads);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .thread_name(move |i| format!("{name}-{i}"))
         .start_handler(|_| lower_priority())
         .build()
         .with_context(|| format!("starting the {name} threads"))
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
 }
 
 /// The tournaments' share of the cores: half the game threads, at least one.
@@ -375,20 +382,23 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let owner = process_name("serve");
     let (events, _) = broadcast::channel(1024);
     let (shutdown, _) = watch::channel(false);
-    let pool = Arc::new(rayon_pool(config.threads)?);
+    // Each run worker has game threads of its own, so that what a run's threads use is the
+    // run's; workers left waiting hold idle threads, which cost nothing.
+    let pools = (0..config.workers)
+        .map(|_| metered_game_pool(config.threads, "kalah-games"))
+        .collect::<Result<Vec<_>>>()?;
     let executor = Arc::new(Executor::new(
         Arc::new(store.clone()),
         queue
             .clone()
             .map(|q| (q, Arc::new(store.clone()) as Arc<dyn BatchStore>)),
-        pool.clone(),
+        pools,
         files.clone(),
         owner.clone(),
         shutdown.subscribe(),
     ));
     let state = Arc::new(AppState {
         store,
-        pool,
         interactive: Arc::new(interactive_pool()?),
         background: background::BackgroundPools::new(
             tournament_threads(config.threads),
@@ -440,11 +450,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .collect();
     let batch_worker = match (&state.queue, config.play_batches) {
         (Some(queue), true) => {
-            // Batches play on the runs' pool: a coordinator awaits its batches on the async
-            // runtime and holds no game thread while it waits.
+            // Batches play on threads of their own, so that a batch's processor time is its
+            // own; a run's coordinator awaits its batches on the async runtime, and its
+            // worker's threads stay idle meanwhile.
             let env = BatchEnv::new(
                 Arc::new(state.store.clone()),
-                state.pool.clone(),
+                metered_game_pool(config.threads, "kalah-batches")?,
                 state.owner.clone(),
             );
             Some(

@@ -32,6 +32,10 @@ pub struct RunView {
     /// runs created with the server's own token or without one.
     pub owner: Option<String>,
     pub preset: Option<String>,
+    /// The processor time the run's work has used so far, in seconds, measured on the game
+    /// threads that did it (its own and the queue workers' for its games); what a user's quota
+    /// counts once the run has ended. None for a run stored before it was measured.
+    pub processor_seconds: Option<f64>,
     pub progress: f64,
     #[schema(value_type = Option<u64>)]
     pub seed: Value,
@@ -80,6 +84,7 @@ pub(crate) fn run_view(run: &RunRow) -> RunView {
         notes: run.notes.clone(),
         owner: run.created_by.clone(),
         preset: run.preset.clone(),
+        processor_seconds: run.processor_seconds,
         progress,
         seed,
         started_at: run.started_at.clone(),

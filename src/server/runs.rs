@@ -231,7 +231,7 @@ pub async fn create(
                     StatusCode::TOO_MANY_REQUESTS,
                     Some("config"),
                     format!(
-                        "this run would take about {asked:.2} core-hours, and {} has used {used:.2} of a quota of {quota} core-hours: cancel or delete runs, or ask an admin for more",
+                        "this run would take about {asked:.2} core-hours, and {} has used {used:.2} of a quota of {quota} core-hours (measured for work done, estimated for work queued or running): cancel or delete runs, or ask an admin for more",
                         user.name
                     ),
                 ));
@@ -272,25 +272,34 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(run_view(&run))).into_response())
 }
 
-/// The core-hours a user's runs take, by the server's cost estimate (the one the 48
-/// core-hour cap uses): a queued or running run its whole estimate, a run that has ended the
-/// share of it that its generations done make. Deleted runs count no more.
+/// The core-hours a user's runs take: the processor time measured for the work done, and the
+/// server's cost estimate (the one the 48 core-hour cap uses) for the work still to do (a
+/// queued run's whole estimate, a running run's share of it that its records still to make
+/// are). A run from before processor time was measured counts by the estimate of the records
+/// it made. Deleted runs count no more.
 async fn core_hours_used(state: &SharedState, user: &str) -> ApiResult<f64> {
     let runs = state.store.runs_created_by(user).await?;
-    Ok(runs
-        .iter()
-        .filter_map(|run| {
-            let config = run.config.as_ref()?;
-            let share = if matches!(run.status, RunStatus::Queued | RunStatus::Running) {
-                1.0
-            } else if run.generations_total == 0 {
-                0.0
-            } else {
-                f64::from(run.generations_done) / f64::from(run.generations_total)
-            };
-            Some(config.estimated_core_hours() * share.min(1.0))
-        })
-        .sum())
+    Ok(runs.iter().map(core_hours_of).sum())
+}
+
+fn core_hours_of(run: &RunRow) -> f64 {
+    let Some(config) = run.config.as_ref() else {
+        return run.processor_seconds.unwrap_or(0.0) / 3600.0;
+    };
+    let estimate = config.estimated_core_hours();
+    let done = if run.generations_total == 0 {
+        0.0
+    } else {
+        (f64::from(run.generations_done) / f64::from(run.generations_total)).min(1.0)
+    };
+    let measured = match run.processor_seconds {
+        Some(seconds) => seconds / 3600.0,
+        None => estimate * done,
+    };
+    match run.status {
+        RunStatus::Queued | RunStatus::Running => measured + estimate * (1.0 - done),
+        _ => measured,
+    }
 }
 
 /// What the queued and running runs have still to write, by their configs' estimates: a
@@ -994,4 +1003,67 @@ pub async fn events(
         follow.out.queue.push_back(sse_event("status", &shown));
     }
     Ok(sse(&state, follow, seat))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::TunerConfig;
+
+    fn run(status: RunStatus, done: u32, processor_seconds: Option<f64>) -> RunRow {
+        RunRow {
+            id: "r".into(),
+            name: None,
+            status,
+            preset: None,
+            config: Some(TunerConfig::new(crate::ga::GaConfig::default())),
+            config_raw: None,
+            unreadable: None,
+            features: serde_json::json!([]),
+            generations_total: 10,
+            generations_done: done,
+            best_fitness: None,
+            best_weights: None,
+            created_at: String::new(),
+            started_at: None,
+            finished_at: None,
+            error: None,
+            stop_reason: None,
+            notes: String::new(),
+            tags: Vec::new(),
+            claim: 0,
+            created_by: Some("u".into()),
+            processor_seconds,
+        }
+    }
+
+    #[test]
+    fn quotas_count_measured_time_for_work_done_and_the_estimate_for_the_rest() {
+        let estimate = run(RunStatus::Queued, 0, Some(0.0))
+            .config
+            .as_ref()
+            .map(TunerConfig::estimated_core_hours)
+            .unwrap_or_default();
+        assert!(estimate > 0.0);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        // Queued: the whole estimate.
+        assert!(close(
+            core_hours_of(&run(RunStatus::Queued, 0, Some(0.0))),
+            estimate
+        ));
+        // Running, 4 of 10 records made in 1,800 s: half an hour and the rest's estimate.
+        assert!(close(
+            core_hours_of(&run(RunStatus::Running, 4, Some(1800.0))),
+            0.5 + 0.6 * estimate
+        ));
+        // Ended, however far it got: what it used.
+        for status in [RunStatus::Finished, RunStatus::Cancelled, RunStatus::Failed] {
+            assert!(close(core_hours_of(&run(status, 4, Some(7200.0))), 2.0));
+        }
+        // Stored before it was measured: the estimate of the records it made.
+        assert!(close(
+            core_hours_of(&run(RunStatus::Finished, 4, None)),
+            0.4 * estimate
+        ));
+    }
 }

@@ -61,9 +61,6 @@ pub struct RunEvent {
 /// Shared by every handler and worker.
 pub struct AppState {
     pub store: Store,
-    /// Plays the games of runs, matches and tournaments, at a lower CPU priority than the
-    /// HTTP threads so that a busy machine still answers requests promptly.
-    pub pool: Arc<rayon::ThreadPool>,
     /// Plays moves and matches, at normal priority: requests a person waits for answer within
     /// a second even while the game pool keeps every core busy with runs. (Jobs given to a
     /// busy pool from outside wait until its threads run out of their own work.)

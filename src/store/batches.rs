@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use super::{corrupt, now_rfc3339, RunStatus, Store, StoreError};
-use crate::runner::{BatchStore, ResultWrite, SliceKey, StoreFuture, WorkerInfo};
+use crate::runner::{BatchStore, ResultWrite, SliceKey, SliceResult, StoreFuture, WorkerInfo};
 
 /// A batch worker as the workers table holds it, with what it played (from batch_results).
 #[derive(Clone, Debug)]
@@ -32,6 +32,7 @@ impl Store {
         points: &[f64],
         worker: &str,
         play_ms: u64,
+        processor_ms: u64,
     ) -> Result<ResultWrite, StoreError> {
         if points.len() as u64 != key.jobs {
             return Err(StoreError::Corrupt(format!(
@@ -43,7 +44,7 @@ impl Store {
         let text = serde_json::to_string(points).map_err(|e| corrupt("batch points", e))?;
         let inserted = sqlx::query(
             "INSERT INTO batch_results (run_id, generation, part, first_job, jobs, points, worker, \
-             play_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             play_ms, created_at, processor_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
              ON CONFLICT (run_id, generation, part, first_job, jobs) DO NOTHING",
         )
         .bind(&key.run_id)
@@ -55,6 +56,7 @@ impl Store {
         .bind(worker)
         .bind(play_ms as i64)
         .bind(now_rfc3339())
+        .bind(processor_ms as i64)
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 1 {
@@ -64,8 +66,8 @@ impl Store {
             .slice_results(&key.run_id, key.generation, key.part)
             .await?
             .into_iter()
-            .find(|(k, _, _)| k == key)
-            .map(|(_, p, _)| p)
+            .find(|r| &r.key == key)
+            .map(|r| r.points)
             .ok_or_else(|| StoreError::Corrupt("a batch result vanished while read".into()))?;
         Ok(if stored == points {
             ResultWrite::Same
@@ -108,9 +110,9 @@ impl Store {
         run_id: &str,
         generation: u32,
         part: u32,
-    ) -> Result<Vec<(SliceKey, Vec<f64>, u64)>, StoreError> {
+    ) -> Result<Vec<SliceResult>, StoreError> {
         let rows = sqlx::query(
-            "SELECT first_job, jobs, points, play_ms FROM batch_results \
+            "SELECT first_job, jobs, points, play_ms, processor_ms FROM batch_results \
              WHERE run_id = $1 AND generation = $2 AND part = $3",
         )
         .bind(run_id)
@@ -121,17 +123,22 @@ impl Store {
         rows.iter()
             .map(|r| {
                 let points: String = r.try_get("points")?;
-                Ok((
-                    SliceKey {
+                Ok(SliceResult {
+                    key: SliceKey {
                         run_id: run_id.to_string(),
                         generation,
                         part,
                         first_job: r.try_get::<i64, _>("first_job")? as u64,
                         jobs: r.try_get::<i64, _>("jobs")? as u64,
                     },
-                    serde_json::from_str(&points).map_err(|e| corrupt("batch points", e))?,
-                    r.try_get::<i64, _>("play_ms")?.max(0) as u64,
-                ))
+                    points: serde_json::from_str(&points)
+                        .map_err(|e| corrupt("batch points", e))?,
+                    play_ms: r.try_get::<i64, _>("play_ms")?.max(0) as u64,
+                    processor_ms: r
+                        .try_get::<Option<i64>, _>("processor_ms")?
+                        .unwrap_or(0)
+                        .max(0) as u64,
+                })
             })
             .collect()
     }
@@ -267,10 +274,11 @@ impl BatchStore for Store {
         points: &'a [f64],
         worker: &'a str,
         play_ms: u64,
+        processor_ms: u64,
     ) -> StoreFuture<'a, ResultWrite> {
-        Box::pin(
-            async move { Ok(Store::put_slice_result(self, key, points, worker, play_ms).await?) },
-        )
+        Box::pin(async move {
+            Ok(Store::put_slice_result(self, key, points, worker, play_ms, processor_ms).await?)
+        })
     }
 
     fn slices_done<'a>(
@@ -287,7 +295,7 @@ impl BatchStore for Store {
         run_id: &'a str,
         generation: u32,
         part: u32,
-    ) -> StoreFuture<'a, Vec<(SliceKey, Vec<f64>, u64)>> {
+    ) -> StoreFuture<'a, Vec<SliceResult>> {
         Box::pin(async move { Ok(Store::slice_results(self, run_id, generation, part).await?) })
     }
 

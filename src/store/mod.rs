@@ -170,6 +170,9 @@ pub struct RunRow {
     /// The user who created the run, on a server with users (`kalah-tuner users`): only they
     /// or an admin may change it.
     pub created_by: Option<String>,
+    /// The processor time the run's work has used so far, in seconds, as measured on the
+    /// threads that did it (`None` for a run stored before it was measured).
+    pub processor_seconds: Option<f64>,
 }
 
 impl RunRow {
@@ -293,7 +296,7 @@ pub(crate) const LEASE_TTL: Duration = Duration::from_secs(10);
 
 const RUN_COLUMNS: &str = "id, name, status, preset, config, features, generations_total, \
      generations_done, best_fitness, best_weights, created_at, started_at, finished_at, error, \
-     stop_reason, notes, tags, claim, created_by";
+     stop_reason, notes, tags, claim, created_by, processor_seconds";
 
 /// The PostgreSQL channel on which every write that changes the runs list (and so a run's
 /// status or generations) notifies, in its transaction: listeners hear of it once committed.
@@ -466,8 +469,8 @@ impl Store {
         // RETURNING gives the run as inserted, before any worker can claim it.
         let sql = format!(
             "INSERT INTO runs (id, name, status, preset, config, features, generations_total, \
-             generations_done, created_at, created_by) \
-             VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7, $8) RETURNING {RUN_COLUMNS}"
+             generations_done, created_at, created_by, processor_seconds) \
+             VALUES ($1, $2, 'queued', $3, $4, $5, $6, 0, $7, $8, 0.0) RETURNING {RUN_COLUMNS}"
         );
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -667,6 +670,29 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Adds `processor` to the processor time of run `id`, whatever its status (work that
+    /// made no record still used the cores). A deleted run has nothing to add to.
+    pub(crate) async fn add_processor_time(
+        &self,
+        id: &str,
+        processor: Duration,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let updated = sqlx::query(
+            "UPDATE runs SET processor_seconds = COALESCE(processor_seconds, 0) + $2 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(processor.as_secs_f64())
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 1 {
+            // Servers show the figure from their cached runs list: tell them it changed.
+            self.runs_changed(&mut tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Whether run `id` should give its slot to another user's run: one of a user other than
@@ -889,6 +915,7 @@ impl Store {
         claim: i64,
         record: &GenerationRecord,
         champion: &HallOfFame,
+        processor: Duration,
     ) -> Result<RecordWrite, StoreError> {
         let point = GenerationPoint::of(record);
         let record_json = serde_json::to_string(record).map_err(|e| corrupt("record", e))?;
@@ -910,7 +937,8 @@ impl Store {
         // this transaction instead of slipping in between.
         let updated = sqlx::query(
             "UPDATE runs SET generations_done = $2, best_fitness = $3, best_weights = $4, \
-             status = $5, finished_at = $6, stop_reason = $7 \
+             status = $5, finished_at = $6, stop_reason = $7, \
+             processor_seconds = COALESCE(processor_seconds, 0) + $9 \
              WHERE id = $1 AND status = 'running' AND claim = $8",
         )
         .bind(run_id)
@@ -921,6 +949,7 @@ impl Store {
         .bind(finished_at)
         .bind(record.stop.map(stop_name))
         .bind(claim)
+        .bind(processor.as_secs_f64())
         .execute(&mut *tx)
         .await?;
         if updated.rows_affected() != 1 {
@@ -1167,6 +1196,7 @@ fn run_from_row(r: &AnyRow) -> Result<RunRow, StoreError> {
         tags,
         claim: r.try_get("claim")?,
         created_by: r.try_get("created_by")?,
+        processor_seconds: r.try_get("processor_seconds")?,
     })
 }
 

@@ -1,6 +1,8 @@
 //! A run's life as the runner's [`Executor`](crate::runner::Executor) keeps it: the store's
 //! side of [`RunStore`], over the same conditional writes the rest of the store uses.
 
+use std::time::Duration;
+
 use super::{Store, StoreError};
 use crate::runner::{ClaimedRun, RecordWrite, RunStore, StoreAccessError, StoreFuture};
 use crate::tune::{GenerationRecord, HallOfFame, StopReason};
@@ -51,12 +53,21 @@ impl RunStore for Store {
         claim: i64,
         record: &'a GenerationRecord,
         champion: &'a HallOfFame,
+        processor: Duration,
     ) -> StoreFuture<'a, RecordWrite> {
         Box::pin(async move {
             Ok(self
-                .write_generation(run_id, claim, record, champion)
+                .write_generation(run_id, claim, record, champion, processor)
                 .await?)
         })
+    }
+
+    fn add_processor_time<'a>(
+        &'a self,
+        run_id: &'a str,
+        processor: Duration,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move { Ok(Store::add_processor_time(self, run_id, processor).await?) })
     }
 
     fn finish_run<'a>(

@@ -46,6 +46,10 @@ async fn lifecycle(api: &Api, backend: &str) {
     assert_eq!(done["stop_reason"], "generations");
     assert!(done["best_fitness"].as_f64().unwrap() > 0.0);
     assert!(done["started_at"].is_string() && done["finished_at"].is_string());
+    // Its processor time is measured on its game threads: something, and no more than a
+    // short run can use.
+    let processor = done["processor_seconds"].as_f64().unwrap_or(-1.0);
+    assert!(processor > 0.0 && processor < 120.0, "{done}");
 
     // The same run without the server gives the same records and export.
     let (_, records, reference) = reference_run(&run["config"]);

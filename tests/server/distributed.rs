@@ -168,6 +168,23 @@ async fn a_run_played_by_two_workers_exports_as_evolve() {
         workers.iter().all(|w| w.starts_with("worker@")),
         "{workers:?}"
     );
+    // The run is charged the processor time its batches took on the workers' threads (and
+    // its coordinator's own, which is small): measured, so more than nothing.
+    let rows = sql_rows(
+        &db,
+        &format!("SELECT processor_ms FROM batch_results WHERE run_id = '{id}'"),
+    )
+    .await;
+    let batches_ms: i64 = rows
+        .iter()
+        .map(|r| r.get::<Option<i64>, _>("processor_ms").unwrap_or(0))
+        .sum();
+    let charged = done["processor_seconds"].as_f64().unwrap_or(0.0);
+    assert!(batches_ms > 0, "batches measured: {batches_ms} ms");
+    assert!(
+        charged * 1000.0 >= batches_ms as f64 - 1.0,
+        "{charged} s charged for {batches_ms} ms of batches"
+    );
     db.drop_db().await;
 }
 
@@ -422,7 +439,7 @@ async fn slice_results_are_written_once(db: TestDb) {
         let (store, key) = (store.clone(), key.clone());
         async move {
             store
-                .put_slice_result(&key, p, "w", 5)
+                .put_slice_result(&key, p, "w", 5, 4)
                 .await
                 .expect("write")
         }
@@ -436,7 +453,10 @@ async fn slice_results_are_written_once(db: TestDb) {
         }
     );
     assert!(
-        store.put_slice_result(&key, &[1.0], "w", 5).await.is_err(),
+        store
+            .put_slice_result(&key, &[1.0], "w", 5, 4)
+            .await
+            .is_err(),
         "wrong length"
     );
     store.close().await;
