@@ -42,8 +42,8 @@ pub fn run(args: &WorkerArgs) -> Result<()> {
     };
     init_tracing();
     // A batch's processor time is its pool's threads': the worker plays one batch at a time.
-    let pool = MeteredPool::build(threads, "kalah-batch", || {})
-        .context("starting the game threads")?;
+    let pool =
+        MeteredPool::build(threads, "kalah-batch", || {}).context("starting the game threads")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -428,12 +428,7 @@ impl QueueRunner {
             ..JobSpec::default()
         };
         let jobs: Vec<(PlayBatch, &JobSpec)> = batches.into_iter().map(|b| (b, &spec)).collect();
-        let added = self
-            .queue
-            .utils
-            .add_jobs(&jobs)
-            .await
-            .map_err(from_queue)?;
+        let added = self.queue.utils.add_jobs(&jobs).await.map_err(from_queue)?;
         Ok((wanted, added.iter().map(|job| *job.id()).collect()))
     }
 

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use graphile_worker::{IntoTaskHandlerResult, TaskHandler, WorkerContext, WorkerOptions};
 
+use super::meter::{Mark, MeteredPool};
 use super::queue::{
     queue_error, BatchQueue, PlayBatch, QueueError, HEARTBEAT, QUEUE_POLL, SCHEMA, SHUTDOWN_GRACE,
     STATUS_POLL, SWEEP_INTERVAL, SWEEP_THRESHOLD,
 };
-use super::meter::{Mark, MeteredPool};
 use super::results::{BatchStore, ResultWrite, SliceKey, WorkerInfo};
 use crate::search::Budget;
 use crate::tune::games::GameSetup;
