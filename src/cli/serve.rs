@@ -75,8 +75,9 @@ pub struct ServeArgs {
     /// --max-connections if lower]
     #[arg(long, env = "KALAH_TUNER_MAX_EVENT_STREAMS")]
     pub max_event_streams: Option<usize>,
-    /// Share of the machine's cores the ladder's background games may take, 0 to 1 (0: no
-    /// ladder games on this server; the ladder still shows what is stored)
+    /// Share of the cores the ladder's background games may take, 0 to 1: the queue's
+    /// workers' where there are live ones, else this machine's (0: no ladder games scheduled
+    /// by this server; the ladder still shows what is stored)
     #[arg(long, default_value_t = crate::server::ladder::DEFAULT_SHARE, env = "KALAH_TUNER_LADDER_SHARE")]
     pub ladder_share: f64,
     /// The fixed search depth of every ladder game (each depth is a ladder of its own)

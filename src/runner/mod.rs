@@ -11,11 +11,14 @@
 //!   list into batches, enqueues them and awaits their results.
 //! - `worker`: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
 //! - `results`: what the runner keeps in the database, as traits the store implements.
+//! - `pairs`: colour-swapped pairs of games between two agents (the ladder's rounds), played
+//!   here or by the queue's workers.
 //! - `meter`: game pools whose threads' processor time is measured, which is what a run's
 //!   work is charged.
 
 pub(crate) mod executor;
 pub(crate) mod meter;
+pub(crate) mod pairs;
 pub(crate) mod queue;
 pub(crate) mod results;
 pub(crate) mod worker;

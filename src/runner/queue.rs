@@ -55,7 +55,7 @@ pub const MIN_BATCH_MS: f64 = 2_000.0;
 /// batch while others wait finds the next at its next poll).
 pub(super) const QUEUE_POLL: Duration = Duration::from_millis(500);
 /// How often a coordinator looks for its batches' results.
-const RESULT_POLL: Duration = Duration::from_millis(200);
+pub(super) const RESULT_POLL: Duration = Duration::from_millis(200);
 /// How often a worker looks at the status of the run whose batch it plays.
 pub(super) const STATUS_POLL: Duration = Duration::from_secs(1);
 /// graphile_worker's dead-worker recovery: workers beat every 2 s, and the batches of a
@@ -104,7 +104,7 @@ impl QueueError {
 /// A queue error, transient when it is the database's connection that failed: an error with
 /// no SQLSTATE (the connection), or of class 08 (connection exception) or 57P01..57P03 (the
 /// server shutting down or starting).
-fn from_queue(e: graphile_worker::errors::GraphileWorkerError) -> QueueError {
+pub(super) fn from_queue(e: graphile_worker::errors::GraphileWorkerError) -> QueueError {
     use graphile_worker::errors::GraphileWorkerError;
     match &e {
         GraphileWorkerError::SqlError(db)
@@ -124,13 +124,13 @@ const MAX_OUTAGE: Duration = Duration::from_secs(600);
 
 /// Waits out a database that does not answer, with back-off from 0.5 s to 10 s, for at most
 /// [`MAX_OUTAGE`].
-struct Outage {
+pub(super) struct Outage {
     started: Instant,
     wait: Duration,
 }
 
 impl Outage {
-    fn new() -> Outage {
+    pub(super) fn new() -> Outage {
         Outage {
             started: Instant::now(),
             wait: Duration::from_millis(500),
@@ -139,7 +139,11 @@ impl Outage {
 
     /// Sleeps before the next try after a transient `error`; gives `error` back when it is
     /// not transient or the outage has lasted too long.
-    async fn wait_out(&mut self, run_id: &str, error: QueueError) -> Result<(), QueueError> {
+    pub(super) async fn wait_out(
+        &mut self,
+        run_id: &str,
+        error: QueueError,
+    ) -> Result<(), QueueError> {
         if !error.is_transient() || self.started.elapsed() >= MAX_OUTAGE {
             return Err(error);
         }
@@ -155,7 +159,7 @@ impl Outage {
 #[derive(Clone)]
 pub struct BatchQueue {
     pub(super) pool: sqlx::PgPool,
-    utils: Arc<WorkerUtils>,
+    pub(super) utils: Arc<WorkerUtils>,
 }
 
 impl fmt::Debug for BatchQueue {
@@ -181,13 +185,16 @@ impl BatchQueue {
             .await?;
         let utils = WorkerUtils::new(pool.clone(), SCHEMA);
         utils.migrate().await.map_err(queue_error)?;
-        // Registers the batch task's identifier, so that jobs this process adds read back
+        // Registers the tasks' identifiers, so that jobs this process adds read back
         // with their task's name.
         let database = graphile_worker::Database::from(pool.clone());
         let details = graphile_worker::sql::task_identifiers::get_tasks_details(
             &database,
             SCHEMA,
-            vec![PlayBatch::IDENTIFIER.to_string()],
+            vec![
+                PlayBatch::IDENTIFIER.to_string(),
+                super::pairs::PlayPairs::IDENTIFIER.to_string(),
+            ],
         )
         .await
         .map_err(queue_error)?;

@@ -318,6 +318,7 @@ async fn batch_worker(
         .concurrency(1)
         .poll_interval(QUEUE_POLL)
         .define_job::<PlayBatch>()
+        .define_job::<super::pairs::PlayPairs>()
         .add_extension(env)
         .listen_os_shutdown_signals(false)
         .shutdown_signal(shutdown)

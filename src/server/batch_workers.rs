@@ -29,6 +29,11 @@ pub(crate) enum WorkerStatus {
     Lost,
 }
 
+/// Whether a worker takes batches now: neither stopped nor lost.
+pub(crate) fn is_live(w: &StoredWorker, now: OffsetDateTime) -> bool {
+    matches!(status(w, now), WorkerStatus::Playing | WorkerStatus::Idle)
+}
+
 fn status(w: &StoredWorker, now: OffsetDateTime) -> WorkerStatus {
     if w.stopped_at.is_some() {
         return WorkerStatus::Stopped;

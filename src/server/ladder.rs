@@ -4,10 +4,14 @@
 //! - The scheduler ([`schedule`]) runs in every server; the one that holds the database's
 //!   ladder lease enrols champions of newly finished runs (and, with a ladder's first
 //!   champion, its anchors), picks the pairing whose games would narrow the intervals most,
-//!   plays a few colour-swapped pairs of it at fixed depth on a thread of its own at the
-//!   lowest priority, and writes the trials with a new Bradley-Terry fit. It plays only while
-//!   some player's interval is wider than [`SETTLED_MARGIN`], and only its configured share
-//!   of the cores: after a round that took `t`, it rests `t (1/duty - 1)`.
+//!   has a few colour-swapped pairs of it played at fixed depth, and writes the trials with a
+//!   new Bradley-Terry fit. It plays only while some player's interval is wider than
+//!   [`SETTLED_MARGIN`], and only its configured share of the cores.
+//! - Where the job queue has live workers (PostgreSQL), a round goes to them, after every
+//!   run's batches; its processor time `p` on `n` worker threads is followed by a rest of
+//!   `p / (share n) - t` (`t` the round's wall time). Elsewhere it plays here on threads of
+//!   its own at the lowest priority, and a round that took `t` is followed by a rest of
+//!   `t (1/duty - 1)`.
 //! - `GET /api/ladders`, `GET /api/ladder` and `POST /api/ladder/players/{id}/withdraw` read
 //!   and change the rows every server shares.
 
@@ -26,8 +30,10 @@ pub use super::state::{LadderSettings, DEFAULT_DEPTH, DEFAULT_SHARE, MAX_DEPTH};
 use crate::agents::AgentSpec;
 use crate::game::{excerpt, Rules};
 use crate::matches::rating::{fit, Ratings, Trial};
-use crate::matches::{derive_seed, play_match_within, Setup};
-use crate::search::{Budget, Depth};
+use crate::matches::{derive_seed, Setup};
+use crate::runner::pairs::{play_pairs, PlayPairs};
+use crate::runner::SliceKey;
+use crate::search::Depth;
 use crate::store::{LadderFit, LadderPlayerRow, LadderRow, LadderTrial, RunRow, StoreError};
 
 /// The ladder plays while some active player's 95% interval is wider than this, in Elo
@@ -286,10 +292,17 @@ impl Table {
 
 /// What one step of the scheduler did.
 enum Step {
-    /// Played a round that took this long on its threads.
-    Played(Duration),
+    /// Played a round; rest this long before the next to keep to the ladder's share.
+    Played { rest: Duration },
     /// Nothing to play, or another server schedules.
     Idle,
+}
+
+/// The threads a round plays on here, and the share of their time the ladder may use.
+struct LocalThreads {
+    pool: std::sync::Arc<rayon::ThreadPool>,
+    duty: f64,
+    share: f64,
 }
 
 /// The scheduler: runs until the server stops. Every server runs one; only the holder of the
@@ -316,6 +329,11 @@ pub(crate) async fn schedule(state: SharedState, settings: LadderSettings) {
             return;
         }
     };
+    let local = LocalThreads {
+        pool,
+        duty,
+        share: settings.share.min(1.0),
+    };
     let mut snapshots: HashMap<String, Instant> = HashMap::new();
     let mut turn = 0usize;
     let stopping = state.stopping();
@@ -324,10 +342,10 @@ pub(crate) async fn schedule(state: SharedState, settings: LadderSettings) {
         // A round under way is given up when the server stops: its games are not written.
         let stepped = tokio::select! {
             _ = &mut stopping => break,
-            stepped = step(&state, settings, &pool, &mut snapshots, &mut turn) => stepped,
+            stepped = step(&state, settings, &local, &mut snapshots, &mut turn) => stepped,
         };
         let rest = match stepped {
-            Ok(Step::Played(took)) => took.mul_f64(1.0 / duty - 1.0),
+            Ok(Step::Played { rest }) => rest,
             Ok(Step::Idle) => IDLE_POLL,
             Err(e) => {
                 tracing::warn!("ladder: {e}");
@@ -356,7 +374,7 @@ fn lowest_priority() {
 async fn step(
     state: &SharedState,
     settings: LadderSettings,
-    pool: &std::sync::Arc<rayon::ThreadPool>,
+    local: &LocalThreads,
     snapshots: &mut HashMap<String, Instant>,
     turn: &mut usize,
 ) -> Result<Step, StoreError> {
@@ -402,9 +420,7 @@ async fn step(
             continue;
         };
         *turn = (*turn + k + 1) % ladders.len().max(1);
-        let started = Instant::now();
-        let trials = play_round(pool, ladder, &table, i, j).await?;
-        let took = started.elapsed();
+        let (trials, rest) = play_round(state, local, ladder, &table, i, j).await?;
         // Written only while still the scheduler: a server that lost the lease mid-round
         // drops its round rather than write beside the new holder.
         if !state.store.take_ladder_lease(&state.owner, LEASE).await? {
@@ -421,7 +437,7 @@ async fn step(
             .collect();
         table.trials.extend(trials);
         let Some(ratings) = table.fit() else {
-            return Ok(Step::Played(took));
+            return Ok(Step::Played { rest });
         };
         let snapshot = snapshots
             .get(&ladder.id)
@@ -433,21 +449,24 @@ async fn step(
         if snapshot {
             snapshots.insert(ladder.id.clone(), Instant::now());
         }
-        return Ok(Step::Played(took));
+        return Ok(Step::Played { rest });
     }
     Ok(Step::Idle)
 }
 
-/// Plays [`PAIRS_PER_ROUND`] colour-swapped pairs of players `i` and `j` on the ladder's
-/// threads: one trial per pair. The openings come from the ladder and how many trials it has,
-/// so a ladder's games never repeat a seed.
+/// Plays [`PAIRS_PER_ROUND`] colour-swapped pairs of players `i` and `j`: on the queue's
+/// workers where it has live ones, else (or when none took the round in time) on the ladder's
+/// own threads. One trial per pair, and the rest that keeps the ladder to its share. The
+/// openings come from the ladder and how many trials it has, so a ladder's games never repeat
+/// a seed, and a round's result is the same wherever it is played.
 async fn play_round(
-    pool: &std::sync::Arc<rayon::ThreadPool>,
+    state: &SharedState,
+    local: &LocalThreads,
     ladder: &LadderRow,
     table: &Table,
     i: usize,
     j: usize,
-) -> Result<Vec<Trial>, StoreError> {
+) -> Result<(Vec<Trial>, Duration), StoreError> {
     let unplayable =
         |what: &str, e: String| StoreError::Corrupt(format!("ladder player {what}: {e}"));
     let parse = |p: &LadderPlayerRow| -> Result<AgentSpec, StoreError> {
@@ -471,37 +490,74 @@ async fn play_round(
             &[table.trials.len() as u64],
         ),
     };
-    let pool = pool.clone();
-    let report = tokio::task::spawn_blocking(move || {
-        pool.install(|| {
-            play_match_within(
-                &a,
-                &b,
-                2 * PAIRS_PER_ROUND,
-                &setup,
-                true,
-                true,
-                &Budget::unlimited(),
-            )
-        })
+    let trials = |scores: Vec<f64>| {
+        scores
+            .into_iter()
+            .map(|a_score| Trial {
+                a: i,
+                b: j,
+                a_score,
+            })
+            .collect::<Vec<_>>()
+    };
+    let started = Instant::now();
+    if let Some(queue) = &state.queue {
+        let threads = live_worker_threads(state).await?;
+        if threads > 0 {
+            let round = PlayPairs {
+                // Names the pairing and how many trials came before: a round asked again
+                // (by a server that took the lease over) is played once.
+                key: SliceKey {
+                    run_id: format!(
+                        "ladder:{}:{}:{}",
+                        ladder.id, table.players[i].id, table.players[j].id
+                    ),
+                    generation: table.trials.len() as u32,
+                    part: 0,
+                    first_job: 0,
+                    jobs: u64::from(PAIRS_PER_ROUND),
+                },
+                a: a.clone(),
+                b: b.clone(),
+                setup: setup.clone(),
+                pairs: PAIRS_PER_ROUND,
+            };
+            let played = queue
+                .play_pairs(&state.store, &round)
+                .await
+                .map_err(|e| StoreError::Corrupt(format!("a ladder round on the queue: {e}")))?;
+            if let Some(result) = played {
+                let processor = Duration::from_millis(result.processor_ms);
+                let rest = processor
+                    .div_f64(local.share.max(0.001) * threads as f64)
+                    .saturating_sub(started.elapsed());
+                return Ok((trials(result.points), rest));
+            }
+            tracing::info!(ladder = %ladder.id, "no worker took the ladder's round: played here");
+        }
+    }
+    let pool = local.pool.clone();
+    let scores = tokio::task::spawn_blocking(move || {
+        pool.install(|| play_pairs(&a, &b, &setup, PAIRS_PER_ROUND))
     })
     .await
     .map_err(|e| StoreError::Corrupt(format!("a ladder round panicked: {e}")))?
     .map_err(|e| unplayable("round", e.to_string()))?;
-    let mut pairs = vec![0.0; PAIRS_PER_ROUND as usize];
-    for game in &report.game_list {
-        if let Some(points) = pairs.get_mut(game.pair as usize) {
-            *points += game.a_points;
-        }
-    }
-    Ok(pairs
-        .into_iter()
-        .map(|points| Trial {
-            a: i,
-            b: j,
-            a_score: points / 2.0,
-        })
-        .collect())
+    let rest = started.elapsed().mul_f64(1.0 / local.duty - 1.0);
+    Ok((trials(scores), rest))
+}
+
+/// The threads of the batch workers that beat within the last lease (not stopped).
+async fn live_worker_threads(state: &SharedState) -> Result<u64, StoreError> {
+    let now = time::OffsetDateTime::now_utc();
+    Ok(state
+        .store
+        .list_workers(100)
+        .await?
+        .iter()
+        .filter(|w| super::batch_workers::is_live(w, now))
+        .map(|w| u64::from(w.threads))
+        .sum())
 }
 
 /// `GET /api/ladder`'s query: a ladder by board, rules and pie (and depth), or by one of its

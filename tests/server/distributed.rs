@@ -188,6 +188,53 @@ async fn a_run_played_by_two_workers_exports_as_evolve() {
     db.drop_db().await;
 }
 
+/// On PostgreSQL with live workers, the ladder's rounds go to the queue: a champion's games on
+/// the ladder are played by the `worker` process (the server plays no batches), and each
+/// round's processor time is measured there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ladder_rounds_are_played_by_the_queue_workers() {
+    let Some(db) = pg_db().await else { return };
+    let (_coordinator, api) = serve(
+        &db,
+        &["--no-batches", "--ladder-share", "1", "--ladder-depth", "1"],
+    );
+    let _w = worker(&db);
+    let run = api
+        .create_run(json!({"config": {"population": 4, "generations": 2, "depth": 1, "seed": 5}}))
+        .await;
+    let id = run["id"].as_str().expect("id").to_string();
+    let done = api.wait_status(&id, &["finished", "failed"]).await;
+    assert_eq!(done["status"], "finished", "{done}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (_, ladder) = api.get("/api/ladder?board=6,4&depth=1").await;
+        let champion_played = ladder["players"].as_array().is_some_and(|players| {
+            players
+                .iter()
+                .any(|p| p["run_id"] == id.as_str() && p["trials"].as_u64().unwrap_or(0) > 0)
+        });
+        let rounds = sql_rows(
+            &db,
+            "SELECT worker, processor_ms FROM batch_results WHERE run_id LIKE 'ladder:%'",
+        )
+        .await;
+        if champion_played && !rounds.is_empty() {
+            for round in &rounds {
+                let worker: String = round.get("worker");
+                assert!(worker.starts_with("worker@"), "played by {worker}");
+                assert!(round.get::<Option<i64>, _>("processor_ms").is_some());
+            }
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no ladder round on the queue: {ladder}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    db.drop_db().await;
+}
+
 /// CMA-ES, SPSA and DE runs play their generations as a GA run does, so their fitness games
 /// go to the queue too, and the export is `evolve --tuner`'s to the byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
