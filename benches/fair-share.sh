@@ -2,7 +2,9 @@
 # Two users on one server (docs/how-to/class-server.md#taking-turns): alice queues three runs,
 # then bob one, all the same config; the server has two run slots (--workers 2). After a
 # warm-up, counts the generations each user's runs play in a window and prints each user's
-# share of the game throughput (every generation of this config plays the same games).
+# share of the game throughput (every generation of this config plays the same games). Then
+# cancels the runs and compares the processor time charged to them (each run's measured
+# `processor_seconds`, what quotas count) with the processor time the server process used.
 #
 #   bash benches/fair-share.sh            (about 3 minutes)
 #
@@ -43,4 +45,22 @@ total = max(alice + bob, 1)
 print("runs (alice x3, bob x1): status", [a[1] for a in after], "generations in the window", played)
 print(f"alice {alice} generations ({alice / total:.1%}), bob {bob} ({bob / total:.1%})")
 print("each user at least a third: " + ("yes" if min(alice, bob) / total >= 1 / 3 else "NO"))
+PY
+for id in "${a_runs[@]}" "$b_run"; do
+    curl -sf -o /dev/null -X POST -H "authorization: Bearer $(
+        [ "$id" = "$b_run" ] && echo "$bob" || echo "$alice")" "$url/api/runs/$id/cancel"
+done
+sleep 3
+charged="$(for id in "${a_runs[@]}" "$b_run"; do
+    curl -sf "$url/api/runs/$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["processor_seconds"] or 0)'
+done)"
+ticks="$(getconf CLK_TCK)"
+used="$(awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$server/stat")"
+python3 - "$charged" "$used" <<'PY'
+import sys
+charged = [float(x) for x in sys.argv[1].split()]
+used = float(sys.argv[2])
+print(f"processor time charged to the runs: {sum(charged):.1f} s (alice {sum(charged[:3]):.1f}, "
+      f"bob {charged[3]:.1f}); the server process used {used:.1f} s: "
+      f"{sum(charged) / max(used, 1e-9):.1%} of it charged")
 PY

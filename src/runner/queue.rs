@@ -32,6 +32,7 @@ use graphile_worker::{JobSpec, TaskHandler, WorkerUtils};
 use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgPoolOptions;
 
+use super::pairs::PlayPairs;
 use super::results::{BatchStore, SliceKey, SliceResult, StoreAccessError};
 use crate::search::Budget;
 use crate::tune::GameSpec;
@@ -55,7 +56,7 @@ pub const MIN_BATCH_MS: f64 = 2_000.0;
 /// batch while others wait finds the next at its next poll).
 pub(super) const QUEUE_POLL: Duration = Duration::from_millis(500);
 /// How often a coordinator looks for its batches' results.
-pub(super) const RESULT_POLL: Duration = Duration::from_millis(200);
+const RESULT_POLL: Duration = Duration::from_millis(200);
 /// How often a worker looks at the status of the run whose batch it plays.
 pub(super) const STATUS_POLL: Duration = Duration::from_secs(1);
 /// graphile_worker's dead-worker recovery: workers beat every 2 s, and the batches of a
@@ -104,7 +105,7 @@ impl QueueError {
 /// A queue error, transient when it is the database's connection that failed: an error with
 /// no SQLSTATE (the connection), or of class 08 (connection exception) or 57P01..57P03 (the
 /// server shutting down or starting).
-pub(super) fn from_queue(e: graphile_worker::errors::GraphileWorkerError) -> QueueError {
+fn from_queue(e: graphile_worker::errors::GraphileWorkerError) -> QueueError {
     use graphile_worker::errors::GraphileWorkerError;
     match &e {
         GraphileWorkerError::SqlError(db)
@@ -124,13 +125,13 @@ const MAX_OUTAGE: Duration = Duration::from_secs(600);
 
 /// Waits out a database that does not answer, with back-off from 0.5 s to 10 s, for at most
 /// [`MAX_OUTAGE`].
-pub(super) struct Outage {
+struct Outage {
     started: Instant,
     wait: Duration,
 }
 
 impl Outage {
-    pub(super) fn new() -> Outage {
+    fn new() -> Outage {
         Outage {
             started: Instant::now(),
             wait: Duration::from_millis(500),
@@ -139,11 +140,7 @@ impl Outage {
 
     /// Sleeps before the next try after a transient `error`; gives `error` back when it is
     /// not transient or the outage has lasted too long.
-    pub(super) async fn wait_out(
-        &mut self,
-        run_id: &str,
-        error: QueueError,
-    ) -> Result<(), QueueError> {
+    async fn wait_out(&mut self, run_id: &str, error: QueueError) -> Result<(), QueueError> {
         if !error.is_transient() || self.started.elapsed() >= MAX_OUTAGE {
             return Err(error);
         }
@@ -159,7 +156,7 @@ impl Outage {
 #[derive(Clone)]
 pub struct BatchQueue {
     pub(super) pool: sqlx::PgPool,
-    pub(super) utils: Arc<WorkerUtils>,
+    utils: Arc<WorkerUtils>,
 }
 
 impl fmt::Debug for BatchQueue {
@@ -193,7 +190,7 @@ impl BatchQueue {
             SCHEMA,
             vec![
                 PlayBatch::IDENTIFIER.to_string(),
-                super::pairs::PlayPairs::IDENTIFIER.to_string(),
+                PlayPairs::IDENTIFIER.to_string(),
             ],
         )
         .await
@@ -520,6 +517,70 @@ impl QueueRunner {
         self.processor += Duration::from_millis(processor_ms);
         Ok(points)
     }
+}
+
+/// Queue priority of a ladder round: after every run's batches (which have 0; lower goes
+/// first), so that the ladder only takes workers the runs leave idle.
+const ROUND_PRIORITY: i16 = 100;
+
+/// How long an asker waits for a round on the queue before it plays the round itself: the
+/// workers are all busy with runs, or gone.
+const ROUND_PATIENCE: Duration = Duration::from_secs(120);
+
+impl BatchQueue {
+    /// Plays `round` on the queue's workers and returns its result, or `None` if no worker has
+    /// played it within [`ROUND_PATIENCE`] (the round then leaves the queue). A round played
+    /// before (by a worker for an asker that stopped) is not played again.
+    pub(crate) async fn play_pairs(
+        &self,
+        store: &dyn BatchStore,
+        round: &PlayPairs,
+    ) -> Result<Option<SliceResult>, QueueError> {
+        if let Some(scores) = stored(store, &round.key).await? {
+            return Ok(Some(scores));
+        }
+        let spec = JobSpec {
+            priority: Some(ROUND_PRIORITY),
+            max_attempts: Some(2),
+            ..JobSpec::default()
+        };
+        let mut outage = Outage::new();
+        let job = loop {
+            match self.utils.add_job(round.clone(), spec.clone()).await {
+                Ok(job) => break job,
+                Err(e) => outage.wait_out(&round.key.run_id, from_queue(e)).await?,
+            }
+        };
+        let asked = Instant::now();
+        loop {
+            tokio::time::sleep(RESULT_POLL).await;
+            match stored(store, &round.key).await {
+                Ok(Some(scores)) => return Ok(Some(scores)),
+                Ok(None) => {}
+                Err(e) if e.transient => continue,
+                Err(e) => return Err(e.into()),
+            }
+            if asked.elapsed() >= ROUND_PATIENCE {
+                if let Err(e) = self.utils.complete_jobs(&[*job.id()]).await {
+                    tracing::warn!("taking an unplayed ladder round off the queue: {e}");
+                }
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// The result stored under `key`, if its round has been played.
+async fn stored(
+    store: &dyn BatchStore,
+    key: &SliceKey,
+) -> Result<Option<SliceResult>, StoreAccessError> {
+    let results = store
+        .slice_results(&key.run_id, key.generation, key.part)
+        .await?;
+    Ok(results
+        .into_iter()
+        .find(|r| &r.key == key && r.points.len() as u64 == key.jobs))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use graphile_worker::{IntoTaskHandlerResult, TaskHandler, WorkerContext, WorkerOptions};
 
 use super::meter::{Mark, MeteredPool};
+use super::pairs::{play_pairs, PlayPairs};
 use super::queue::{
     queue_error, BatchQueue, PlayBatch, QueueError, HEARTBEAT, QUEUE_POLL, SCHEMA, SHUTDOWN_GRACE,
     STATUS_POLL, SWEEP_INTERVAL, SWEEP_THRESHOLD,
@@ -66,6 +67,50 @@ impl TaskHandler for PlayBatch {
                 Err(e.to_string())
             }
         }
+    }
+}
+
+impl TaskHandler for PlayPairs {
+    const IDENTIFIER: &'static str = "kalah_tuner_play_pairs";
+
+    async fn run(self, ctx: WorkerContext) -> impl IntoTaskHandlerResult {
+        let Some(env) = ctx.get_ext::<BatchEnv>().cloned() else {
+            return Err("the worker has no batch environment".to_string());
+        };
+        let key = self.key.clone();
+        let (pool, started) = (env.pool.clone(), Instant::now());
+        let played = tokio::task::spawn_blocking(move || {
+            let mut mark = Mark::now(&pool);
+            let scores = pool
+                .pool()
+                .install(|| play_pairs(&self.a, &self.b, &self.setup, self.pairs));
+            (scores, mark.lap(&pool))
+        })
+        .await;
+        let (scores, processor) = match played {
+            Ok((Ok(scores), processor)) => (scores, processor),
+            // A round that cannot be played never will: the asker hears of it by the queue
+            // giving up on the job, and plays the round itself.
+            Ok((Err(e), _)) => return Err(format!("the round cannot be played: {e}")),
+            Err(e) => return Err(format!("the round's games stopped: {e}")),
+        };
+        let written = env
+            .store
+            .put_slice_result(
+                &key,
+                &scores,
+                &env.name,
+                started.elapsed().as_millis() as u64,
+                processor.as_millis() as u64,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if let ResultWrite::Different { .. } = written {
+            // Only a worker of another version could score a round differently; the first
+            // result stands.
+            tracing::error!(run = %key.run_id, "a round scored differently on {}", env.name);
+        }
+        Ok(())
     }
 }
 
@@ -318,7 +363,7 @@ async fn batch_worker(
         .concurrency(1)
         .poll_interval(QUEUE_POLL)
         .define_job::<PlayBatch>()
-        .define_job::<super::pairs::PlayPairs>()
+        .define_job::<PlayPairs>()
         .add_extension(env)
         .listen_os_shutdown_signals(false)
         .shutdown_signal(shutdown)
