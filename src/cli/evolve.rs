@@ -19,12 +19,22 @@ use crate::tune::panel::PanelGain;
 use crate::tune::GenerationRecord;
 use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl, TunerConfig};
 
+/// The tuners `evolve` runs, as its `--tuner` offers them: every registered tuner that breeds
+/// generations of a population (`learn` runs the others).
+fn population_tuner_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        crate::tune::tuner_names()
+            .into_iter()
+            .filter(|t| !crate::tuners::learning::LEARNING_TUNERS.contains(t)),
+    )
+}
+
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
     /// The tuner that breeds each generation: ga (the genetic algorithm) or another population
-    /// tuner of docs/explanation/tuners.md (cmaes, spsa, de); all play their generations by the same config
+    /// tuner of docs/explanation/tuners.md; all play their generations by the same config
     /// fields. Default: the config file's "tuner", else ga
-    #[arg(long)]
+    #[arg(long, value_parser = population_tuner_names())]
     pub tuner: Option<String>,
     /// Start from a preset: abrams (the blog), hunter (Hunter's thesis), mankalah
     /// (Kalah(7,7) with the pie rule, the ManKalah engine's game) or main-job (the README's

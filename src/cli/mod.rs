@@ -111,9 +111,21 @@ pub fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
+            // One line: clap's first, with the values it offers (an unknown `--tuner`, say).
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("{first} (see kalah-tuner --help)");
+            let mut line = text
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .to_string();
+            for offered in text
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("[possible values"))
+            {
+                line = format!("{line} {offered}");
+            }
+            eprintln!("{line} (see kalah-tuner --help)");
             return ExitCode::from(2);
         }
     };

@@ -1016,7 +1016,7 @@ mod tests {
             name: None,
             status,
             preset: None,
-            config: Some(TunerConfig::new(crate::ga::GaConfig::default())),
+            config: crate::tune::load_tuner(None, None, &[], &crate::agents::FileAccess::None).ok(),
             config_raw: None,
             unreadable: None,
             features: serde_json::json!([]),

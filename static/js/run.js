@@ -606,6 +606,9 @@ export async function mount(view, { id }) {
       const end = r.finished_at ? new Date(r.finished_at) : new Date();
       items.push(["Elapsed", fmtDuration(end - new Date(r.started_at))]);
     }
+    // Measured on the run's game threads (and the workers' for its queued games): what a
+    // user's quota counts once the run has ended.
+    if (r.processor_seconds != null) items.push(["Processor time", fmtDuration(r.processor_seconds * 1000)]);
     if (r.status === "running" && lastWallMs.length) {
       const avg = lastWallMs.reduce((a, b) => a + b, 0) / lastWallMs.length;
       const left = (r.generations_total ?? 0) - (r.generations_done ?? 0);
