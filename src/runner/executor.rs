@@ -20,6 +20,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::{watch, Notify};
 
 use super::meter::{Mark, MeteredPool};
+use super::outage::with_retries;
 use super::results::{BatchStore, StoreAccessError, StoreFuture};
 use super::{BatchQueue, Games, QueueRunner, Runner, RunnerError, Stepped};
 use crate::agents::FileAccess;
@@ -34,9 +35,6 @@ const LEASE_BEAT: Duration = Duration::from_secs(1);
 /// How long a run keeps its slot before it yields to another user's waiting run (when its
 /// user has more runs running): long enough that resuming costs little beside it.
 const TURN: Duration = Duration::from_secs(30);
-/// How long an owner waits out a database that does not answer before it gives up on the
-/// run (which stays `running`, and is resumed by the next process to start).
-const MAX_OUTAGE: Duration = Duration::from_secs(600);
 
 /// A run a worker has claimed: its id, the claim it writes under, and its config as stored.
 #[derive(Debug)]
@@ -483,28 +481,6 @@ impl Drop for Registered<'_> {
             if running.get(&self.1).is_some_and(|b| b.is_same(&self.2)) {
                 running.remove(&self.1);
             }
-        }
-    }
-}
-
-/// Runs `op` until it succeeds, fails for good, or the database has been unreachable for
-/// [`MAX_OUTAGE`]: transient errors (a lost connection, a restarting server) are retried with
-/// back-off from 0.5 s to 10 s, so a run survives a database outage.
-async fn with_retries<T, F, Fut>(run_id: &str, what: &str, mut op: F) -> Result<T, StoreAccessError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, StoreAccessError>>,
-{
-    let started = std::time::Instant::now();
-    let mut wait = Duration::from_millis(500);
-    loop {
-        match op().await {
-            Err(e) if e.transient && started.elapsed() < MAX_OUTAGE => {
-                tracing::warn!(run = %run_id, "{what}: {e}; retrying in {wait:?}");
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(10));
-            }
-            other => return other,
         }
     }
 }

@@ -15,9 +15,11 @@
 //!   here or by the queue's workers.
 //! - `meter`: game pools whose threads' processor time is measured, which is what a run's
 //!   work is charged.
+//! - `outage`: waiting out a database that does not answer, for the executor and the queue.
 
 pub(crate) mod executor;
 pub(crate) mod meter;
+pub(crate) mod outage;
 pub(crate) mod pairs;
 pub(crate) mod queue;
 pub(crate) mod results;

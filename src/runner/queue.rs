@@ -32,6 +32,7 @@ use graphile_worker::{JobSpec, TaskHandler, WorkerUtils};
 use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgPoolOptions;
 
+use super::outage::{is_connection_sqlstate, Outage, Transient};
 use super::pairs::PlayPairs;
 use super::results::{BatchStore, SliceKey, SliceResult, StoreAccessError};
 use crate::search::Budget;
@@ -91,7 +92,7 @@ pub(super) fn queue_error(e: impl fmt::Display) -> QueueError {
     QueueError::Queue(e.to_string())
 }
 
-impl QueueError {
+impl Transient for QueueError {
     /// Whether the database may answer again later, so that the work is worth retrying.
     fn is_transient(&self) -> bool {
         match self {
@@ -103,51 +104,14 @@ impl QueueError {
 }
 
 /// A queue error, transient when it is the database's connection that failed: an error with
-/// no SQLSTATE (the connection), or of class 08 (connection exception) or 57P01..57P03 (the
-/// server shutting down or starting).
+/// no SQLSTATE (the connection), or one of [`is_connection_sqlstate`]'s.
 fn from_queue(e: graphile_worker::errors::GraphileWorkerError) -> QueueError {
     use graphile_worker::errors::GraphileWorkerError;
     match &e {
-        GraphileWorkerError::SqlError(db)
-            if db.code().is_none_or(|code| {
-                code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
-            }) =>
-        {
+        GraphileWorkerError::SqlError(db) if db.code().is_none_or(is_connection_sqlstate) => {
             QueueError::Unavailable(e.to_string())
         }
         _ => queue_error(e),
-    }
-}
-
-/// How long a run's owner waits out a database that does not answer while it hands out or
-/// collects batches, as the executor does for its own writes.
-const MAX_OUTAGE: Duration = Duration::from_secs(600);
-
-/// Waits out a database that does not answer, with back-off from 0.5 s to 10 s, for at most
-/// [`MAX_OUTAGE`].
-struct Outage {
-    started: Instant,
-    wait: Duration,
-}
-
-impl Outage {
-    fn new() -> Outage {
-        Outage {
-            started: Instant::now(),
-            wait: Duration::from_millis(500),
-        }
-    }
-
-    /// Sleeps before the next try after a transient `error`; gives `error` back when it is
-    /// not transient or the outage has lasted too long.
-    async fn wait_out(&mut self, run_id: &str, error: QueueError) -> Result<(), QueueError> {
-        if !error.is_transient() || self.started.elapsed() >= MAX_OUTAGE {
-            return Err(error);
-        }
-        tracing::warn!(run = %run_id, "{error}; retrying in {:?}", self.wait);
-        tokio::time::sleep(self.wait).await;
-        self.wait = (self.wait * 2).min(Duration::from_secs(10));
-        Ok(())
     }
 }
 
@@ -364,7 +328,11 @@ impl QueueRunner {
             }
             match self.enqueue(list).await {
                 Ok(enqueued) => break enqueued,
-                Err(e) => outage.wait_out(&self.run_id, e).await?,
+                Err(e) => {
+                    outage
+                        .wait_out(&self.run_id, "handing out batches", e)
+                        .await?
+                }
             }
         };
         if !self.wait_for_results(list, &wanted, stop).await? {
@@ -380,7 +348,11 @@ impl QueueRunner {
             }
             match self.collect(list, &wanted).await {
                 Ok(points) => return Ok(Some(points)),
-                Err(e) => outage.wait_out(&self.run_id, e).await?,
+                Err(e) => {
+                    outage
+                        .wait_out(&self.run_id, "collecting batches", e)
+                        .await?
+                }
             }
         }
     }
@@ -548,7 +520,12 @@ impl BatchQueue {
         let job = loop {
             match self.utils.add_job(round.clone(), spec.clone()).await {
                 Ok(job) => break job,
-                Err(e) => outage.wait_out(&round.key.run_id, from_queue(e)).await?,
+                Err(e) => {
+                    let error = from_queue(e);
+                    outage
+                        .wait_out(&round.key.run_id, "queueing a ladder round", error)
+                        .await?
+                }
             }
         };
         let asked = Instant::now();

@@ -58,6 +58,12 @@ pub struct StoreAccessError {
     pub transient: bool,
 }
 
+impl super::outage::Transient for StoreAccessError {
+    fn is_transient(&self) -> bool {
+        self.transient
+    }
+}
+
 pub(crate) type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreAccessError>>;
 
 /// The persistence the runner needs, implemented by [`crate::store::Store`].

@@ -78,17 +78,11 @@ impl TaskHandler for PlayPairs {
             return Err("the worker has no batch environment".to_string());
         };
         let key = self.key.clone();
-        let (pool, started) = (env.pool.clone(), Instant::now());
-        let played = tokio::task::spawn_blocking(move || {
-            let mut mark = Mark::now(&pool);
-            let scores = pool
-                .pool()
-                .install(|| play_pairs(&self.a, &self.b, &self.setup, self.pairs));
-            (scores, mark.lap(&pool))
-        })
-        .await;
-        let (scores, processor) = match played {
-            Ok((Ok(scores), processor)) => (scores, processor),
+        let played = env
+            .on_pool(move || play_pairs(&self.a, &self.b, &self.setup, self.pairs))
+            .await;
+        let (scores, times) = match played {
+            Ok((Ok(scores), times)) => (scores, times),
             // A round that cannot be played never will: the asker hears of it by the queue
             // giving up on the job, and plays the round itself.
             Ok((Err(e), _)) => return Err(format!("the round cannot be played: {e}")),
@@ -100,8 +94,8 @@ impl TaskHandler for PlayPairs {
                 &key,
                 &scores,
                 &env.name,
-                started.elapsed().as_millis() as u64,
-                processor.as_millis() as u64,
+                times.wall_ms(),
+                times.processor_ms(),
             )
             .await
             .map_err(|e| e.to_string())?;
@@ -111,6 +105,25 @@ impl TaskHandler for PlayPairs {
             tracing::error!(run = %key.run_id, "a round scored differently on {}", env.name);
         }
         Ok(())
+    }
+}
+
+/// The time a batch's games took: on the clock, and on the pool's threads' processor clocks
+/// (what its run is charged).
+struct Took {
+    wall: Duration,
+    processor: Duration,
+}
+
+impl Took {
+    fn wall_ms(&self) -> u64 {
+        self.wall.as_millis() as u64
+    }
+
+    /// Rounded, not truncated: a run of many short batches is charged what they took in all,
+    /// not a millisecond less for each.
+    fn processor_ms(&self) -> u64 {
+        (self.processor.as_secs_f64() * 1000.0).round() as u64
     }
 }
 
@@ -167,24 +180,20 @@ impl BatchEnv {
             batch.claim,
             budget.clone(),
         ));
-        let pool = self.pool.clone();
         let games = budget.clone();
-        let started = Instant::now();
-        let played = tokio::task::spawn_blocking(move || {
-            let mut setup = GameSetup::new(batch.games)?;
-            setup.set_cancel(games);
-            let mut mark = Mark::now(&pool);
-            let points = pool
-                .pool()
-                .install(|| setup.play_batch(&batch.population, batch.generation, &batch.jobs))
-                .map_err(|e| crate::tune::ConfigError::invalid("batch", e.to_string()))?;
-            Ok::<_, crate::tune::ConfigError>((points, mark.lap(&pool)))
-        })
-        .await;
+        let played = self
+            .on_pool(move || {
+                let mut setup = GameSetup::new(batch.games)?;
+                setup.set_cancel(games);
+                setup
+                    .play_batch(&batch.population, batch.generation, &batch.jobs)
+                    .map_err(|e| crate::tune::ConfigError::invalid("batch", e.to_string()))
+            })
+            .await;
         watcher.abort();
-        let (points, processor) = match played {
-            Ok(Ok(played)) => played,
-            Ok(Err(e)) => {
+        let (points, times) = match played {
+            Ok((Ok(points), times)) => (points, times),
+            Ok((Err(e), _)) => {
                 // A payload that does not play never will: the run cannot go on.
                 let error = format!(
                     "a game batch of generation {} is unusable: {e}",
@@ -198,15 +207,14 @@ impl BatchEnv {
         if budget.is_stopped() {
             return Ok(Played::Stopped);
         }
-        let play_ms = started.elapsed().as_millis() as u64;
         match self
             .store
             .put_slice_result(
                 &key,
                 &points,
                 &self.name,
-                play_ms,
-                processor.as_millis() as u64,
+                times.wall_ms(),
+                times.processor_ms(),
             )
             .await?
         {
@@ -235,6 +243,27 @@ impl BatchEnv {
                 Ok(Played::Nondeterministic)
             }
         }
+    }
+
+    /// Runs `games` on this worker's metered pool, off the async threads: what they gave and
+    /// the time they took. Err when they panicked.
+    async fn on_pool<T: Send + 'static>(
+        &self,
+        games: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<(T, Took), tokio::task::JoinError> {
+        let pool = self.pool.clone();
+        let started = Instant::now();
+        tokio::task::spawn_blocking(move || {
+            let mut mark = Mark::now(&pool);
+            let value = pool.pool().install(games);
+            let processor = mark.lap(&pool);
+            let took = Took {
+                wall: started.elapsed(),
+                processor,
+            };
+            (value, took)
+        })
+        .await
     }
 
     async fn still_running(&self, batch: &PlayBatch) -> Result<bool, QueueError> {

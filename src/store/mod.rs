@@ -119,11 +119,9 @@ impl StoreError {
             StoreError::Db(e) => match e {
                 sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => true,
                 sqlx::Error::Protocol(_) => true,
-                sqlx::Error::Database(db) => db.code().is_some_and(|code| {
-                    // Class 08: connection exceptions; 57P01..57P03: admin shutdown, crash
-                    // shutdown, cannot connect now.
-                    code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
-                }),
+                sqlx::Error::Database(db) => db
+                    .code()
+                    .is_some_and(|code| crate::runner::outage::is_connection_sqlstate(&code)),
                 _ => false,
             },
             _ => false,
