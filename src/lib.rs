@@ -20,8 +20,9 @@
 //!   a run and tells its observers, and the export document.
 //! - [`ga`]: the genetic algorithm ([`ga::Evolution`], stepped and resumable), its config,
 //!   presets and loader, and its benchmark panel; a tuner over [`tune`].
-//! - [`tuners`]: the other tuners over [`tune`]: CMA-ES, SPSA, and the learners (TD(lambda),
-//!   TD-Leaf(lambda), Texel-style fitting); and the dashboard's form of every tuner's config.
+//! - [`tuners`]: the other tuners over [`tune`]: CMA-ES, SPSA, differential evolution, and the
+//!   learners (TD(lambda), TD-Leaf(lambda), Texel-style fitting); and the dashboard's form of
+//!   every tuner's config, with the name the dashboard shows for each.
 //! - [`runner`]: a run's life, from claim to end (its executor), and its steps,
 //!   playing the games its tuner asks for on this process's cores or on the PostgreSQL job
 //!   queue (its coordinator and its worker).

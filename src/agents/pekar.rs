@@ -1,4 +1,6 @@
-//! The agents of Pekar et al. (2020), reference/002: the heuristic-deterministic rule list
+//! The agents of Pekar et al. (2020), "Review of Kalah Game Research and the Proposition of a
+//! Novel Heuristic-Deterministic Algorithm Compared to Tree-Search Solutions and Human
+//! Decision-Making" (Informatics 7(3):34): the heuristic-deterministic rule list
 //! (Algorithm 1) and the modified minimax (Algorithm 3) with cost function (4).
 //!
 //! Pekar numbers pits from the store outwards ("pit number 1" is the pit next to the store);

@@ -290,7 +290,11 @@ fn flag_of(field: &str) -> String {
 pub(crate) fn build_config(args: &LearnArgs) -> Result<LearningConfig> {
     let file = config_layer(args.config.as_deref())?;
     let tuner = tuner_name(args, file.as_ref())?;
-    let texel = tuner == "texel";
+    // Fitting takes flags of its own (and not TD's).
+    let texel = matches!(
+        LearnerConfig::for_tuner(&tuner, None),
+        Ok(LearnerConfig::Texel(_))
+    );
     check_flags(args, texel)?;
     let flags = flag_layer(args, texel)?;
     let layers: Vec<&Value> = file.iter().chain([&flags]).collect();

@@ -48,6 +48,10 @@ impl TunerSpec for GaConfig {
         "ga"
     }
 
+    fn label(&self) -> &'static str {
+        "GA: a genetic algorithm"
+    }
+
     fn seed(&self) -> u64 {
         self.seed
     }

@@ -5,13 +5,16 @@
 //! - [`Rules`]: `standard` or `empty-capture`.
 //! - `notation`: KPN, the one-line position notation (docs/reference/rules.md).
 //! - [`perft`](mod@perft): move-path counts, for testing move generation against shared vectors.
-//! - `UserError`: how an error in the user's input names its field, HTTP status and exit code.
+//! - `UserError`: how an error in the user's input names its field, HTTP status and exit code;
+//!   [`SettingBound`]: a numeric setting's range, declared once for its check and its form.
 
+mod bounds;
 pub(crate) mod notation;
 pub mod perft;
 mod position;
 mod user_error;
 
+pub use bounds::SettingBound;
 pub(crate) use notation::grouped;
 pub use notation::{excerpt, excerpt_to, ECHO_CHARS};
 pub use notation::{parse_kpn, to_kpn};

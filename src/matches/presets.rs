@@ -19,7 +19,8 @@ pub(crate) struct TournamentPreset {
 
 pub(crate) const TOURNAMENT_PRESETS: &[&str] = &["hunter-table1"];
 
-/// Hunter's Table 1 (reference/000, section 6): win rate of the row agent moving first.
+/// Table 1 of Hunter (2021), "The Exploration and Analysis of Mancala from an AI Perspective"
+/// (section 6): win rate of the row agent moving first.
 const HUNTER_TABLE1: [[Option<f64>; 6]; 6] = [
     [
         Some(51.3),

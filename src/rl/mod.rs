@@ -12,7 +12,7 @@ pub(crate) mod texel;
 pub(crate) use progress::LearnerProgress;
 
 use crate::eval::{Feature, WeightedEval};
-use crate::game::{Position, Rules};
+use crate::game::{Position, Rules, SettingBound};
 
 /// A learning setting out of range, with the field it concerns (TD and Texel alike).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -71,16 +71,18 @@ pub(crate) fn check_start(
         .map_err(|e| bad("board", e.to_string()))
 }
 
-/// Checks that `x` is within `lo..=hi`.
-pub(crate) fn check_whole(
-    field: &'static str,
-    x: u64,
-    lo: u64,
-    hi: u64,
+/// Checks the settings of `config` that `bounds` declares: a learner's numeric settings, each
+/// declared once with its range (which the dashboard's form shows too).
+pub(crate) fn check_bounds(
+    config: &impl serde::Serialize,
+    bounds: &'static [SettingBound],
 ) -> Result<(), LearnConfigError> {
-    if (lo..=hi).contains(&x) {
-        Ok(())
-    } else {
-        Err(bad(field, format!("must be {lo} to {hi}, got {x}")))
+    let value = serde_json::to_value(config).map_err(|e| bad("config", e.to_string()))?;
+    for bound in bounds {
+        let setting = value.get(bound.name).unwrap_or(&serde_json::Value::Null);
+        bound
+            .check(setting)
+            .map_err(|reason| bad(bound.name, reason))?;
     }
+    Ok(())
 }

@@ -23,7 +23,8 @@ use crate::game::{Position, Rules, Side};
 use crate::matches::{game_rng, random_opening};
 use crate::search::{AlphaBeta, Budget};
 
-use super::{bad, check_start, check_whole, LearnConfigError};
+use super::{bad, check_bounds, check_start, LearnConfigError};
+use crate::game::SettingBound;
 
 /// RNG stream of the learner's self-play games, apart from every stream matches use.
 const TD_STREAM: u64 = 0x7464_6c65;
@@ -52,6 +53,52 @@ impl TdMethod {
         }
     }
 }
+
+/// TD's numeric settings with their ranges, in the form's order: its check and the
+/// dashboard's fields read this one table.
+pub(crate) const TD_BOUNDS: &[SettingBound] = &[
+    SettingBound::whole("games", 1.0, MAX_TD_GAMES as f64, "Self-play games in all."),
+    SettingBound::whole(
+        "batch",
+        1.0,
+        MAX_TD_BATCH as f64,
+        "Games played with one set of weights before their updates are applied.",
+    ),
+    SettingBound::real("alpha", 0.0, 10.0, "Learning rate.").stepping(0.001),
+    SettingBound::real(
+        "lambda",
+        0.0,
+        1.0,
+        "Trace decay: 0 updates each utility towards the next only.",
+    )
+    .stepping(0.05),
+    SettingBound::real(
+        "epsilon",
+        0.0,
+        1.0,
+        "Chance of a random move instead of the search's.",
+    )
+    .stepping(0.05),
+    SettingBound::above(
+        "scale",
+        0.0,
+        100.0,
+        "The utility is atan(scale × the weighted sum).",
+    )
+    .stepping(0.05),
+    SettingBound::whole(
+        "depth",
+        1.0,
+        MAX_TD_DEPTH as f64,
+        "Search depth while learning, in turns.",
+    ),
+    SettingBound::whole(
+        "opening_plies",
+        0.0,
+        crate::matches::MAX_OPENING_PLIES as f64,
+        "Random sowings before each game.",
+    ),
+];
 
 /// A learning run's settings; [`TdConfig::validate`] checks them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -143,26 +190,7 @@ impl TdConfig {
             self.seeds,
             self.pie,
         )?;
-        let real = |field, x: f64, lo: f64, hi: f64| {
-            if x.is_finite() && (lo..=hi).contains(&x) {
-                Ok(())
-            } else {
-                Err(bad(field, format!("must be {lo} to {hi}, got {x}")))
-            }
-        };
-        real("alpha", self.alpha, 0.0, 10.0)?;
-        real("lambda", self.lambda, 0.0, 1.0)?;
-        real("epsilon", self.epsilon, 0.0, 1.0)?;
-        real("scale", self.scale, 1e-6, 100.0)?;
-        check_whole("depth", self.depth as u64, 1, MAX_TD_DEPTH as u64)?;
-        check_whole("games", self.games as u64, 1, MAX_TD_GAMES as u64)?;
-        check_whole("batch", self.batch as u64, 1, MAX_TD_BATCH as u64)?;
-        check_whole(
-            "opening_plies",
-            self.opening_plies as u64,
-            0,
-            crate::matches::MAX_OPENING_PLIES as u64,
-        )?;
+        check_bounds(self, TD_BOUNDS)?;
         Ok(start)
     }
 }

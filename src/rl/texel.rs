@@ -23,7 +23,8 @@ use crate::game::{Position, Rules, Side};
 use crate::matches::{game_rng, random_opening};
 use crate::search::{AlphaBeta, Budget, Solver};
 
-use super::{bad, check_start, check_whole, LearnConfigError};
+use super::{bad, check_bounds, check_start, LearnConfigError};
+use crate::game::SettingBound;
 
 /// RNG stream of the games positions are sampled from.
 const TEXEL_STREAM: u64 = 0x7465_7865;
@@ -31,6 +32,56 @@ const TEXEL_STREAM: u64 = 0x7465_7865;
 pub(crate) const MAX_TEXEL_GAMES: u32 = 1_000_000;
 /// Most solved seeds: a solve's time grows about fourfold with every two seeds.
 pub(crate) const MAX_EXACT_SEEDS: u32 = 24;
+
+/// Fitting's numeric settings with their ranges, in the form's order: its check and the
+/// dashboard's fields read this one table.
+pub(crate) const TEXEL_BOUNDS: &[SettingBound] = &[
+    SettingBound::whole(
+        "games",
+        1.0,
+        MAX_TEXEL_GAMES as f64,
+        "Self-play games to sample positions from.",
+    ),
+    SettingBound::whole(
+        "positions_per_game",
+        1.0,
+        200.0,
+        "Positions sampled from each game.",
+    ),
+    SettingBound::whole(
+        "opening_plies",
+        0.0,
+        crate::matches::MAX_OPENING_PLIES as f64,
+        "Random sowings before each game.",
+    ),
+    SettingBound::whole(
+        "exact_seeds",
+        0.0,
+        MAX_EXACT_SEEDS as f64,
+        "Positions with at most this many seeds in the pits are labelled by the exact solver \
+         (0: never); every two seeds more double the cost.",
+    ),
+    SettingBound::whole(
+        "depth",
+        1.0,
+        8.0,
+        "Depth of the search whose leaf is scored.",
+    ),
+    SettingBound::whole(
+        "rounds",
+        1.0,
+        100.0,
+        "Rounds of finding leaves and fitting; the panel measures after each.",
+    ),
+    SettingBound::whole("max_iters", 1.0, 10_000.0, "L-BFGS iterations a round."),
+    SettingBound::real(
+        "l2",
+        0.0,
+        1.0,
+        "Weight of the L2 penalty, which keeps collinear features finite.",
+    )
+    .stepping(0.0001),
+];
 
 /// A fitting run's settings; [`TexelConfig::validate`] checks them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,26 +165,7 @@ impl TexelConfig {
         self.source
             .validate()
             .map_err(|e| bad("source", e.to_string()))?;
-        check_whole("games", self.games as u64, 1, MAX_TEXEL_GAMES as u64)?;
-        check_whole("positions_per_game", self.positions_per_game as u64, 1, 200)?;
-        check_whole(
-            "opening_plies",
-            self.opening_plies as u64,
-            0,
-            crate::matches::MAX_OPENING_PLIES as u64,
-        )?;
-        check_whole(
-            "exact_seeds",
-            self.exact_seeds as u64,
-            0,
-            MAX_EXACT_SEEDS as u64,
-        )?;
-        check_whole("depth", self.depth as u64, 1, 8)?;
-        check_whole("rounds", self.rounds as u64, 1, 100)?;
-        check_whole("max_iters", self.max_iters, 1, 10_000)?;
-        if !self.l2.is_finite() || !(0.0..=1.0).contains(&self.l2) {
-            return Err(bad("l2", format!("must be 0 to 1, got {}", self.l2)));
-        }
+        check_bounds(self, TEXEL_BOUNDS)?;
         Ok(start)
     }
 }

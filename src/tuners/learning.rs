@@ -121,6 +121,17 @@ impl LearnerConfig {
         }
     }
 
+    /// What the dashboard calls the learner: its name, a colon, what it does.
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            LearnerConfig::Td(c) => match c.method {
+                TdMethod::Td => "TD(λ): learning from self-play",
+                TdMethod::TdLeaf => "TD-Leaf(λ): learning from self-play at the search's leaves",
+            },
+            LearnerConfig::Texel(_) => "Texel: fitting to game results",
+        }
+    }
+
     pub(crate) fn features(&self) -> &[Feature] {
         match self {
             LearnerConfig::Td(c) => &c.features,
@@ -819,6 +830,10 @@ impl crate::tune::Tuner for LearningRun {
 impl crate::tune::TunerSpec for LearningConfig {
     fn tuner(&self) -> &'static str {
         self.learner.tuner()
+    }
+
+    fn label(&self) -> &'static str {
+        self.learner.label()
     }
 
     fn seed(&self) -> u64 {

@@ -14,11 +14,11 @@ use crate::ga::config::{
     MAX_GENERATIONS, MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
 };
 use crate::game::{MAX_PITS, MAX_SEEDS};
-use crate::rl::td::{MAX_TD_BATCH, MAX_TD_DEPTH, MAX_TD_GAMES, PRESETS as TD_PRESETS};
-use crate::rl::texel::{MAX_EXACT_SEEDS, MAX_TEXEL_GAMES};
+use crate::rl::td::{PRESETS as TD_PRESETS, TD_BOUNDS};
+use crate::rl::texel::TEXEL_BOUNDS;
 use crate::tune::{MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 
-use super::learning::{LearnerConfig, LearningConfig};
+use super::learning::{LearnerConfig, LearningConfig, LEARNING_TUNERS};
 
 /// A config flattened to dotted keys (`fitness.mode`), as the form names its fields. Arrays
 /// (opponents, weights) stay whole.
@@ -159,34 +159,31 @@ fn benchmark_group(ga: bool) -> Value {
 /// The fields of a learning run's form: the learner's own (TD's or Texel's), the run's
 /// (`play_depth`, `checkpoint_games`), the board and the panel. Ranges are the learners'
 /// validators' constants.
-fn learning_groups(tuner: &str) -> Value {
-    let learner = if tuner == "texel" {
-        json!({"title": "Fitting", "fields": [
-            {"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."},
-            {"key": "source", "kind": "agent", "range": "one agent spec", "help": "The player whose self-play games give the positions, such as heuristic:hunter10:published:4."},
-            {"key": "games", "kind": "int", "min": 1, "max": MAX_TEXEL_GAMES, "range": format!("1 to {MAX_TEXEL_GAMES}"), "help": "Self-play games to sample positions from."},
-            {"key": "positions_per_game", "kind": "int", "min": 1, "max": 200, "range": "1 to 200"},
-            {"key": "opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings before each game."},
-            {"key": "exact_seeds", "kind": "int", "min": 0, "max": MAX_EXACT_SEEDS, "range": format!("0 to {MAX_EXACT_SEEDS}"), "help": "Positions with at most this many seeds in the pits are labelled by the exact solver (0: never); every two seeds more double the cost."},
-            {"key": "depth", "kind": "int", "min": 1, "max": 8, "range": "1 to 8", "help": "Depth of the search whose leaf is scored."},
-            {"key": "rounds", "kind": "int", "min": 1, "max": 100, "range": "1 to 100", "help": "Rounds of finding leaves and fitting; the panel measures after each."},
-            {"key": "max_iters", "kind": "int", "min": 1, "max": 10_000, "range": "1 to 10000", "help": "L-BFGS iterations a round."},
-            {"key": "l2", "kind": "real", "min": 0, "max": 1, "step": 0.0001, "range": "0 to 1", "help": "Weight of the L2 penalty, which keeps collinear features finite."}
-        ]})
-    } else {
-        json!({"title": "Learning", "fields": [
-            {"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."},
-            {"key": "games", "kind": "int", "min": 1, "max": MAX_TD_GAMES, "range": format!("1 to {MAX_TD_GAMES}"), "help": "Self-play games in all."},
-            {"key": "batch", "kind": "int", "min": 1, "max": MAX_TD_BATCH, "range": format!("1 to {MAX_TD_BATCH}"), "help": "Games played with one set of weights before their updates are applied."},
-            {"key": "alpha", "kind": "real", "min": 0, "max": 10, "step": 0.001, "range": "0 to 10", "help": "Learning rate."},
-            {"key": "lambda", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "help": "Trace decay: 0 updates each utility towards the next only."},
-            {"key": "epsilon", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "help": "Chance of a random move instead of the search's."},
-            {"key": "scale", "kind": "real", "min": 1e-6, "max": 100, "step": 0.05, "range": "above 0, up to 100", "help": "The utility is atan(scale × the weighted sum)."},
-            {"key": "depth", "kind": "int", "min": 1, "max": MAX_TD_DEPTH, "range": format!("1 to {MAX_TD_DEPTH}"), "help": "Search depth while learning, in turns."},
-            {"key": "opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings before each game."},
-            {"key": "checkpoint_games", "kind": "int", "min": 1, "optional": true, "range": "1 to games, or empty for a sixteenth of the games", "help": "Self-play games between two measures against the panel."}
-        ]})
+fn learning_groups(learner: &LearnerConfig) -> Value {
+    let seed = json!({"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."});
+    let (title, bounds, mut fields, last) = match learner {
+        LearnerConfig::Texel(_) => (
+            "Fitting",
+            TEXEL_BOUNDS,
+            vec![
+                seed,
+                json!({"key": "source", "kind": "agent", "range": "one agent spec", "help": "The player whose self-play games give the positions, such as heuristic:hunter10:published:4."}),
+            ],
+            None,
+        ),
+        LearnerConfig::Td(_) => (
+            "Learning",
+            TD_BOUNDS,
+            vec![seed],
+            Some(
+                json!({"key": "checkpoint_games", "kind": "int", "min": 1, "optional": true, "range": "1 to games, or empty for a sixteenth of the games", "help": "Self-play games between two measures against the panel."}),
+            ),
+        ),
     };
+    // The learner's numeric settings, from the table its check reads.
+    fields.extend(bounds.iter().map(|bound| bound.form_field_at(bound.name)));
+    fields.extend(last);
+    let learner = json!({"title": title, "fields": fields});
     json!([
         learner,
         {"title": "Players", "fields": [
@@ -254,8 +251,18 @@ fn fields_of(groups: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// A tuner's short name, as the dashboard's lists and pages show it: its label up to the
+/// colon ("CMA-ES" of "CMA-ES: covariance matrix adaptation").
+fn short_name(label: &str) -> &str {
+    label.split_once(':').map_or(label, |(name, _)| name)
+}
+
 /// A learning tuner's form: its defaults, TD's presets, its field groups.
-fn learning_form(tuner: &str, label: &str) -> Value {
+fn learning_form(tuner: &str) -> Value {
+    let Ok(learner) = LearnerConfig::for_tuner(tuner, None) else {
+        return Value::Null;
+    };
+    let label = learner.label();
     let config = |preset| {
         LearnerConfig::for_tuner(tuner, preset)
             .map(|learner| LearningConfig::new(learner).to_value())
@@ -269,14 +276,15 @@ fn learning_form(tuner: &str, label: &str) -> Value {
         short_spec(source);
     }
     flatten("", &base, &mut defaults);
-    let groups = learning_groups(tuner);
+    let groups = learning_groups(&learner);
     fill_missing(&mut defaults, &groups);
     let mut presets = Map::new();
     presets.insert(
         String::new(),
         json!({"label": "none (defaults)", "overrides": {}}),
     );
-    if tuner != "texel" {
+    // The presets are TD's (the report's training); fitting has none.
+    if let LearnerConfig::Td(_) = learner {
         for &name in TD_PRESETS {
             let mut flat = Map::new();
             flatten("", &config(Some(name)), &mut flat);
@@ -290,7 +298,7 @@ fn learning_form(tuner: &str, label: &str) -> Value {
             );
         }
     }
-    json!({"label": label, "unit": "checkpoints", "presets": presets, "defaults": defaults, "groups": groups})
+    json!({"label": label, "name": short_name(label), "unit": "checkpoints", "presets": presets, "defaults": defaults, "groups": groups})
 }
 
 /// The form of a population tuner other than the GA ([`super::population`]): the GA's fields
@@ -342,7 +350,7 @@ fn population_form(
     }
     groups.push(json!({"title": format!("{label} settings"), "fields": fields, "help": "docs/explanation/tuners.md#cma-es-and-spsa"}));
     Some(
-        json!({"label": label, "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups}),
+        json!({"label": label, "name": short_name(label), "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups}),
     )
 }
 
@@ -354,12 +362,15 @@ pub fn config_schema() -> Value {
     let presets = presets(&defaults);
     // Every tuner's form; the GA's is also at the top, where forms before the other tuners
     // found it.
+    let ga = crate::tune::TunerSpec::label(&GaConfig::default());
     let mut tuners = json!({
-        "ga": {"label": "GA: a genetic algorithm", "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups},
-        "td": learning_form("td", "TD(λ): learning from self-play"),
-        "td-leaf": learning_form("td-leaf", "TD-Leaf(λ): learning from self-play at the search's leaves"),
-        "texel": learning_form("texel", "Texel: fitting to game results"),
+        "ga": {"label": ga, "name": short_name(ga), "unit": "generations", "presets": presets, "defaults": defaults, "groups": groups},
     });
+    if let Value::Object(forms) = &mut tuners {
+        for tuner in LEARNING_TUNERS {
+            forms.insert(tuner.into(), learning_form(tuner));
+        }
+    }
     // Every other population tuner's (CMA-ES, SPSA): the GA's form with its own settings.
     if let Value::Object(forms) = &mut tuners {
         for tuner in crate::tune::config::tuner_names() {
@@ -520,6 +531,69 @@ mod tests {
             .expect("overrides")
             .keys()
             .all(|k| defaults.contains_key(k)));
+    }
+
+    /// Every registered tuner has a form, with the short name the dashboard shows and the
+    /// unit of its records: the dashboard keeps no list of its own.
+    #[test]
+    fn every_tuner_has_a_form_with_its_name_and_unit() {
+        let schema = config_schema();
+        let forms = schema["tuners"].as_object().expect("forms");
+        let names = crate::tune::config::tuner_names();
+        assert_eq!(forms.len(), names.len(), "{:?}", forms.keys());
+        for tuner in names {
+            let form = &forms[tuner];
+            let name = form["name"].as_str().unwrap_or("");
+            assert!(!name.is_empty() && !name.contains(':'), "{tuner}: {name:?}");
+            let label = form["label"].as_str().unwrap_or("");
+            assert!(
+                label.starts_with(&format!("{name}: ")),
+                "{tuner}: {label:?}"
+            );
+            let learner = LEARNING_TUNERS.contains(&tuner);
+            let unit = if learner {
+                "checkpoints"
+            } else {
+                "generations"
+            };
+            assert_eq!(form["unit"], unit, "{tuner}");
+        }
+        assert_eq!(forms["texel"]["name"], "Texel");
+        assert_eq!(forms["td-leaf"]["name"], "TD-Leaf(λ)");
+    }
+
+    /// Every numeric setting of a learner has its range in the table its check and its form
+    /// read, but for those the rest of the config checks (the seed, the board): a new setting
+    /// without a range fails here.
+    #[test]
+    fn every_numeric_setting_of_a_learner_has_a_range() {
+        let checked_elsewhere = ["seed", "pits", "seeds"];
+        let learners = [
+            (
+                serde_json::to_value(crate::rl::td::TdConfig::default()),
+                TD_BOUNDS,
+            ),
+            (
+                serde_json::to_value(crate::rl::texel::TexelConfig::default()),
+                TEXEL_BOUNDS,
+            ),
+        ];
+        for (config, bounds) in learners {
+            let config = config.expect("a learner's config serialises");
+            let fields = config.as_object().expect("an object");
+            for (key, value) in fields {
+                if value.is_number() && !checked_elsewhere.contains(&key.as_str()) {
+                    assert!(bounds.iter().any(|b| b.name == key), "{key} has no range");
+                }
+            }
+            for bound in bounds {
+                assert!(
+                    fields.contains_key(bound.name),
+                    "{} is no setting",
+                    bound.name
+                );
+            }
+        }
     }
 
     /// The form (and the configuration reference generated from it) leaves no key of the GA's

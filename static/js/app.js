@@ -1,7 +1,8 @@
 // Hash router: each page module exports mount(view, params) and returns a cleanup function
 // that stops its timers, event streams and charts when the user navigates away.
 
-import { flash, h } from "./util.js";
+import { api } from "./api.js";
+import { flash, h, setTuners } from "./util.js";
 import * as runs from "./runs.js";
 import * as newRun from "./newrun.js";
 import * as run from "./run.js";
@@ -108,5 +109,10 @@ async function render() {
 }
 
 window.addEventListener("hashchange", render);
-// Module scripts run after the document is parsed, so the view exists already.
-render();
+// Module scripts run after the document is parsed, so the view exists already. The pages
+// name tuners as the server's schema does; without it (an old server) they show the ids.
+api
+  .configSchema()
+  .then((schema) => setTuners(schema.tuners))
+  .catch(() => {})
+  .finally(render);

@@ -74,7 +74,7 @@ export async function mount(view, { query }) {
   const renderRuns = () =>
     runList.replaceChildren(
       ...runs.map((r) =>
-        h("li", h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, name(r)), h("span.muted.small", ` · ${TUNER_NAMES[r.tuner] || "GA"} · ${r.status} · ${r.generations_done} / ${r.generations_total} ${isLearner(r.tuner) ? "checkpoints" : "generations"}`)),
+        h("li", h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, name(r)), h("span.muted.small", ` · ${TUNER_NAMES[r.tuner] || r.tuner || "GA"} · ${r.status} · ${r.generations_done} / ${r.generations_total} ${isLearner(r.tuner) ? "checkpoints" : "generations"}`)),
       ),
     );
   renderRuns();

@@ -534,7 +534,7 @@ export async function mount(view, { id }) {
     title.title = title.textContent;
     // PNG downloads name the run.
     for (const c of [fit, div, wts, panel, agreement]) if (c) c.chart.pngTitle = title.textContent;
-    const tuner = TUNER_NAMES[r.tuner] || "GA";
+    const tuner = TUNER_NAMES[r.tuner] || r.tuner || "GA";
     sub.textContent = `${tuner} · ${r.preset ? `preset ${r.preset}` : "custom config"} · seed ${r.seed}${r.owner ? ` · by ${r.owner}` : ""} · ${r.id}`;
     badge.replaceChildren(statusBadge(r.status));
     if (r.status === "finished") showStanding();
@@ -590,7 +590,8 @@ export async function mount(view, { id }) {
       ["Tuner", TUNER_NAMES[r.tuner] || r.tuner],
       ["Checkpoints", `${r.generations_done ?? 0} / ${r.generations_total ?? "?"}`],
       ["Champion's panel score", fmtNum(r.best_fitness)],
-      [r.tuner === "texel" ? "Rounds" : "Self-play games", (r.tuner === "texel" ? r.config?.rounds : r.config?.games) ?? "–"],
+      // A fitting learner counts its rounds over the games; a self-play one, its games.
+      r.config?.rounds != null ? ["Rounds", r.config.rounds] : ["Self-play games", r.config?.games ?? "–"],
       ["Depth (learning / play)", `${r.config?.depth ?? "–"} / ${r.config?.play_depth ?? "–"}`],
     ] : [
       ...(r.tuner && r.tuner !== "ga" ? [["Tuner", TUNER_NAMES[r.tuner] || r.tuner]] : []),

@@ -266,7 +266,7 @@ function makeRow(run, refresh) {
     link.title = name;
     pick.setAttribute("aria-label", `compare ${name}`);
     tags.replaceChildren(...(r.tags || []).map((t) => h("span.tag-chip", t)));
-    sub.textContent = [TUNER_NAMES[r.tuner] || "GA", r.preset ? `preset ${r.preset}` : "custom", `seed ${r.seed}`, r.owner ? `by ${r.owner}` : null, shortId(r.id)].filter(Boolean).join(" · ");
+    sub.textContent = [TUNER_NAMES[r.tuner] || r.tuner || "GA", r.preset ? `preset ${r.preset}` : "custom", `seed ${r.seed}`, r.owner ? `by ${r.owner}` : null, shortId(r.id)].filter(Boolean).join(" · ");
     status.replaceChildren(statusBadge(r.status));
     const p = Math.max(0, Math.min(1, r.progress ?? (r.generations_total ? r.generations_done / r.generations_total : 0)));
     bar.style.width = `${(p * 100).toFixed(1)}%`;

@@ -159,9 +159,18 @@ export function seriesDash(i) {
   return round === 0 ? undefined : round === 1 ? [8, 4] : [2, 3];
 }
 
-// The tuners a run may use, as the dashboard names them.
-export const TUNER_NAMES = { ga: "GA", cmaes: "CMA-ES", spsa: "SPSA", de: "DE", td: "TD(λ)", "td-leaf": "TD-Leaf(λ)", texel: "Texel fitting" };
+// The tuners a run may use, as the dashboard names them, and the learners among them (whose
+// records are checkpoints of one learnt player, not generations of a population). Both come
+// from the server's config schema when the dashboard starts (setTuners), so that a tuner the
+// server registers needs no change here.
+export const TUNER_NAMES = {};
+const LEARNERS = new Set();
+export const isLearner = (tuner) => LEARNERS.has(tuner);
 
-/** Tuners whose records are checkpoints of one learnt player, not generations of a population. */
-export const LEARNERS = ["td", "td-leaf", "texel"];
-export const isLearner = (tuner) => LEARNERS.includes(tuner);
+/** Takes the tuners' names and record units from the config schema's forms. */
+export function setTuners(forms) {
+  for (const [tuner, form] of Object.entries(forms || {})) {
+    TUNER_NAMES[tuner] = form.name || tuner;
+    if (form.unit === "checkpoints") LEARNERS.add(tuner);
+  }
+}
