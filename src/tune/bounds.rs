@@ -27,20 +27,9 @@ pub(crate) fn check_settings(
         let Some(bound) = bounds.iter().find(|b| b.name == name) else {
             return Err(ConfigError::invalid(field, "is not a setting with a range"));
         };
-        match value.as_f64() {
-            Some(x) if bound.allows(x) => {}
-            _ => {
-                let kind = if bound.whole {
-                    "a whole number"
-                } else {
-                    "a number"
-                };
-                return Err(ConfigError::invalid(
-                    field,
-                    format!("must be {kind} {}, got {value}", bound.range()),
-                ));
-            }
-        }
+        bound
+            .check(value)
+            .map_err(|reason| ConfigError::invalid(field, reason))?;
     }
     Ok(())
 }
