@@ -12,12 +12,12 @@
 //!   `mcts`, `a3c`).
 //! - [`matches`](mod@matches): the game loop, the pairing engine (colour-swapped pairs from shared
 //!   openings), matches and round-robin tournaments on rayon, with confidence intervals.
-//! - [`rl`]: the learning algorithms: TD(lambda) and TD-Leaf(lambda) self-play, Texel-style
-//!   fitting, and asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`tune`]: the tuning engine, the floor under every tuner: the [`tune::Tuner`] trait
 //!   (ask/tell), the records a tuner writes, the game jobs it asks for, the one config error,
 //!   the [`tune::TunerConfig`] that holds any tuner's config, the [`tune::Driver`] that steps
 //!   a run and tells its observers, and the export document.
+//! - [`rl`]: the learning algorithms: TD(lambda) and TD-Leaf(lambda) self-play, Texel-style
+//!   fitting, and asynchronous advantage actor-critic training of the `a3c` network (candle).
 //! - [`ga`]: the genetic algorithm ([`ga::Evolution`], stepped and resumable), its config,
 //!   presets and loader, and its benchmark panel; a tuner over [`tune`].
 //! - [`tuners`]: the other tuners over [`tune`]: CMA-ES, SPSA, differential evolution, and the

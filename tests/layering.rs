@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Bottom to top.
 const LAYERS: &[&str] = &[
-    "game", "eval", "search", "agents", "matches", "rl", "tune", "ga", "tuners", "runner", "store",
+    "game", "eval", "search", "agents", "matches", "tune", "rl", "ga", "tuners", "runner", "store",
     "server", "cli",
 ];
 

@@ -24,6 +24,7 @@ use crate::rl::LearnerProgress;
 use crate::search::Budget;
 use crate::tune::GenerationRecord;
 use crate::tune::{Driver, Ended, ExportFile, StepControl, TunerConfig};
+use crate::tuners::learning::progress_of;
 use crate::tuners::{LearnerConfig, LearningConfig};
 
 #[derive(Args, Debug)]
@@ -408,7 +409,7 @@ pub fn run(args: &LearnArgs) -> Result<()> {
     eprintln!("learnt weights {}", serde_json::to_string(weights)?);
     eprintln!(
         "{} in {:.1} s, {}{}; champion from checkpoint {} (at {}), panel {}; wrote {}",
-        last.learner.as_ref().map_or(String::new(), summary),
+        progress_of(last).as_ref().map_or(String::new(), summary),
         started.elapsed().as_secs_f64(),
         budget.describe_use(),
         match ended {
@@ -436,7 +437,7 @@ fn champion_position(last: &GenerationRecord, positions: &[u64]) -> String {
         .get(champion.generation as usize)
         .copied()
         .unwrap_or(0);
-    match &last.learner {
+    match progress_of(last) {
         Some(LearnerProgress::Texel(_)) => format!("round {at}"),
         _ => format!("game {at}"),
     }

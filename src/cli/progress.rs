@@ -8,14 +8,15 @@ use super::console::progress_bar;
 use crate::rl::LearnerProgress;
 use crate::tune::panel::PanelResult;
 use crate::tune::GenerationRecord;
-use crate::tune::{tuner, DriveError, Observer, TunerConfig};
+use crate::tune::{DriveError, Observer, TunerConfig};
+use crate::tuners::learning::progress_of;
 
 /// The console's [`Observer`]; it also keeps what a run's closing summary needs.
 pub(crate) struct RunConsole {
     bar: Option<ProgressBar>,
     /// Records shown.
     pub records: u64,
-    /// Where the run stood at each record ([`tuner::position`]).
+    /// Where the run stood at each record (its tuner's `position`).
     pub positions: Vec<u64>,
     /// The first measured record's generation and panel leader: the baseline a run's gain is
     /// measured against.
@@ -63,7 +64,7 @@ impl Observer for RunConsole {
         record: &GenerationRecord,
     ) -> Result<(), DriveError> {
         self.records += 1;
-        let position = tuner::position(record);
+        let position = config.spec().position(record);
         self.positions.push(position);
         if self.first_leader.is_none() {
             if let Some(leader) = record.benchmark.as_ref().and_then(|b| b.leaders.first()) {
@@ -153,7 +154,7 @@ fn generation_line(record: &GenerationRecord, games_per_sec: f64) -> String {
 
 /// One line a learner's checkpoint: where learning is, and the panel's measure.
 fn checkpoint_line(record: &GenerationRecord) -> String {
-    let at = match &record.learner {
+    let at = match progress_of(record) {
         Some(LearnerProgress::Td(p)) => format!("games {:>8}", p.games),
         Some(LearnerProgress::Texel(p)) if p.rounds == 0 => "round   0  (starting weights)".into(),
         Some(LearnerProgress::Texel(p)) => format!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::config::TunerConfig;
 use super::export::{ExportDocument, ExportError};
-use super::tuner::{self, Ask, StepControl, Tuner};
+use super::tuner::{Ask, StepControl, Tuner};
 use crate::search::Budget;
 use crate::tune::{ConfigError, GenerationRecord, GenerationSummary, JobList, StopReason};
 
@@ -219,19 +219,24 @@ impl Driver {
         observers: &mut [&mut dyn Observer],
     ) -> Result<Ended, DriveError> {
         loop {
-            let record = match self.step(control, observers)? {
-                Step::Record(record) => record,
+            match self.step(control, observers)? {
+                Step::Record(_) => {}
                 Step::Cancelled => return Ok(Ended::Stopped),
                 Step::Finished => {
                     return Ok(Ended::Finished(
                         self.stop_reason().unwrap_or(StopReason::Generations),
                     ))
                 }
+            }
+            // The step's record is the driver's last now.
+            let Some(record) = &self.last else {
+                return Ok(Ended::Stopped);
             };
             if let Some(reason) = record.stop {
                 return Ok(Ended::Finished(reason));
             }
-            if !control.go_on(tuner::position(record)) {
+            let position = self.config.spec().position(record);
+            if !control.go_on(position) {
                 return Ok(Ended::Stopped);
             }
         }

@@ -60,7 +60,7 @@ pub use jobs::{BadBatch, BoardConfig, GameSpec, Genome, Job, JobList, Rival};
 pub(crate) use record::{
     CurvePoint, FitnessStats, GenerationSummary, HallOfFame, Individual, Timing,
 };
-pub use record::{GenerationRecord, StopReason};
+pub use record::{GenerationRecord, StopReason, TunerState};
 pub(crate) use spec::{describe_bytes, TunerSpec, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 pub(crate) use tuner::Ask;
 pub use tuner::{StepControl, Tuner};

@@ -1,10 +1,11 @@
 //! What a tuner writes after each step: a [`GenerationRecord`] (a generation of a population
 //! tuner, or a learner's checkpoint) and the small types it is made of.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use super::panel::{BenchmarkRecord, Champion};
-use crate::rl::LearnerProgress;
 
 /// One member of an evaluated generation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -72,10 +73,10 @@ pub struct GenerationRecord {
     /// The run's champion as it stands after this generation (with a panel configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub champion: Option<Champion>,
-    /// A learning run's progress after this checkpoint (`tune::learning`); GA records
-    /// have none.
+    /// A learner's progress after this checkpoint, in the learner's own type
+    /// ([`TunerState::read`]); population tuners' records have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub learner: Option<LearnerProgress>,
+    pub learner: Option<TunerState>,
     /// What a population tuner other than the GA (`Breeder`: CMA-ES,
     /// SPSA) knew when it made this generation, from which the run resumes; GA records have
     /// none.
@@ -83,6 +84,48 @@ pub struct GenerationRecord {
     pub breeder: Option<serde_json::Value>,
     #[serde(default)]
     pub timing: Timing,
+}
+
+/// A tuner's own state in a record: a value of the tuner's type, which the engine keeps and
+/// stores without knowing it. Held as the JSON text the tuner wrote, so a record read back
+/// and written again is byte for byte the record first written (a tree of JSON values would
+/// sort the keys).
+#[derive(Clone, Debug)]
+pub struct TunerState(Box<RawValue>);
+
+impl TunerState {
+    /// The state `value`, as its tuner writes it.
+    pub fn new<T: Serialize>(value: &T) -> Result<TunerState, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(TunerState)
+    }
+
+    /// The state as its tuner's type `T`; an error if it is another tuner's.
+    pub fn read<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for TunerState {
+    fn eq(&self, other: &TunerState) -> bool {
+        self.json() == other.json()
+    }
+}
+
+impl Serialize for TunerState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for TunerState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(TunerState)
+    }
 }
 
 /// A generation's place on a fitness curve: the numbers every view of a run's progress
@@ -168,5 +211,39 @@ impl FitnessStats {
             min: fitness.iter().copied().fold(f64::INFINITY, f64::min),
             std: var.sqrt(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Progress {
+        rounds: u32,
+        loss: f64,
+        another: u64,
+    }
+
+    /// A tuner's state keeps the tuner's field order through every way a record travels
+    /// (text in the store, a JSON tree in the API), so records written again are the same bytes.
+    #[test]
+    fn a_tuner_state_is_kept_as_written() {
+        let progress = Progress {
+            rounds: 3,
+            loss: 0.25,
+            another: 7,
+        };
+        let state = TunerState::new(&progress).expect("serialises");
+        assert_eq!(state.json(), r#"{"rounds":3,"loss":0.25,"another":7}"#);
+        assert_eq!(state.read::<Progress>().expect("reads"), progress);
+        let text = serde_json::to_string(&state).expect("serialises");
+        let back: TunerState = serde_json::from_str(&text).expect("parses");
+        assert_eq!(back, state);
+        assert_eq!(serde_json::to_string(&back).expect("serialises"), text);
+        let tree = serde_json::to_value(&state).expect("a JSON tree");
+        let from_tree: TunerState = serde_json::from_value(tree).expect("from a tree");
+        assert_eq!(from_tree.read::<Progress>().expect("reads"), progress);
+        assert!(state.read::<Vec<u8>>().is_err(), "another tuner's state");
     }
 }

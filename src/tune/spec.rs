@@ -96,6 +96,12 @@ pub trait TunerSpec:
         None
     }
 
+    /// Where a run stands after `record`, in the unit of [`Tuner::length`]: generations, or
+    /// a learner's self-play games or rounds.
+    fn position(&self, record: &GenerationRecord) -> u64 {
+        record.generation as u64 + 1
+    }
+
     /// Whether the run's export keeps its fitness curve (one summary a record).
     fn keeps_curve(&self) -> bool {
         false

@@ -89,11 +89,3 @@ pub trait Tuner: Send {
     /// or rounds.
     fn length(&self) -> u64;
 }
-
-/// Where a run stands after `record`, in the unit of [`Tuner::length`].
-pub fn position(record: &GenerationRecord) -> u64 {
-    match &record.learner {
-        Some(progress) => progress.position(),
-        None => record.generation as u64 + 1,
-    }
-}

@@ -38,6 +38,7 @@ use crate::rl::texel::{TexelConfig, TexelFitter};
 use crate::rl::{LearnConfigError, LearnerProgress};
 use crate::tune::config::{ConfigForm, TunerKind};
 use crate::tune::panel::{beats, BenchmarkRecord, Champion};
+use crate::tune::TunerState;
 use crate::tune::{agent_error, ConfigError, MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 use crate::tune::{FitnessStats, GenerationRecord, HallOfFame, Individual, StopReason, Timing};
 
@@ -638,12 +639,12 @@ impl LearningRun {
             }
         };
         let mut run = LearningRun::new_within(config, cancel)?;
-        run.learner = match (run.learner, &last.learner) {
+        run.learner = match (run.learner, progress_of(last)) {
             (Learner::Td(l), Some(LearnerProgress::Td(p))) => Learner::Td(Box::new(
-                TdLearner::resume(l.config().clone(), weights, p.clone()).map_err(learn_error)?,
+                TdLearner::resume(l.config().clone(), weights, p).map_err(learn_error)?,
             )),
             (Learner::Texel(mut f), Some(LearnerProgress::Texel(p))) => {
-                f.resume(weights, p.clone()).map_err(learn_error)?;
+                f.resume(weights, p).map_err(learn_error)?;
                 Learner::Texel(f)
             }
             _ => return Err(bad("the record is not of this config's learner")),
@@ -689,7 +690,7 @@ impl LearningRun {
     }
 
     /// Makes the panel games and the learner's own games and searches stop once `cancel` is
-    /// set, inside the game under way. As with [`crate::ga::Evolution::set_cancel`], a
+    /// set, inside the game under way. As with the population tuners' runs, a
     /// cancelled step's record is meaningless and the run is to be dropped.
     pub(crate) fn set_cancel(&mut self, cancel: Budget) {
         match &mut self.learner {
@@ -767,7 +768,10 @@ impl LearningRun {
                 new_champion,
             }),
             champion: Some(champion),
-            learner: Some(self.learner.progress()),
+            learner: Some(
+                TunerState::new(&self.learner.progress())
+                    .expect("a learner's progress is plain numbers, which always serialise"),
+            ),
             breeder: None,
             timing: Timing {
                 wall_ms: started.elapsed().as_millis() as u64,
@@ -827,7 +831,18 @@ impl crate::tune::Tuner for LearningRun {
     }
 }
 
+/// A learner's progress as its checkpoint `record` holds it; `None` for a record of another
+/// tuner.
+pub fn progress_of(record: &GenerationRecord) -> Option<LearnerProgress> {
+    record.learner.as_ref().and_then(|state| state.read().ok())
+}
+
 impl crate::tune::TunerSpec for LearningConfig {
+    /// Self-play games learnt from (TD) or rounds fitted (Texel).
+    fn position(&self, record: &GenerationRecord) -> u64 {
+        progress_of(record).map_or(record.generation as u64 + 1, |p| p.position())
+    }
+
     fn tuner(&self) -> &'static str {
         self.learner.tuner()
     }
