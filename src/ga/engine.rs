@@ -1,423 +1,82 @@
-//! The stepped GA: [`Evolution`] evaluates one generation per step of its tuner, returns its
+//! The stepped GA: [`Evolution`] is a [`PopulationRun`] whose generations the GA's own
+//! operators make ([`GaOperators`]: elites, then children of selected parent pairs, each
+//! mutated). It evaluates one generation per step of its tuner, returns its
 //! [`GenerationRecord`] and breeds the next generation from that record alone, so a run can be
-//! stopped after any generation and resumed from its last record
-//! ([`Evolution::resume`]) with exactly the generations an uninterrupted run would produce.
-//!
-//! The GA's operators (selection, crossover, mutation) make each next generation unless a
-//! [`Breeder`] is given (`Evolution::with_breeder`): then the breeder does (CMA-ES and SPSA in
-//! `tune`), and everything else (fitness games, the benchmark panel, the hall of fame, the
-//! records, resuming) stays the GA's.
+//! stopped after any generation and resumed from its last record ([`Evolution::resume`]) with
+//! exactly the generations an uninterrupted run would produce.
 
-use std::time::Instant;
-
-use super::benchmark::Benchmark;
 use super::config::{Bounds, GaConfig, InitKind};
-use super::fitness::{FitnessSetup, Scoring};
-use super::genome::{self, best_index, ranking};
+use super::genome::{self, ranking};
 use super::operators::{self, Crossover, Mutation, Selection};
+use super::population::{Breeder, PopulationRun};
 use crate::eval::Feature;
 use crate::matches::game_rng;
-use crate::search::Budget;
-use crate::tune::panel::{self, BenchmarkRecord, Champion};
-use crate::tune::{
-    ConfigError, FitnessStats, GenerationRecord, Genome, HallOfFame, Individual, JobList,
-    StopReason, Timing,
-};
+use crate::tune::panel::Champion;
+use crate::tune::tuner::{Ask, StepControl, Tuner};
+use crate::tune::{ConfigError, GenerationRecord, Genome, HallOfFame, JobList, StopReason};
 
 /// RNG stream of the first generation.
 const INIT_STREAM: u64 = 0x696e_6974;
 /// RNG stream of breeding (selection, crossover, mutation), one per generation.
 const BREED_STREAM: u64 = 0x6272_6565;
 
-/// What makes each generation of a population tuner other than the GA: told every evaluated
-/// generation's record, it answers with the next generation. It resumes from the run's
-/// records: its state in the last ([`GenerationRecord::breeder`]), or what all of them hold.
-pub trait Breeder: Send + std::fmt::Debug {
-    /// Generation 0, within `bounds`.
-    fn first(&mut self, bounds: &Bounds) -> Vec<Genome>;
-
-    /// Learns from `record`, the generation this breeder made last, now evaluated, and
-    /// returns the next one (as many individuals, within `bounds`).
-    fn breed(&mut self, record: &GenerationRecord, bounds: &Bounds) -> Vec<Genome>;
-
-    /// What this breeder knows before it is told of the generation it made last, if it
-    /// needs more than the records' genomes and fitness: kept in that generation's record.
-    fn checkpoint(&self) -> Option<serde_json::Value>;
-
-    /// Takes back the state it had after making the last of `records` (the run's records so
-    /// far, oldest first, as many as it needs), before being told of it.
-    fn restore(&mut self, records: &[GenerationRecord]) -> Result<(), ConfigError>;
-}
-
-/// A GA run, advanced one generation at a time.
+/// The GA's breeder: its selection, crossover and mutation operators, its elitism and its
+/// initialisation. It keeps no state between generations: the next one follows from a record
+/// and the RNG stream of (seed, "breed", generation).
 #[derive(Debug)]
-pub struct Evolution {
-    config: GaConfig,
-    features: Vec<Feature>,
-    fitness: FitnessSetup,
+struct GaOperators {
+    seed: u64,
+    size: usize,
+    elite: usize,
+    genes: usize,
+    init_kind: InitKind,
+    init_sigma: f64,
+    /// The centre of an `around` initialisation.
+    center: Option<Genome>,
     selection: Box<dyn Selection>,
     crossover: Box<dyn Crossover>,
     mutation: Box<dyn Mutation>,
-    /// Makes each next generation in place of the three operators above.
-    breeder: Option<Box<dyn Breeder>>,
-    /// The generation `population` is, not yet evaluated unless `stopped` is set.
-    generation: u32,
-    population: Vec<Genome>,
-    hall_of_fame: Option<HallOfFame>,
-    benchmark: Option<Benchmark>,
-    champion: Option<Champion>,
-    stopped: Option<StopReason>,
-    /// The generation under way: its fitness games so far, and when it started.
-    scoring: Option<(Scoring, Instant)>,
 }
 
-impl Evolution {
-    /// Validates `config` and draws the first generation.
-    pub fn new(config: GaConfig) -> Result<Evolution, ConfigError> {
-        Evolution::start(config, None)
-    }
-
-    /// A run of `config` whose generations `breeder` makes instead of the GA's operators:
-    /// from its first generation, or carrying on after the last of `records` (the run's
-    /// records so far, oldest first) as [`Evolution::resume`] does.
-    pub(crate) fn with_breeder(
-        config: GaConfig,
-        mut breeder: Box<dyn Breeder>,
-        records: &[GenerationRecord],
-    ) -> Result<Evolution, ConfigError> {
-        match records.last() {
-            None => Evolution::start(config, Some(breeder)),
-            Some(last) => {
-                breeder.restore(records)?;
-                Evolution::resume_with(config, Some(breeder), last)
-            }
-        }
-    }
-
-    fn start(
-        config: GaConfig,
-        breeder: Option<Box<dyn Breeder>>,
-    ) -> Result<Evolution, ConfigError> {
-        let (mut evo, center) = Evolution::prepare(config, breeder)?;
-        let mut rng = game_rng(evo.config.seed, &[INIT_STREAM]);
-        let genes = evo.features.len();
-        let bounds = evo.config.bounds;
-        evo.population = (0..evo.config.population)
-            .map(|_| match (evo.config.init.kind, &center) {
-                (InitKind::Around, Some(c)) => {
-                    genome::around(c, evo.config.init.sigma, &bounds, &mut rng)
-                }
-                _ => genome::uniform(genes, &bounds, &mut rng),
-            })
-            .collect();
-        if let Some(breeder) = &mut evo.breeder {
-            evo.population = breeder.first(&bounds);
-        }
-        Ok(evo)
-    }
-
-    /// Continues a run from the record of its last evaluated generation, as saved by whoever
-    /// ran it: the next generation is bred from that record exactly as the uninterrupted run
-    /// bred it, so every later record is identical (wall times aside). The stop conditions are
-    /// checked against `config`, so a finished run given more `generations` goes on.
-    pub fn resume(config: GaConfig, last: &GenerationRecord) -> Result<Evolution, ConfigError> {
-        Evolution::resume_with(config, None, last)
-    }
-
-    fn resume_with(
-        config: GaConfig,
-        breeder: Option<Box<dyn Breeder>>,
-        last: &GenerationRecord,
-    ) -> Result<Evolution, ConfigError> {
-        let (mut evo, _) = Evolution::prepare(config, breeder)?;
-        evo.check_record(last)?;
-        evo.hall_of_fame = Some(last.hall_of_fame.clone());
-        evo.champion = last.champion.clone();
-        evo.generation = last.generation;
-        evo.population = last.individuals.iter().map(|i| i.weights.clone()).collect();
-        match evo.stop_after(last.generation, last.fitness.best) {
-            Some(reason) => evo.stopped = Some(reason),
-            None => {
-                evo.population = evo.breed(last);
-                evo.generation = last.generation + 1;
-            }
-        }
-        Ok(evo)
-    }
-
-    /// A run without a population yet, and the centre of an `around` initialisation.
-    fn prepare(
-        config: GaConfig,
-        breeder: Option<Box<dyn Breeder>>,
-    ) -> Result<(Evolution, Option<Genome>), ConfigError> {
+impl GaOperators {
+    fn new(config: &GaConfig) -> Result<GaOperators, ConfigError> {
         let resolved = config.validate()?;
-        let fitness = FitnessSetup::new(&config, &resolved)?;
-        let benchmark = match config.benchmark.is_on() {
-            true => Some(Benchmark::new(
-                &config.benchmark,
-                &resolved.features,
-                config.depth,
-                config.rules,
-                resolved.start,
-                config.seed,
-            )?),
-            false => None,
-        };
-        let evo = Evolution {
-            features: resolved.features,
-            fitness,
+        Ok(GaOperators {
+            seed: config.seed,
+            size: config.population,
+            elite: config.elite,
+            genes: resolved.features.len(),
+            init_kind: config.init.kind,
+            init_sigma: config.init.sigma,
+            center: resolved.init_center,
             selection: operators::selection(&config.selection),
             crossover: operators::crossover(&config.crossover),
             mutation: operators::mutation(&config.mutation),
-            breeder,
-            config,
-            generation: 0,
-            population: Vec::new(),
-            hall_of_fame: None,
-            benchmark,
-            champion: None,
-            stopped: None,
-            scoring: None,
-        };
-        Ok((evo, resolved.init_center))
-    }
-
-    fn check_record(&self, r: &GenerationRecord) -> Result<(), ConfigError> {
-        let bad = |why: String| Err(ConfigError::Resume(why));
-        if r.individuals.len() != self.config.population {
-            return bad(format!(
-                "the record has {} individuals but population is {}",
-                r.individuals.len(),
-                self.config.population
-            ));
-        }
-        let bounds = self.config.bounds;
-        let genomes = r
-            .individuals
-            .iter()
-            .map(|i| (&i.weights, i.fitness))
-            .chain(std::iter::once((
-                &r.hall_of_fame.weights,
-                r.hall_of_fame.fitness,
-            )));
-        for (weights, fitness) in genomes {
-            if weights.len() != self.features.len() {
-                return bad(format!(
-                    "a genome of {} weights in the record, but the config has {} features",
-                    weights.len(),
-                    self.features.len()
-                ));
-            }
-            if let Some(w) = weights.iter().find(|w| !bounds.contains(**w)) {
-                return bad(format!(
-                    "weight {w} in the record is outside the bounds [{}, {}]",
-                    bounds.min, bounds.max
-                ));
-            }
-            if !(0.0..=1.0).contains(&fitness) {
-                return bad(format!("fitness {fitness} in the record is not in [0, 1]"));
-            }
-        }
-        if r.hall_of_fame.generation > r.generation
-            || r.best_index >= r.individuals.len()
-            || r.fitness.best != r.individuals[r.best_index].fitness
-        {
-            return bad("the record is inconsistent (hall of fame or best individual)".into());
-        }
-        Ok(())
-    }
-
-    /// Makes the games of the generation under way stop early once `cancel` is set (within one game
-    /// per thread). A step that was cancelled returns a meaningless record, and the run must be
-    /// dropped: an owner that cancels keeps no state of it (a later resume starts from the
-    /// last record written).
-    pub(crate) fn set_cancel(&mut self, cancel: Budget) {
-        self.fitness.set_cancel(cancel.clone());
-        if let Some(b) = &mut self.benchmark {
-            b.set_cancel(cancel);
-        }
-    }
-
-    /// The next job list of the generation under way (starting one if none is), the same
-    /// list again until it is told; `None` once all are told (then
-    /// [`Evolution::finish_generation`]) or the run has finished.
-    pub(crate) fn next_games(&mut self) -> Option<JobList> {
-        if self.stopped.is_some() {
-            return None;
-        }
-        let (scoring, _) = self.scoring.get_or_insert_with(|| {
-            let population = std::sync::Arc::new(self.population.clone());
-            (
-                self.fitness.score(population, self.generation),
-                Instant::now(),
-            )
-        });
-        scoring.next_list(&self.fitness)
-    }
-
-    /// The points of the list [`Evolution::next_games`] handed out, in job order.
-    pub(crate) fn tell(&mut self, points: Vec<f64>) {
-        if let Some((scoring, _)) = &mut self.scoring {
-            scoring.tell(&self.fitness, points);
-        }
-    }
-
-    /// Plays `list` on the current rayon pool (exactly as [`crate::tune::games::GameSetup::play_batch`]).
-    pub(crate) fn play_here(&mut self, list: &JobList) -> Vec<f64> {
-        match &mut self.scoring {
-            Some((scoring, _)) => scoring.play_here(&self.fitness, list),
-            None => vec![0.0; list.jobs.len()],
-        }
-    }
-
-    /// Scores the generation whose lists are all told, measures its leaders on the benchmark
-    /// panel when due, breeds the next population and returns the generation's record;
-    /// `None` once the run has finished.
-    pub(crate) fn finish_generation(&mut self) -> Option<GenerationRecord> {
-        if self.stopped.is_some() {
-            return None;
-        }
-        let (scoring, started) = self.scoring.take()?;
-        let evaluation = scoring.finish(&self.fitness);
-        let fitness = evaluation.fitness;
-        let best = best_index(&fitness);
-        let improved = self
-            .hall_of_fame
-            .as_ref()
-            .is_none_or(|h| fitness[best] > h.fitness);
-        if improved {
-            self.hall_of_fame = Some(HallOfFame {
-                weights: self.population[best].clone(),
-                fitness: fitness[best],
-                generation: self.generation,
-            });
-        }
-        let hall_of_fame = self
-            .hall_of_fame
-            .clone()
-            .expect("set on the first generation");
-        let mut record = GenerationRecord {
-            generation: self.generation,
-            individuals: self
-                .population
-                .iter()
-                .zip(&fitness)
-                .enumerate()
-                .map(|(i, (g, &f))| Individual {
-                    weights: g.clone(),
-                    fitness: f,
-                    raced_games: evaluation.raced_games.as_ref().map(|games| games[i]),
-                })
-                .collect(),
-            fitness: FitnessStats::of(&fitness),
-            best_index: best,
-            diversity: genome::diversity(&self.population),
-            hall_of_fame,
-            games_played: evaluation.games_played,
-            stop: None,
-            benchmark: None,
-            champion: None,
-            learner: None,
-            breeder: self.breeder.as_ref().and_then(|b| b.checkpoint()),
-            timing: Timing::default(),
-        };
-        record.stop = self.stop_after(self.generation, record.fitness.best);
-        record.benchmark = self.measure_leaders(&record);
-        record.champion = self.champion.clone();
-        match record.stop {
-            Some(reason) => self.stopped = Some(reason),
-            None => {
-                self.population = self.breed(&record);
-                self.generation += 1;
-            }
-        }
-        record.timing.wall_ms = started.elapsed().as_millis() as u64;
-        Some(record)
-    }
-
-    /// On a measured generation, plays its leaders against the panel and lets each, best
-    /// fitness first, challenge the champion.
-    fn measure_leaders(&mut self, record: &GenerationRecord) -> Option<BenchmarkRecord> {
-        let benchmark = self.benchmark.as_ref()?;
-        if !benchmark
-            .config()
-            .measures(record.generation, record.stop.is_some())
-        {
-            return None;
-        }
-        let fitness: Vec<f64> = record.individuals.iter().map(|i| i.fitness).collect();
-        let leaders: Vec<(usize, Vec<f64>)> = ranking(&fitness)
-            .into_iter()
-            .take(benchmark.config().leaders)
-            .map(|i| (i, record.individuals[i].weights.clone()))
-            .collect();
-        let results = benchmark.measure(&leaders);
-        let mut new_champion = false;
-        for result in &results {
-            let better = self
-                .champion
-                .as_ref()
-                .is_none_or(|c| panel::beats(result, &c.panel));
-            if better {
-                self.champion = Some(Champion {
-                    weights: result.weights.clone(),
-                    generation: record.generation,
-                    fitness: fitness[result.index],
-                    panel: result.clone(),
-                });
-                new_champion = true;
-            }
-        }
-        Some(BenchmarkRecord {
-            panel: benchmark
-                .config()
-                .panel
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            leaders: results,
-            new_champion,
         })
     }
+}
 
-    /// The run's champion so far (with a benchmark panel).
-    pub fn champion(&self) -> Option<&Champion> {
-        self.champion.as_ref()
+impl Breeder for GaOperators {
+    fn first(&mut self, bounds: &Bounds) -> Vec<Genome> {
+        let mut rng = game_rng(self.seed, &[INIT_STREAM]);
+        (0..self.size)
+            .map(|_| match (self.init_kind, &self.center) {
+                (InitKind::Around, Some(c)) => genome::around(c, self.init_sigma, bounds, &mut rng),
+                _ => genome::uniform(self.genes, bounds, &mut rng),
+            })
+            .collect()
     }
 
-    /// Whether the run stops after generation `generation` with best fitness `best`, given the
-    /// hall of fame as it stands after that generation.
-    fn stop_after(&self, generation: u32, best: f64) -> Option<StopReason> {
-        if self.config.target_fitness.is_some_and(|t| best >= t) {
-            return Some(StopReason::TargetFitness);
-        }
-        if let (Some(n), Some(h)) = (self.config.stagnation, &self.hall_of_fame) {
-            if generation - h.generation >= n {
-                return Some(StopReason::Stagnation);
-            }
-        }
-        if generation + 1 >= self.config.generations {
-            return Some(StopReason::Generations);
-        }
-        None
-    }
-
-    /// The next generation, from a record's weights and fitness only (and a breeder's state):
-    /// the breeder's, or the GA's: elites first, unchanged, then children of selected parent
-    /// pairs, each mutated.
-    fn breed(&mut self, record: &GenerationRecord) -> Vec<Genome> {
-        if let Some(breeder) = &mut self.breeder {
-            return breeder.breed(record, &self.config.bounds);
-        }
-        let mut rng = game_rng(self.config.seed, &[BREED_STREAM, record.generation as u64]);
+    /// Elites first, unchanged, then children of selected parent pairs, each mutated.
+    fn breed(&mut self, record: &GenerationRecord, bounds: &Bounds) -> Vec<Genome> {
+        let mut rng = game_rng(self.seed, &[BREED_STREAM, record.generation as u64]);
         let fitness: Vec<f64> = record.individuals.iter().map(|i| i.fitness).collect();
         let genomes: Vec<&Genome> = record.individuals.iter().map(|i| &i.weights).collect();
-        let size = self.config.population;
-        let bounds = self.config.bounds;
+        let size = self.size;
 
         let mut next: Vec<Genome> = ranking(&fitness)
             .into_iter()
-            .take(self.config.elite)
+            .take(self.elite)
             .map(|i| genomes[i].clone())
             .collect();
         let needed = size - next.len();
@@ -426,52 +85,117 @@ impl Evolution {
         for pair in parents.chunks_exact(2) {
             for mut child in
                 self.crossover
-                    .cross(genomes[pair[0]], genomes[pair[1]], &bounds, &mut rng)
+                    .cross(genomes[pair[0]], genomes[pair[1]], bounds, &mut rng)
             {
                 if next.len() == size {
                     break;
                 }
-                self.mutation.mutate(&mut child, &bounds, &mut rng);
+                self.mutation.mutate(&mut child, bounds, &mut rng);
                 next.push(child);
             }
         }
         next
     }
 
+    /// The next generation follows from the record alone.
+    fn checkpoint(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    fn restore(&mut self, _records: &[GenerationRecord]) -> Result<(), ConfigError> {
+        Ok(())
+    }
+}
+
+/// A GA run, advanced one generation at a time.
+#[derive(Debug)]
+pub struct Evolution {
+    run: PopulationRun,
+}
+
+impl Evolution {
+    /// Validates `config` and draws the first generation.
+    pub fn new(config: GaConfig) -> Result<Evolution, ConfigError> {
+        Evolution::open(config, &[])
+    }
+
+    /// Continues a run from the record of its last evaluated generation, as saved by whoever
+    /// ran it: the next generation is bred from that record exactly as the uninterrupted run
+    /// bred it, so every later record is identical (wall times aside). The stop conditions are
+    /// checked against `config`, so a finished run given more `generations` goes on.
+    pub fn resume(config: GaConfig, last: &GenerationRecord) -> Result<Evolution, ConfigError> {
+        Evolution::open(config, std::slice::from_ref(last))
+    }
+
+    fn open(config: GaConfig, records: &[GenerationRecord]) -> Result<Evolution, ConfigError> {
+        let operators = Box::new(GaOperators::new(&config)?);
+        Ok(Evolution {
+            run: PopulationRun::open(config, operators, records)?,
+        })
+    }
+
+    /// The run's champion so far (with a benchmark panel).
+    pub fn champion(&self) -> Option<&Champion> {
+        self.run.champion()
+    }
+
     pub fn is_finished(&self) -> bool {
-        self.stopped.is_some()
+        self.run.is_finished()
     }
 
     /// Why the run finished, once it has.
     pub fn stop_reason(&self) -> Option<StopReason> {
-        self.stopped
+        self.run.stop_reason()
     }
 
     /// The generation the next step evaluates (the last one, once finished).
     pub fn generation(&self) -> u32 {
-        self.generation
+        self.run.generation()
     }
 
     /// The current generation's genomes.
     pub fn population(&self) -> &[Genome] {
-        &self.population
+        self.run.population()
     }
 
     pub fn hall_of_fame(&self) -> Option<&HallOfFame> {
-        self.hall_of_fame.as_ref()
+        self.run.hall_of_fame()
     }
 
     pub fn config(&self) -> &GaConfig {
-        &self.config
+        self.run.config()
     }
 
     /// The run's features, in genome order.
     pub fn features(&self) -> &[Feature] {
-        &self.features
+        self.run.features()
     }
 
     /// Fitness games each generation plays (panel games aside).
     pub fn games_per_generation(&self) -> u64 {
-        self.fitness.jobs(self.config.population).len() as u64
+        self.run.games_per_generation()
+    }
+}
+
+/// The GA's steps are its population frame's.
+impl Tuner for Evolution {
+    fn ask(&mut self, control: &StepControl) -> Ask {
+        self.run.ask(control)
+    }
+
+    fn tell(&mut self, points: Vec<f64>) {
+        self.run.tell(points)
+    }
+
+    fn play_here(&mut self, list: &JobList) -> Vec<f64> {
+        self.run.play_here(list)
+    }
+
+    fn stop_reason(&self) -> Option<StopReason> {
+        self.run.stop_reason()
+    }
+
+    fn length(&self) -> u64 {
+        self.run.length()
     }
 }

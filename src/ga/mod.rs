@@ -15,7 +15,11 @@
 //!   [`Mutation`] (Gaussian); every operator takes the RNG explicitly.
 //! - `fitness`: the games of one generation as a flat job list played on rayon (round robin,
 //!   fixed opponents or both), scored as points over points available.
-//! - [`Evolution`] (`engine`): the stepped run. [`Evolution::new`] draws generation 0,
+//! - `population`: the frame every population tuner runs in (the GA, CMA-ES, SPSA,
+//!   differential evolution): a generation's fitness games, the benchmark panel, the hall of
+//!   fame, the records and resuming, with a `Breeder` making each next generation.
+//! - [`Evolution`] (`engine`): the GA's run, the frame with the GA's operators as its
+//!   breeder. [`Evolution::new`] draws generation 0,
 //!   each generation hands out its game lists, is told their points and returns its
 //!   [`crate::tune::GenerationRecord`] after breeding the next (as a [`crate::tune::Tuner`],
 //!   stepped by the [`crate::tune::Driver`]), [`Evolution::resume`] continues from the last saved record exactly as
@@ -62,6 +66,7 @@ pub(crate) mod fitness;
 pub(crate) mod genome;
 pub mod loader;
 pub(crate) mod operators;
+pub(crate) mod population;
 pub mod tuner;
 
 pub(crate) use config::{Bounds, FitnessMode, PRESETS};

@@ -9,39 +9,10 @@ use crate::game::Rules;
 use crate::search::Budget;
 use crate::tune::config::{ConfigForm, TunerKind};
 use crate::tune::spec::TunerSpec;
-use crate::tune::tuner::{Ask, StepControl, Tuner};
-use crate::tune::{BoardConfig, ConfigError, GenerationRecord, HallOfFame, JobList, StopReason};
+use crate::tune::tuner::Tuner;
+use crate::tune::{BoardConfig, ConfigError, GenerationRecord, HallOfFame};
 
 inventory::submit! { TunerKind::of::<GaConfig>(0) }
-
-impl Tuner for Evolution {
-    fn ask(&mut self, control: &StepControl) -> Ask {
-        self.set_cancel(control.cancel().clone());
-        if let Some(list) = self.next_games() {
-            return Ask::Games(list);
-        }
-        match self.finish_generation() {
-            Some(record) => Ask::Record(Box::new(record)),
-            None => Ask::Finished,
-        }
-    }
-
-    fn tell(&mut self, points: Vec<f64>) {
-        Evolution::tell(self, points)
-    }
-
-    fn play_here(&mut self, list: &JobList) -> Vec<f64> {
-        Evolution::play_here(self, list)
-    }
-
-    fn stop_reason(&self) -> Option<StopReason> {
-        Evolution::stop_reason(self)
-    }
-
-    fn length(&self) -> u64 {
-        self.config().generations as u64
-    }
-}
 
 impl TunerSpec for GaConfig {
     fn tuner(&self) -> &'static str {

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::population::{at_least, BreederSettings, PopulationConfig};
-use crate::ga::engine::Breeder;
+use crate::ga::population::Breeder;
 use crate::ga::{Bounds, GaConfig};
 use crate::tune::bounds::SettingBound;
 use crate::tune::config::TunerKind;

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::population::{at_least, BreederSettings, PopulationConfig};
-use crate::ga::engine::Breeder;
 use crate::ga::genome::uniform;
+use crate::ga::population::Breeder;
 use crate::ga::{Bounds, GaConfig};
 use crate::matches::game_rng;
 use crate::tune::bounds::SettingBound;

@@ -2,8 +2,9 @@
 //! vectors against fixed opponents or each other and then proposes the next generation, but
 //! proposes it its own way ([`Breeder`]). [`PopulationConfig`] is such a tuner's config: a GA
 //! config (fitness games, benchmark panel, board, features, bounds, initial weights) and the
-//! tuner's own settings; its runs are [`Evolution`]s with the tuner's breeder, so fitness games,
-//! the panel, the records, resuming and the job queue are the GA's.
+//! tuner's own settings; its runs are population runs (`crate::ga::population`, the frame the
+//! GA runs in too) with the tuner's breeder, so fitness games, the panel, the records, resuming
+//! and the job queue are shared with the GA; making each generation is the breeder's alone.
 //!
 //! A new population tuner is a file here: its settings type implementing [`BreederSettings`]
 //! (with the [`Breeder`] it builds), registered with the engine ([`crate::tune::TunerKind`]). CMA-ES
@@ -20,8 +21,9 @@ use serde_json::{Map, Value};
 
 use crate::agents::FileAccess;
 use crate::eval::Feature;
-use crate::ga::engine::Breeder;
-use crate::ga::{Evolution, GaConfig};
+use crate::ga::population::Breeder;
+use crate::ga::population::PopulationRun;
+use crate::ga::GaConfig;
 use crate::game::Rules;
 use crate::search::Budget;
 use crate::tune::bounds::{check_settings, SettingBound};
@@ -255,7 +257,7 @@ impl<S: BreederSettings> TunerSpec for PopulationConfig<S> {
     ) -> Result<Box<dyn Tuner>, ConfigError> {
         let genes = self.check()?.len();
         let breeder = self.settings.breeder(&self.ga, genes);
-        Ok(Box::new(Evolution::with_breeder(
+        Ok(Box::new(PopulationRun::open(
             self.ga.clone(),
             breeder,
             records,

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::population::{at_least, BreederSettings, PopulationConfig};
-use crate::ga::engine::Breeder;
+use crate::ga::population::Breeder;
 use crate::ga::{Bounds, GaConfig};
 use crate::matches::game_rng;
 use crate::tune::bounds::SettingBound;
