@@ -28,7 +28,7 @@ use crate::agents::cost::{
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
-use crate::game::{Position, Rules};
+use crate::game::{setting_at, Position, Rules, SettingBound};
 use crate::tune::games::remembers_roots;
 pub(crate) use crate::tune::ConfigError;
 pub(crate) use crate::tune::{
@@ -532,30 +532,212 @@ pub struct Resolved {
     pub start: Position,
 }
 
-fn range_err<T: fmt::Display>(field: &str, lo: T, hi: T, got: T) -> ConfigError {
-    ConfigError::invalid(field, format!("must be {lo} to {hi}, got {got}"))
+/// The GA's numeric settings by their dotted keys, each with its range and help, declared
+/// once: [`GaConfig::validate`] checks a config against them and the dashboard's form makes its
+/// fields from them (a test fails on a numeric field without one). Where a maximum depends on
+/// other settings (`up_to`), `max` is the absolute limit and the check lowers it to the
+/// config's figure. The seed (any number) and the board (checked as a position) are not here.
+pub(crate) const GA_BOUNDS: &[SettingBound] = &[
+    SettingBound::whole(
+        "population",
+        2.0,
+        MAX_POPULATION as f64,
+        "Weight vectors in each generation.",
+    ),
+    SettingBound::whole(
+        "generations",
+        1.0,
+        MAX_GENERATIONS as f64,
+        "Generations the run plays.",
+    ),
+    SettingBound::whole(
+        "elite",
+        0.0,
+        (MAX_POPULATION - 1) as f64,
+        "The best individuals passed on unchanged.",
+    )
+    .up_to("population − 1"),
+    SettingBound::whole(
+        "stagnation",
+        1.0,
+        MAX_GENERATIONS as f64,
+        "Stop after this many generations without a better hall of fame.",
+    )
+    .optional(),
+    SettingBound::real(
+        "target_fitness",
+        0.0,
+        1.0,
+        "Stop once a generation's best reaches this.",
+    )
+    .optional(),
+    SettingBound::whole(
+        "depth",
+        1.0,
+        MAX_DEPTH as f64,
+        "Search depth of every individual, in turns.",
+    ),
+    SettingBound::real(
+        "bounds.min",
+        -MAX_WEIGHT,
+        MAX_WEIGHT,
+        "The lowest a weight may be; below bounds.max.",
+    )
+    .stepping(0.1),
+    SettingBound::real(
+        "bounds.max",
+        -MAX_WEIGHT,
+        MAX_WEIGHT,
+        "The highest a weight may be; above bounds.min.",
+    )
+    .stepping(0.1),
+    SettingBound::real(
+        "init.sigma",
+        0.0,
+        2.0 * MAX_WEIGHT,
+        "Spread of the first generation around the starting weights.",
+    )
+    .up_to("bounds width"),
+    SettingBound::whole(
+        "selection.k",
+        1.0,
+        MAX_POPULATION as f64,
+        "Tournament size: how many individuals compete to be a parent.",
+    )
+    .up_to("population"),
+    SettingBound::real(
+        "crossover.alpha",
+        0.0,
+        2.0,
+        "Blend crossover: how far beyond its parents a child may reach.",
+    )
+    .stepping(0.05),
+    SettingBound::real(
+        "mutation.rate",
+        0.0,
+        1.0,
+        "Probability that a gene of a child mutates.",
+    ),
+    SettingBound::real(
+        "mutation.sigma",
+        0.0,
+        2.0 * MAX_WEIGHT,
+        "Standard deviation of a mutation's Gaussian step.",
+    )
+    .up_to("bounds width")
+    .stepping(0.005),
+    SettingBound::whole(
+        "fitness.games_per_pair",
+        2.0,
+        MAX_GAMES_PER_PAIR as f64,
+        "Games of each pairing, in colour-swapped pairs: an even number.",
+    )
+    .stepping(2.0),
+    SettingBound::real(
+        "fitness.mixed_weight",
+        0.0,
+        1.0,
+        "Mixed fitness: the share of the score from the games against the fixed opponents.",
+    )
+    .stepping(0.05),
+    SettingBound::whole(
+        "fitness.racing.rounds",
+        2.0,
+        MAX_RACING_ROUNDS as f64,
+        "Noise-aware fitness: the opponent games are played in rounds, and those who cannot reach the leaders stop getting games. Empty for no racing.",
+    )
+    .up_to("games_per_pair / 2")
+    .optional(),
+    SettingBound::whole(
+        "fitness.racing.leaders",
+        1.0,
+        MAX_POPULATION as f64,
+        "Racing: how many of the best always keep playing, and set the bar the others must reach.",
+    )
+    .up_to("population"),
+    SettingBound::real(
+        "fitness.racing.z",
+        0.0,
+        10.0,
+        "Racing: the width of the intervals in standard errors (1.96: 95%); larger drops fewer.",
+    ),
+    SettingBound::whole(
+        "fitness.opening_plies",
+        0.0,
+        MAX_OPENING_PLIES as f64,
+        "Random sowings shared by both games of a pair.",
+    ),
+];
+
+/// The benchmark panel's numeric settings, by their dotted keys: a GA run's and a learning
+/// run's (which plays one set of weights, so `leaders` is 1 and `every` is not its).
+pub(crate) const BENCHMARK_BOUNDS: &[SettingBound] = &[
+    SettingBound::whole(
+        "benchmark.pairs",
+        1.0,
+        (MAX_GAMES_PER_PAIR / 2) as f64,
+        "Colour-swapped pairs of games against each panel agent.",
+    ),
+    SettingBound::whole(
+        "benchmark.every",
+        1.0,
+        MAX_GENERATIONS as f64,
+        "Measure every this many generations (and always the last).",
+    ),
+    SettingBound::whole(
+        "benchmark.leaders",
+        1.0,
+        MAX_POPULATION as f64,
+        "How many of a generation's best play the panel.",
+    )
+    .up_to("population"),
+    SettingBound::whole(
+        "benchmark.opening_plies",
+        0.0,
+        MAX_OPENING_PLIES as f64,
+        "Random sowings of the panel's openings.",
+    ),
+    SettingBound::whole(
+        "benchmark.agreement",
+        1.0,
+        MAX_AGREEMENT_PANEL_POSITIONS as f64,
+        "Also measure perfect-move agreement on this many solved endgame positions. Empty for none.",
+    )
+    .optional(),
+];
+
+/// The bound of the setting at `key` in `bounds`. Every key asked for is in its table (a test
+/// reads each table's keys).
+pub(crate) fn bound_of(bounds: &[SettingBound], key: &str) -> Option<SettingBound> {
+    bounds.iter().find(|b| b.name == key).copied()
 }
 
-fn check_range<T: PartialOrd + fmt::Display + Copy>(
-    field: &str,
-    value: T,
-    lo: T,
-    hi: T,
+/// Checks the settings of `config` (written as JSON) against `bounds`, each maximum that depends
+/// on other settings lowered by `cap` (the key's figure in this config, if it has one). A
+/// setting whose group is off (racing unset) is not checked; `skip` names keys that do not
+/// apply to this config.
+fn check_bounds(
+    config: &serde_json::Value,
+    bounds: &[SettingBound],
+    cap: impl Fn(&str) -> Option<f64>,
+    skip: impl Fn(&str) -> bool,
 ) -> Result<(), ConfigError> {
-    if value < lo || value > hi {
-        Err(range_err(field, lo, hi, value))
-    } else {
-        Ok(())
+    for bound in bounds {
+        if skip(bound.name) {
+            continue;
+        }
+        let Some(value) = setting_at(config, bound.name) else {
+            continue;
+        };
+        let bound = match cap(bound.name) {
+            Some(max) => bound.capped(max),
+            None => *bound,
+        };
+        bound
+            .check(value)
+            .map_err(|why| ConfigError::invalid(bound.name, why))?;
     }
-}
-
-fn check_real(field: &str, value: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
-    // NaN fails both comparisons, so test for it by name.
-    if !value.is_finite() || value < lo || value > hi {
-        Err(range_err(field, lo, hi, value))
-    } else {
-        Ok(())
-    }
+    Ok(())
 }
 
 impl GaConfig {
@@ -782,9 +964,7 @@ impl GaConfig {
     /// checks run in the order of the config's fields, so each field's rule is found where a
     /// reader of the config expects it, and later checks rely on earlier ones.
     pub fn validate(&self) -> Result<Resolved, ConfigError> {
-        check_range("population", self.population, 2, MAX_POPULATION)?;
-        check_range("generations", self.generations, 1, MAX_GENERATIONS)?;
-        check_range("depth", self.depth, 1, MAX_DEPTH)?;
+        self.check_bounds()?;
 
         let features = match &self.features {
             FeatureChoice::Set(name) => {
@@ -807,17 +987,6 @@ impl GaConfig {
             }
         }
 
-        let b = self.bounds;
-        check_real("bounds.min", b.min, -MAX_WEIGHT, MAX_WEIGHT)?;
-        check_real("bounds.max", b.max, -MAX_WEIGHT, MAX_WEIGHT)?;
-        if b.min >= b.max {
-            return Err(ConfigError::invalid(
-                "bounds",
-                format!("min must be below max, got min {} and max {}", b.min, b.max),
-            ));
-        }
-
-        check_real("init.sigma", self.init.sigma, 0.0, b.width())?;
         let init_center = match (self.init.kind, &self.init.weights) {
             (InitKind::Uniform, _) => None,
             (InitKind::Around, None) => {
@@ -831,44 +1000,7 @@ impl GaConfig {
             }
         };
 
-        if self.selection.kind == SelectionKind::Tournament {
-            check_range("selection.k", self.selection.k, 1, self.population)?;
-        }
-        check_real("crossover.alpha", self.crossover.alpha, 0.0, 2.0)?;
-        check_real("mutation.rate", self.mutation.rate, 0.0, 1.0)?;
-        check_real("mutation.sigma", self.mutation.sigma, 0.0, b.width())?;
-        if self.elite >= self.population {
-            return Err(ConfigError::invalid(
-                "elite",
-                format!(
-                    "must be 0 to {} (fewer than population, {}), got {}",
-                    self.population - 1,
-                    self.population,
-                    self.elite
-                ),
-            ));
-        }
-
         let fit = &self.fitness;
-        if fit.games_per_pair < 2
-            || fit.games_per_pair > MAX_GAMES_PER_PAIR
-            || fit.games_per_pair % 2 != 0
-        {
-            return Err(ConfigError::invalid(
-                "fitness.games_per_pair",
-                format!(
-                    "must be an even number from 2 to {MAX_GAMES_PER_PAIR} (games come in colour-swapped pairs), got {}",
-                    fit.games_per_pair
-                ),
-            ));
-        }
-        check_real("fitness.mixed_weight", fit.mixed_weight, 0.0, 1.0)?;
-        check_range(
-            "fitness.opening_plies",
-            fit.opening_plies,
-            0,
-            MAX_OPENING_PLIES,
-        )?;
         if fit.opponents.len() > MAX_OPPONENTS {
             return Err(ConfigError::invalid(
                 "fitness.opponents",
@@ -890,21 +1022,11 @@ impl GaConfig {
         for (i, spec) in fit.opponents.iter().enumerate() {
             check_opponent(i, spec)?;
         }
-        if let Some(racing) = &fit.racing {
-            self.check_racing(racing)?;
-        }
 
         self.check_benchmark()?;
         let start = Position::start(self.board.pits, self.board.seeds)
             .map_err(|e| ConfigError::invalid("board", e.to_string()))?
             .with_pie(self.pie);
-
-        if let Some(n) = self.stagnation {
-            check_range("stagnation", n, 1, MAX_GENERATIONS)?;
-        }
-        if let Some(t) = self.target_fitness {
-            check_real("target_fitness", t, 0.0, 1.0)?;
-        }
 
         let hours = self.estimated_core_hours();
         if hours > MAX_CORE_HOURS {
@@ -998,28 +1120,73 @@ impl GaConfig {
 }
 
 impl GaConfig {
-    fn check_racing(&self, racing: &RacingConfig) -> Result<(), ConfigError> {
+    /// What racing needs beyond its settings' ranges (checked with the others').
+    fn check_racing(&self) -> Result<(), ConfigError> {
         if self.fitness.mode == FitnessMode::RoundRobin {
             return Err(ConfigError::invalid(
                 "fitness.racing",
                 "racing shares out the games against fixed opponents, so it needs fitness mode opponents or mixed",
             ));
         }
-        let pairs = self.fitness.games_per_pair / 2;
-        if racing.rounds < 2 || racing.rounds > pairs.min(MAX_RACING_ROUNDS) {
+        if self.fitness.games_per_pair < 4 {
             return Err(ConfigError::invalid(
                 "fitness.racing.rounds",
                 format!(
-                    "must be from 2 to {} (each round needs at least one colour-swapped pair a \
-                     player, and fitness.games_per_pair = {} gives {pairs}), got {}",
-                    pairs.min(MAX_RACING_ROUNDS),
-                    self.fitness.games_per_pair,
-                    racing.rounds
+                    "racing plays at least 2 rounds of a colour-swapped pair each, so it needs fitness.games_per_pair of at least 4, got {}",
+                    self.fitness.games_per_pair
                 ),
             ));
         }
-        check_range("fitness.racing.leaders", racing.leaders, 1, self.population)?;
-        check_real("fitness.racing.z", racing.z, 0.0, 10.0)
+        Ok(())
+    }
+
+    /// Checks every numeric setting against [`GA_BOUNDS`] (the panel's are
+    /// `check_benchmark`'s): first those with a fixed range, then (the population and the
+    /// bounds being in order) those whose maximum depends on the config, at its figure
+    /// here, so a message names the limit that applies ("elite: must be a whole number 0 to 19, got 20").
+    fn check_bounds(&self) -> Result<(), ConfigError> {
+        // Serialising plain data fails only on a map with non-string keys, which a GA config
+        // has none of; a non-finite number is written as null and refused by its range.
+        let written = serde_json::to_value(self)
+            .map_err(|e| ConfigError::invalid("config", e.to_string()))?;
+        let tournament = self.selection.kind == SelectionKind::Tournament;
+        let skip = |key: &str| key == "selection.k" && !tournament;
+        // The settings with a fixed range first: those the others' limits are figured from.
+        let relative = |key: &str| bound_of(GA_BOUNDS, key).is_some_and(|b| !b.up_to.is_empty());
+        check_bounds(
+            &written,
+            GA_BOUNDS,
+            |_| None,
+            |key| skip(key) || relative(key),
+        )?;
+        let b = self.bounds;
+        if b.min >= b.max {
+            return Err(ConfigError::invalid(
+                "bounds",
+                format!("min must be below max, got min {} and max {}", b.min, b.max),
+            ));
+        }
+        if self.fitness.games_per_pair % 2 != 0 {
+            return Err(ConfigError::invalid(
+                "fitness.games_per_pair",
+                format!(
+                    "must be an even number (games come in colour-swapped pairs), got {}",
+                    self.fitness.games_per_pair
+                ),
+            ));
+        }
+        if self.fitness.racing.is_some() {
+            self.check_racing()?;
+        }
+        let population = self.population as f64;
+        let cap = |key: &str| match key {
+            "elite" => Some(population - 1.0),
+            "selection.k" | "fitness.racing.leaders" => Some(population),
+            "init.sigma" | "mutation.sigma" => Some(b.width()),
+            "fitness.racing.rounds" => Some(f64::from(self.fitness.games_per_pair / 2)),
+            _ => None,
+        };
+        check_bounds(&written, GA_BOUNDS, cap, skip)
     }
 }
 
@@ -1039,23 +1206,12 @@ pub(crate) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result
     for (i, spec) in b.panel.iter().enumerate() {
         check_agent(&format!("benchmark.panel[{i}]"), spec)?;
     }
-    check_range("benchmark.pairs", b.pairs, 1, MAX_GAMES_PER_PAIR / 2)?;
-    check_range("benchmark.every", b.every, 1, MAX_GENERATIONS)?;
-    check_range("benchmark.leaders", b.leaders, 1, max_leaders)?;
-    if let Some(positions) = b.agreement {
-        check_range(
-            "benchmark.agreement",
-            positions,
-            1,
-            MAX_AGREEMENT_PANEL_POSITIONS,
-        )?;
-    }
-    check_range(
-        "benchmark.opening_plies",
-        b.opening_plies,
-        0,
-        MAX_OPENING_PLIES,
-    )
+    let written = serde_json::json!({
+        "benchmark": serde_json::to_value(b)
+            .map_err(|e| ConfigError::invalid("benchmark", e.to_string()))?
+    });
+    let cap = |key: &str| (key == "benchmark.leaders").then_some(max_leaders as f64);
+    check_bounds(&written, BENCHMARK_BOUNDS, cap, |_| false)
 }
 
 pub(crate) fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {

@@ -21,8 +21,12 @@ pub struct SettingBound {
     pub optional: bool,
     /// What the setting does, as the form's help says it.
     pub help: &'static str,
-    /// The form's step for a real setting (a whole one steps by 1).
+    /// The form's step.
     pub step: f64,
+    /// What the maximum is when it depends on other settings (`population − 1`): the form
+    /// says this instead of `max`, the absolute limit, and the config's own check lowers
+    /// `max` to the figure of the config at hand ([`SettingBound::capped`]).
+    pub up_to: &'static str,
 }
 
 impl SettingBound {
@@ -37,6 +41,7 @@ impl SettingBound {
             optional: false,
             help,
             step: 0.01,
+            up_to: "",
         }
     }
 
@@ -52,6 +57,7 @@ impl SettingBound {
     pub(crate) const fn whole(name: &'static str, min: f64, max: f64, help: &'static str) -> Self {
         SettingBound {
             whole: true,
+            step: 1.0,
             ..SettingBound::real(name, min, max, help)
         }
     }
@@ -69,12 +75,34 @@ impl SettingBound {
         SettingBound { step, ..self }
     }
 
+    /// The same, its maximum depending on other settings as `text` says (the form shows
+    /// it; `max` stays the absolute limit).
+    pub(crate) const fn up_to(self, text: &'static str) -> Self {
+        SettingBound {
+            up_to: text,
+            ..self
+        }
+    }
+
+    /// The same with its maximum lowered to `max`, the figure `up_to` names in a given config.
+    pub(crate) fn capped(self, max: f64) -> Self {
+        SettingBound {
+            max: self.max.min(max),
+            up_to: "",
+            ..self
+        }
+    }
+
     /// The range as the form and the error messages say it.
     pub(crate) fn range(&self) -> String {
+        let max = match self.up_to {
+            "" => self.max.to_string(),
+            text => text.to_string(),
+        };
         if self.min_open {
-            format!("over {}, up to {}", self.min, self.max)
+            format!("over {}, up to {max}", self.min)
         } else {
-            format!("{} to {}", self.min, self.max)
+            format!("{} to {max}", self.min)
         }
     }
 
@@ -94,14 +122,16 @@ impl SettingBound {
 
     /// The form's field for this setting at `key`.
     pub(crate) fn form_field_at(&self, key: &str) -> Value {
-        let step = if self.whole { 1.0 } else { self.step };
         json!({
             "key": key,
             "kind": if self.whole { "int" } else { "real" },
             "min": self.min,
             "max": self.max,
-            "step": step,
-            "range": self.range(),
+            "step": self.step,
+            "range": match self.optional {
+                true => format!("{}, or empty", self.range()),
+                false => self.range(),
+            },
             "help": self.help,
             "optional": self.optional,
         })
@@ -114,8 +144,30 @@ impl SettingBound {
             _ if value.is_null() && self.optional => Ok(()),
             _ => {
                 let whole = if self.whole { "a whole number " } else { "" };
-                Err(format!("must be {whole}{}, got {value}", self.range()))
+                // A number as people write it: 3 rather than JSON's 3.0.
+                let got = match value.as_f64() {
+                    Some(x) if !value.is_u64() && !value.is_i64() => x.to_string(),
+                    _ => value.to_string(),
+                };
+                Err(format!("must be {whole}{}, got {got}", self.range()))
             }
         }
     }
+}
+
+/// The setting at dotted `key` (`fitness.racing.leaders`) of a config written as JSON: `None`
+/// when a group on the way is absent or empty (racing off: its settings do not apply), JSON
+/// `null` when the setting itself is left out.
+pub(crate) fn setting_at<'a>(config: &'a Value, key: &str) -> Option<&'a Value> {
+    let mut at = config;
+    let mut parts = key.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let object = at.as_object()?;
+        match (object.get(part), parts.peek()) {
+            (Some(inner), _) => at = inner,
+            (None, Some(_)) => return None,
+            (None, None) => return Some(&Value::Null),
+        }
+    }
+    Some(at)
 }

@@ -14,6 +14,7 @@ pub mod perft;
 mod position;
 mod user_error;
 
+pub(crate) use bounds::setting_at;
 pub use bounds::SettingBound;
 pub(crate) use notation::grouped;
 pub use notation::{excerpt, excerpt_to, ECHO_CHARS};

@@ -8,11 +8,12 @@ use serde_json::{json, Map, Value};
 
 use crate::agents::spec::FeatureChoice;
 use crate::agents::AgentSpec;
-use crate::eval::{FEATURE_SETS, MAX_WEIGHT};
+use crate::eval::FEATURE_SETS;
 use crate::ga::config::{
-    GaConfig, RacingConfig, MAX_AGREEMENT_PANEL_POSITIONS, MAX_DEPTH, MAX_GAMES_PER_PAIR,
-    MAX_GENERATIONS, MAX_OPENING_PLIES, MAX_OPPONENTS, MAX_POPULATION, MAX_RACING_ROUNDS, PRESETS,
+    bound_of, GaConfig, RacingConfig, BENCHMARK_BOUNDS, GA_BOUNDS, MAX_DEPTH, MAX_OPPONENTS,
+    PRESETS,
 };
+use crate::game::SettingBound;
 use crate::game::{MAX_PITS, MAX_SEEDS};
 use crate::rl::td::{PRESETS as TD_PRESETS, TD_BOUNDS};
 use crate::rl::texel::TEXEL_BOUNDS;
@@ -87,46 +88,45 @@ fn presets(defaults: &Map<String, Value>) -> Value {
 /// fields may be left empty. `show_if` names another field and the value(s) it must (or must
 /// not) have for this one to apply.
 fn groups() -> Value {
-    let w = MAX_WEIGHT;
     json!([
         {"title": "Population and length", "fields": [
             {"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."},
-            {"key": "population", "kind": "int", "min": 2, "max": MAX_POPULATION, "range": format!("2 to {MAX_POPULATION}")},
-            {"key": "generations", "kind": "int", "min": 1, "max": MAX_GENERATIONS, "range": format!("1 to {MAX_GENERATIONS}")},
-            {"key": "elite", "kind": "int", "min": 0, "range": "0 to population − 1", "help": "The best individuals passed on unchanged."},
-            {"key": "stagnation", "kind": "int", "min": 1, "max": MAX_GENERATIONS, "optional": true, "range": format!("1 to {MAX_GENERATIONS}, or empty"), "help": "Stop after this many generations without a better hall of fame."},
-            {"key": "target_fitness", "kind": "real", "min": 0, "max": 1, "step": 0.01, "optional": true, "range": "0 to 1, or empty", "help": "Stop once a generation's best reaches this."}
+            ga("population", json!({})),
+            ga("generations", json!({})),
+            ga("elite", json!({})),
+            ga("stagnation", json!({})),
+            ga("target_fitness", json!({}))
         ]},
         {"title": "Players", "fields": [
             {"key": "features", "kind": "features", "range": "a named set, or names joined by +", "help": "The evaluation features whose weights are evolved."},
-            {"key": "depth", "kind": "int", "min": 1, "max": MAX_DEPTH, "range": format!("1 to {MAX_DEPTH}"), "help": "Search depth of every individual, in turns."},
-            {"key": "bounds.min", "kind": "real", "min": -w, "max": w, "step": 0.1, "range": format!("−{w} to {w}, below max")},
-            {"key": "bounds.max", "kind": "real", "min": -w, "max": w, "step": 0.1, "range": format!("−{w} to {w}, above min")}
+            ga("depth", json!({})),
+            ga("bounds.min", json!({})),
+            ga("bounds.max", json!({}))
         ]},
         {"title": "First generation", "fields": [
             {"key": "init.kind", "kind": "select", "options": ["uniform", "around"], "range": "uniform or around"},
             {"key": "init.weights", "kind": "weights", "range": "a preset name (published) or numbers", "help": "Centre for \"around\"; one number per feature, comma-separated.", "show_if": {"key": "init.kind", "is": ["around"]}},
-            {"key": "init.sigma", "kind": "real", "min": 0, "step": 0.01, "range": "0 to bounds width", "show_if": {"key": "init.kind", "is": ["around"]}}
+            ga("init.sigma", json!({"show_if": {"key": "init.kind", "is": ["around"]}}))
         ]},
         {"title": "Breeding", "fields": [
             {"key": "selection.kind", "kind": "select", "options": ["roulette", "tournament", "rank", "sus"], "range": "roulette, tournament, rank, sus"},
-            {"key": "selection.k", "kind": "int", "min": 1, "range": "1 to population", "show_if": {"key": "selection.kind", "is": ["tournament"]}},
+            ga("selection.k", json!({"show_if": {"key": "selection.kind", "is": ["tournament"]}})),
             {"key": "crossover.kind", "kind": "select", "options": ["average-hybrid", "average", "hybrid", "uniform", "blend"], "range": "average-hybrid, average, hybrid, uniform, blend"},
-            {"key": "crossover.alpha", "kind": "real", "min": 0, "max": 2, "step": 0.05, "range": "0 to 2", "show_if": {"key": "crossover.kind", "is": ["blend"]}},
-            {"key": "mutation.rate", "kind": "real", "min": 0, "max": 1, "step": 0.01, "range": "0 to 1", "help": "Probability that a gene of a child mutates."},
-            {"key": "mutation.sigma", "kind": "real", "min": 0, "step": 0.005, "range": "0 to bounds width"}
+            ga("crossover.alpha", json!({"show_if": {"key": "crossover.kind", "is": ["blend"]}})),
+            ga("mutation.rate", json!({})),
+            ga("mutation.sigma", json!({}))
         ]},
         {"title": "Fitness", "fields": [
             {"key": "fitness.mode", "kind": "select", "options": ["round-robin", "opponents", "mixed"], "range": "round-robin, opponents, mixed"},
-            {"key": "fitness.games_per_pair", "kind": "int", "min": 2, "max": MAX_GAMES_PER_PAIR, "step": 2, "range": format!("even, 2 to {MAX_GAMES_PER_PAIR}")},
+            ga("fitness.games_per_pair", json!({})),
             {"key": "fitness.self_play", "kind": "bool", "range": "", "help": "Also count games against itself (Hunter)."},
             {"key": "fitness.opponents", "kind": "opponents", "max": MAX_OPPONENTS, "range": format!("up to {MAX_OPPONENTS} agent specs, one a line"), "help": "Such as minimax:4 or pekar.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
-            {"key": "fitness.mixed_weight", "kind": "real", "min": 0, "max": 1, "step": 0.05, "range": "0 to 1", "show_if": {"key": "fitness.mode", "is": ["mixed"]}},
-            {"key": "fitness.racing.rounds", "kind": "int", "min": 2, "max": MAX_RACING_ROUNDS, "optional": true, "range": "2 to games_per_pair / 2, or empty for no racing", "help": "Noise-aware fitness: the opponent games are played in rounds, and those who cannot reach the leaders stop getting games.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
-            {"key": "fitness.racing.leaders", "kind": "int", "min": 1, "default": RacingConfig::default().leaders, "range": "1 to population", "help": "Racing: how many of the best always keep playing, and set the bar the others must reach.", "show_if": {"key": "fitness.racing.rounds", "is_not": [null]}},
-            {"key": "fitness.racing.z", "kind": "real", "min": 0, "step": 0.01, "default": RacingConfig::default().z, "range": "0 or more", "help": "Racing: the width of the intervals in standard errors (1.96: 95%); larger drops fewer.", "show_if": {"key": "fitness.racing.rounds", "is_not": [null]}},
+            ga("fitness.mixed_weight", json!({"show_if": {"key": "fitness.mode", "is": ["mixed"]}})),
+            ga("fitness.racing.rounds", json!({"show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}})),
+            ga("fitness.racing.leaders", json!({"default": RacingConfig::default().leaders, "show_if": {"key": "fitness.racing.rounds", "is_not": [null]}})),
+            ga("fitness.racing.z", json!({"default": RacingConfig::default().z, "show_if": {"key": "fitness.racing.rounds", "is_not": [null]}})),
             {"key": "fitness.common_openings", "kind": "bool", "default": false, "range": "", "help": "Give every individual of a generation the same openings and tie-breaks against the fixed opponents, so that fitness differences come from the weights.", "show_if": {"key": "fitness.mode", "is_not": ["round-robin"]}},
-            {"key": "fitness.opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings shared by both games of a pair."}
+            ga("fitness.opening_plies", json!({}))
         ]},
         {"title": "Board and rules", "fields": [
             {"key": "board.pits", "kind": "int", "min": 1, "max": MAX_PITS, "range": format!("1 to {MAX_PITS}")},
@@ -145,15 +145,38 @@ const PIE_HELP: &str = "The pie rule: South's first move earns no extra turn, th
 fn benchmark_group(ga: bool) -> Value {
     let mut fields = vec![
         json!({"key": "benchmark.panel", "kind": "opponents", "max": MAX_OPPONENTS, "range": format!("up to {MAX_OPPONENTS} agent specs, one a line{}", if ga { "; empty turns the panel off" } else { "; at least one" }), "help": "Fixed agents the best weights play on openings fitness never sees: the run's honest measure."}),
-        json!({"key": "benchmark.pairs", "kind": "int", "min": 1, "max": MAX_GAMES_PER_PAIR / 2, "range": format!("1 to {}", MAX_GAMES_PER_PAIR / 2), "help": "Colour-swapped pairs of games against each panel agent."}),
+        bounded(BENCHMARK_BOUNDS, "benchmark.pairs", json!({})),
     ];
     if ga {
-        fields.push(json!({"key": "benchmark.every", "kind": "int", "min": 1, "max": MAX_GENERATIONS, "range": format!("1 to {MAX_GENERATIONS}"), "help": "Measure every this many generations (and always the last)."}));
-        fields.push(json!({"key": "benchmark.leaders", "kind": "int", "min": 1, "range": "1 to population", "help": "How many of a generation's best play the panel."}));
+        fields.push(bounded(BENCHMARK_BOUNDS, "benchmark.every", json!({})));
+        fields.push(bounded(BENCHMARK_BOUNDS, "benchmark.leaders", json!({})));
     }
-    fields.push(json!({"key": "benchmark.opening_plies", "kind": "int", "min": 0, "max": MAX_OPENING_PLIES, "range": format!("0 to {MAX_OPENING_PLIES}"), "help": "Random sowings of the panel's openings."}));
-    fields.push(json!({"key": "benchmark.agreement", "kind": "int", "min": 1, "max": MAX_AGREEMENT_PANEL_POSITIONS, "optional": true, "range": format!("1 to {MAX_AGREEMENT_PANEL_POSITIONS}, or empty for none"), "help": "Also measure perfect-move agreement on this many solved endgame positions."}));
+    fields.push(bounded(
+        BENCHMARK_BOUNDS,
+        "benchmark.opening_plies",
+        json!({}),
+    ));
+    fields.push(bounded(BENCHMARK_BOUNDS, "benchmark.agreement", json!({})));
     json!({"title": "Benchmark panel", "fields": fields})
+}
+
+/// The form's field of the setting at `key`, made from its declared bound in `bounds`, with
+/// `extra` (when it applies, a default) laid over it. A key with no bound gets a bare field,
+/// which the schema's tests refuse.
+fn bounded(bounds: &[SettingBound], key: &str, extra: Value) -> Value {
+    let mut field = match bound_of(bounds, key) {
+        Some(bound) => bound.form_field_at(key),
+        None => json!({"key": key}),
+    };
+    if let (Some(field), Value::Object(extra)) = (field.as_object_mut(), extra) {
+        field.extend(extra);
+    }
+    field
+}
+
+/// [`bounded`] among the GA's own settings.
+fn ga(key: &str, extra: Value) -> Value {
+    bounded(GA_BOUNDS, key, extra)
 }
 
 /// The fields of a learning run's form: the learner's own (TD's or Texel's), the run's
@@ -622,8 +645,73 @@ mod tests {
         );
     }
 
+    /// Every numeric setting of a GA config with every option on has a declared range, which
+    /// its form field shows and its check reads; every declared range is a setting, and the
+    /// defaults are within them.
+    #[test]
+    fn every_numeric_setting_of_the_ga_has_a_range() {
+        let checked_elsewhere = ["seed", "board.pits", "board.seeds"];
+        let mut config = GaConfig::preset("hunter").expect("a preset");
+        config.stagnation = Some(10);
+        config.target_fitness = Some(0.9);
+        config.fitness.racing = Some(RacingConfig::default());
+        config.benchmark.agreement = Some(100);
+        let flat = flat(&config);
+        let bounds: Vec<&SettingBound> = GA_BOUNDS.iter().chain(BENCHMARK_BOUNDS).collect();
+        for (key, value) in &flat {
+            if value.is_number() && !checked_elsewhere.contains(&key.as_str()) {
+                assert!(bounds.iter().any(|b| b.name == key), "{key} has no range");
+            }
+        }
+        let schema = config_schema();
+        let fields = fields_of(&schema["groups"]);
+        for bound in &bounds {
+            assert!(
+                flat.contains_key(bound.name),
+                "{} is no setting",
+                bound.name
+            );
+            assert!(!bound.help.is_empty(), "{} has no help", bound.name);
+            let field = fields
+                .iter()
+                .find(|f| f["key"] == bound.name)
+                .unwrap_or_else(|| panic!("{} is not in the form", bound.name));
+            let range = field["range"].as_str().unwrap_or_default();
+            assert!(range.starts_with(&bound.range()), "{}: {range}", bound.name);
+            assert_eq!(field["max"], json!(bound.max), "{}", bound.name);
+        }
+        for preset in PRESETS {
+            let config = GaConfig::preset(preset).expect("a preset");
+            config.validate().expect("the presets are in range");
+        }
+        GaConfig::default()
+            .validate()
+            .expect("the defaults are in range");
+    }
+
+    /// A maximum that depends on the config is checked at the config's figure, and the
+    /// message says that figure.
+    #[test]
+    fn relative_limits_name_the_figure_of_the_config() {
+        let load = |layer: Value| crate::ga::loader::load(None, &[&layer], &FileAccess::Any);
+        let err = load(json!({"population": 10, "elite": 10})).expect_err("elite too large");
+        assert_eq!(
+            err.to_string(),
+            "elite: must be a whole number 0 to 9, got 10"
+        );
+        let err = load(json!({"bounds": {"min": 0.0, "max": 2.0}, "mutation": {"sigma": 3.0}}))
+            .expect_err("sigma too large");
+        assert_eq!(err.to_string(), "mutation.sigma: must be 0 to 2, got 3");
+        // Tournament size applies to tournament selection only.
+        assert!(load(json!({"population": 2, "selection": {"kind": "roulette", "k": 5}})).is_ok());
+        assert!(
+            load(json!({"population": 2, "selection": {"kind": "tournament", "k": 5}})).is_err()
+        );
+    }
+
     #[test]
     fn ranges_are_the_validators() {
+        use crate::ga::config::MAX_POPULATION;
         let load = |layer: Value| crate::ga::loader::load(None, &[&layer], &FileAccess::Any);
         let over = load(json!({ "population": MAX_POPULATION + 1 }));
         assert!(over.is_err());
