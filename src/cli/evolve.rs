@@ -22,11 +22,7 @@ use crate::tune::{Driver, Ended, ExportFile, Observer, RecordsFile, StepControl,
 /// The tuners `evolve` runs, as its `--tuner` offers them: every registered tuner that breeds
 /// generations of a population (`learn` runs the others).
 fn population_tuner_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(
-        crate::tune::tuner_names()
-            .into_iter()
-            .filter(|t| !crate::tuners::learning::LEARNING_TUNERS.contains(t)),
-    )
+    clap::builder::PossibleValuesParser::new(crate::tune::tuner_names_breeding(true))
 }
 
 #[derive(Args, Debug)]
@@ -97,15 +93,12 @@ pub(crate) fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
         .as_deref()
         .or_else(|| file.as_ref()?.get("tuner")?.as_str());
     // The tuners that breed generations of a population; `learn` runs the others.
-    let population: Vec<&str> = crate::tune::tuner_names()
-        .into_iter()
-        .filter(|t| !crate::tuners::learning::LEARNING_TUNERS.contains(t))
-        .collect();
+    let population = crate::tune::tuner_names_breeding(true);
     if let Some(tuner) = named.filter(|t| !population.contains(t)) {
         return Err(usage(format!(
             "tuner: evolve runs {} (learn runs {}); got {tuner:?}",
             population.join(", "),
-            crate::tuners::learning::LEARNING_TUNERS.join(", ")
+            crate::tune::tuner_names_breeding(false).join(", ")
         )));
     }
     Ok(crate::tune::load_tuner(

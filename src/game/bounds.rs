@@ -122,12 +122,17 @@ impl SettingBound {
 
     /// The form's field for this setting at `key`.
     pub(crate) fn form_field_at(&self, key: &str) -> Value {
+        // A whole setting's limits as integers, as its values are written.
+        let number = |x: f64| match self.whole {
+            true => json!(x as i64),
+            false => json!(x),
+        };
         json!({
             "key": key,
             "kind": if self.whole { "int" } else { "real" },
-            "min": self.min,
-            "max": self.max,
-            "step": self.step,
+            "min": number(self.min),
+            "max": number(self.max),
+            "step": number(self.step),
             "range": match self.optional {
                 true => format!("{}, or empty", self.range()),
                 false => self.range(),

@@ -114,6 +114,9 @@ pub struct TunerKind {
     pub read: fn(serde_json::Value) -> Result<TunerConfig, ConfigError>,
     /// Assembles a config from a preset and partial configs ([`TunerConfig::load`]).
     pub load: LoadFn,
+    /// Whether it breeds generations of a population, rather than learning one set of
+    /// weights.
+    pub breeds_population: bool,
 }
 
 inventory::collect!(TunerKind);
@@ -128,6 +131,7 @@ impl TunerKind {
             claims: C::claims,
             read: read_as::<C>,
             load: load_as::<C>,
+            breeds_population: C::BREEDS_POPULATION,
         }
     }
 }
@@ -183,6 +187,17 @@ pub fn tuner_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// The registered tuners that breed generations of a population (`evolve` runs them), or
+/// with `false` those that learn one set of weights (`learn` runs them), in [`tuner_names`]'s
+/// order.
+pub fn tuner_names_breeding(population: bool) -> Vec<&'static str> {
+    kinds()
+        .into_iter()
+        .filter(|kind| kind.breeds_population == population)
+        .flat_map(|kind| kind.names.iter().copied())
+        .collect()
+}
+
 /// How a tuner's configs are named, told apart from other tuners' and read.
 pub(crate) trait ConfigForm: Sized {
     /// The tuner names this config type serves (`tuner` in a request).
@@ -190,6 +205,10 @@ pub(crate) trait ConfigForm: Sized {
 
     /// The presets a config may start from (`preset` beside `tuner`).
     const PRESETS: &'static [&'static str] = &[];
+
+    /// Whether the tuner breeds generations of a population (`evolve` runs it), rather than
+    /// learning one set of weights (`learn` runs it).
+    const BREEDS_POPULATION: bool = true;
 
     /// Whether `value` is written as this tuner's config.
     fn claims(value: &serde_json::Value) -> bool;

@@ -48,7 +48,7 @@ pub(crate) mod record;
 pub(crate) mod spec;
 pub(crate) mod tuner;
 
-pub use config::{load_tuner, presets_of, tuner_names, TunerConfig};
+pub use config::{load_tuner, presets_of, tuner_names, tuner_names_breeding, TunerConfig};
 pub use config::{preset_names, TunerKind};
 pub(crate) use driver::{write_atomically, Next};
 pub use driver::{DriveError, Driver, Ended, ExportFile, Observer, RecordsFile, Step};

@@ -916,6 +916,7 @@ impl crate::tune::TunerSpec for LearningConfig {
 
 impl ConfigForm for LearningConfig {
     const NAMES: &'static [&'static str] = &LEARNING_TUNERS;
+    const BREEDS_POPULATION: bool = false;
     const PRESETS: &'static [&'static str] = crate::rl::td::PRESETS;
 
     fn load(
