@@ -12,7 +12,7 @@ use crate::game::parse_board;
 use crate::matches::agreement::{measure, solved_positions_with, AgreementReport, AgreementSetup};
 
 #[derive(Args, Debug)]
-pub struct AgreementArgs {
+pub(crate) struct AgreementArgs {
     /// An agent to measure; repeat for more (all are measured on the same positions)
     #[arg(long, required = true)]
     pub agent: Vec<String>,
@@ -45,7 +45,7 @@ pub struct AgreementArgs {
     pub egdb: bool,
 }
 
-pub fn run(args: &AgreementArgs) -> Result<()> {
+pub(crate) fn run(args: &AgreementArgs) -> Result<()> {
     let (pits, seeds) = parse_board(&args.board).map_err(|e| usage(format!("--board: {e}")))?;
     let specs: Vec<AgentSpec> = args
         .agent

@@ -7,7 +7,7 @@ use clap::Args;
 use crate::game::Rules;
 
 #[derive(Args, Debug, Clone)]
-pub struct RulesArg {
+pub(crate) struct RulesArg {
     /// Capture rule: standard, or empty-capture (capture even when the opposite pit is empty)
     #[arg(long, default_value = "standard", value_parser = parse_rules)]
     pub rules: Rules,
@@ -15,7 +15,7 @@ pub struct RulesArg {
 
 /// `--pie`, beside `--rules` wherever a game is set up.
 #[derive(Args, Debug, Clone, Default)]
-pub struct PieArg {
+pub(crate) struct PieArg {
     /// The pie rule: South's first move earns no extra turn, then North may swap seats
     #[arg(long)]
     pub pie: bool,
@@ -39,7 +39,7 @@ impl crate::game::UserError for UsageError {}
 inventory::submit! { crate::game::UserErrorKind::of::<UsageError>() }
 
 /// A `UsageError`: the user's mistake, reported with exit status 2.
-pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 

@@ -15,7 +15,7 @@ use crate::matches::Pairing;
 use crate::search::{AlphaBeta, Solver};
 
 #[derive(Args, Debug, Clone)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Smaller workloads (perft depth 9, minimax to depth 6, fewer games): a smoke test
     #[arg(long)]
     pub quick: bool,
@@ -31,7 +31,7 @@ pub struct BenchArgs {
 /// The deterministic workloads of `bench --workload`: each exercises one hot path the same
 /// way on every run and every host, on one thread.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
+pub(crate) enum Workload {
     /// perft(9) from the Kalah(6,4) start: move generation and sowing
     Perft,
     /// Store-difference alpha-beta to depth 6 from the Kalah(6,4) start and from every
@@ -54,7 +54,7 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
     (out.expect("at least one run"), best)
 }
 
-pub fn run(args: &BenchArgs) -> Result<()> {
+pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     if let Some(path) = &args.cost.cost_runs {
         return super::run_cost_bench::run(
             path,

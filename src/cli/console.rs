@@ -63,7 +63,7 @@ pub(crate) struct CpuBudget {
 
 impl CpuBudget {
     /// `minutes` as given on the command line (`None`: no budget).
-    pub fn new(minutes: Option<f64>) -> Result<CpuBudget> {
+    pub(crate) fn new(minutes: Option<f64>) -> Result<CpuBudget> {
         match minutes {
             Some(m) if !(m.is_finite() && m > 0.0) => Err(super::args::usage(format!(
                 "--cpu-minutes must be a positive number, got {m}"
@@ -76,7 +76,7 @@ impl CpuBudget {
 
     /// Whether the budget is used up; checked between steps, so a run overshoots by at most
     /// the step under way.
-    pub fn spent(&self) -> bool {
+    pub(crate) fn spent(&self) -> bool {
         self.limit_seconds
             .is_some_and(|limit| process_cpu_seconds() >= limit)
     }

@@ -27,7 +27,7 @@ use crate::search::{Budget, Depth};
 
 /// Options of the cost table (all under `bench --cost`).
 #[derive(Args, Debug, Clone)]
-pub struct CostArgs {
+pub(crate) struct CostArgs {
     /// Time games per board size and agent kind and print the cost table instead of the
     /// speed figures
     #[arg(long)]
@@ -246,7 +246,7 @@ fn parse_board(text: &str) -> Result<(usize, u32)> {
 
 const HEADER: &str = "| board | agent | games | plies a game | measured ms a side | model ms a side | model / measured |\n|---|---|---|---|---|---|---|";
 
-pub fn run(args: &CostArgs) -> Result<()> {
+pub(crate) fn run(args: &CostArgs) -> Result<()> {
     if let Some(path) = &args.cost_from {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

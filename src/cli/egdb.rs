@@ -13,13 +13,13 @@ use super::console::progress_bar;
 use crate::search::egdb::{default_dir, BuildObserver, Egdb, EgdbError, EgdbIndex, MAX_EGDB_SEEDS};
 
 #[derive(Args, Debug)]
-pub struct EgdbArgs {
+pub(crate) struct EgdbArgs {
     #[command(subcommand)]
     pub command: EgdbCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum EgdbCommand {
+pub(crate) enum EgdbCommand {
     /// Build the database of every position with at most --seeds seeds in the pits of a
     /// board of --pits pits a side, by retrograde analysis, into the cache folder
     Build(BuildArgs),
@@ -28,14 +28,14 @@ pub enum EgdbCommand {
 }
 
 #[derive(Args, Debug)]
-pub struct DirArg {
+pub(crate) struct DirArg {
     /// Cache folder (default: KALAH_TUNER_EGDB_DIR, else ~/.cache/kalah-tuner/egdb)
     #[arg(long)]
     pub dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// Pits a side (1 to 8)
     #[arg(long)]
     pub pits: usize,
@@ -54,7 +54,7 @@ pub struct BuildArgs {
     pub force: bool,
 }
 
-pub fn run(args: &EgdbArgs) -> Result<()> {
+pub(crate) fn run(args: &EgdbArgs) -> Result<()> {
     match &args.command {
         EgdbCommand::Build(build) => run_build(build),
         EgdbCommand::List(dir) => run_list(dir),

@@ -26,7 +26,7 @@ fn population_tuner_names() -> clap::builder::PossibleValuesParser {
 }
 
 #[derive(Args, Debug)]
-pub struct EvolveArgs {
+pub(crate) struct EvolveArgs {
     /// The tuner that breeds each generation: ga (the genetic algorithm) or another population
     /// tuner of docs/explanation/tuners.md; all play their generations by the same config
     /// fields. Default: the config file's "tuner", else ga
@@ -109,7 +109,7 @@ pub(crate) fn build_config(args: &EvolveArgs) -> Result<TunerConfig> {
     )?)
 }
 
-pub fn run(args: &EvolveArgs) -> Result<()> {
+pub(crate) fn run(args: &EvolveArgs) -> Result<()> {
     let tuner_config = build_config(args)?;
     let config: GaConfig = crate::ga::tuner::population_of(&tuner_config)
         .cloned()

@@ -28,7 +28,7 @@ use crate::tuners::learning::progress_of;
 use crate::tuners::{LearnerConfig, LearningConfig};
 
 #[derive(Args, Debug)]
-pub struct LearnArgs {
+pub(crate) struct LearnArgs {
     /// Config file (.toml or .json): a learning config (the learner's fields, `play_depth`,
     /// `checkpoint_games`, `benchmark`), as the API's `config`; flags are applied over it
     #[arg(long)]
@@ -376,7 +376,7 @@ fn describe(config: &LearningConfig) -> String {
     )
 }
 
-pub fn run(args: &LearnArgs) -> Result<()> {
+pub(crate) fn run(args: &LearnArgs) -> Result<()> {
     let config = build_config(args)?;
     let budget = CpuBudget::new(args.cpu_minutes)?;
     let pool = thread_pool(args.threads)?;

@@ -15,7 +15,7 @@ use crate::game::{parse_board, Position};
 use crate::matches::mankalah::{ManKalah, Step};
 
 #[derive(Args, Debug)]
-pub struct ManKalahArgs {
+pub(crate) struct ManKalahArgs {
     /// Agent spec, e.g. minimax:8, mcts:20000 or export:best.json
     #[arg(long)]
     pub agent: String,
@@ -47,7 +47,7 @@ fn with_time(mut spec: AgentSpec, ms: u64) -> AgentSpec {
     spec
 }
 
-pub fn run(args: &ManKalahArgs) -> Result<()> {
+pub(crate) fn run(args: &ManKalahArgs) -> Result<()> {
     let mut spec = AgentSpec::parse(&args.agent)?;
     if let Some(ms) = args.ms_per_move {
         if ms == 0 || ms > 600_000 {

@@ -15,7 +15,7 @@ use crate::matches::sprt::{play_sprt, Sprt};
 use crate::matches::{play_match, play_tournament, MatchReport, Setup, TournamentConfig};
 
 #[derive(Args, Debug, Clone)]
-pub struct MatchArgs {
+pub(crate) struct MatchArgs {
     /// Games in all (per pairing for a tournament) [default: 100, or the preset's]
     #[arg(long)]
     pub games: Option<u32>,
@@ -91,7 +91,7 @@ impl MatchArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct PlayArgs {
+pub(crate) struct PlayArgs {
     /// Agent A, South in the first game of every pair
     #[arg(long)]
     pub south: String,
@@ -114,7 +114,7 @@ pub struct PlayArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct TournamentArgs {
+pub(crate) struct TournamentArgs {
     /// Comma-separated agent specs, or a JSON array of specs
     #[arg(long, required_unless_present = "preset")]
     pub agents: Option<String>,

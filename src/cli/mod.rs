@@ -48,13 +48,13 @@ use clap::{Parser, Subcommand};
     version,
     about = "Play, solve and benchmark Kalah (Mancala) agents and tune their evaluation weights"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Count move paths of exactly DEPTH sowings (last line: the count)
     Perft(position::PerftArgs),
     /// Exact value of a position for the side to move (last line: the value)
@@ -143,7 +143,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-pub fn run(cli: Cli) -> Result<()> {
+pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Perft(args) => position::run_perft(&args),
         Command::Solve(args) => position::run_solve(&args),

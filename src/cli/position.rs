@@ -14,7 +14,7 @@ use crate::search::guess::GUESS_NODES;
 use crate::search::{first_guess, Egdb, Solver};
 
 #[derive(Args, Debug)]
-pub struct PerftArgs {
+pub(crate) struct PerftArgs {
     /// Position in KPN (default: the start of Kalah(6,4))
     #[arg(long)]
     pub position: Option<String>,
@@ -30,7 +30,7 @@ pub struct PerftArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct SolveArgs {
+pub(crate) struct SolveArgs {
     /// Position in KPN
     #[arg(long, conflicts_with = "board")]
     pub position: Option<String>,
@@ -82,7 +82,7 @@ pub struct SolveArgs {
 
 /// Whether `solve` builds a missing endgame database.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EgdbBuild {
+pub(crate) enum EgdbBuild {
     Auto,
     Never,
 }
@@ -141,7 +141,7 @@ fn available_mib() -> Option<u64> {
 }
 
 #[derive(Args, Debug)]
-pub struct MoveArgs {
+pub(crate) struct MoveArgs {
     /// Agent spec, e.g. minimax:6 or heuristic:hunter10:published:4 or JSON
     #[arg(long)]
     pub agent: String,

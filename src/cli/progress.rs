@@ -26,7 +26,7 @@ pub(crate) struct RunConsole {
 impl RunConsole {
     /// A console for a run of `length` ([`crate::tune::Tuner::length`]) in `unit` (`gen`,
     /// `games`, `rounds`).
-    pub fn new(length: u64, unit: &str) -> RunConsole {
+    pub(crate) fn new(length: u64, unit: &str) -> RunConsole {
         RunConsole {
             bar: progress_bar(
                 length,
@@ -43,7 +43,7 @@ impl RunConsole {
         self.bar.clone()
     }
 
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish();
         }

@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 #[derive(clap::Args, Debug)]
-pub struct ReferenceArgs {
+pub(crate) struct ReferenceArgs {
     /// The reference to print as Markdown: cli (every command and flag), config (every key
     /// of a run's config, by tuner) or api (every HTTP route)
     #[arg(value_enum)]
@@ -18,14 +18,14 @@ pub struct ReferenceArgs {
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Which {
+pub(crate) enum Which {
     Cli,
     Config,
     Api,
 }
 
 /// Prints the reference `args` asks for; `command` is the whole command line's definition.
-pub fn run(args: &ReferenceArgs, command: &clap::Command) -> Result<()> {
+pub(crate) fn run(args: &ReferenceArgs, command: &clap::Command) -> Result<()> {
     match args.which {
         Which::Cli => print!("{}", cli_markdown(command)),
         Which::Config => print!("{}", config_markdown()),

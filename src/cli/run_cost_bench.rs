@@ -129,7 +129,7 @@ fn seconds(s: f64) -> String {
     }
 }
 
-pub fn run(path: &Path, measure: bool, select: Option<&str>) -> Result<()> {
+pub(crate) fn run(path: &Path, measure: bool, select: Option<&str>) -> Result<()> {
     let mut file = read(path)?;
     let chosen = |run: &RecordedRun| select.is_none_or(|text| run.name.contains(text));
     if !file.run.iter().any(chosen) {

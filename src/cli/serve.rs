@@ -11,7 +11,7 @@ use crate::server::{init_tracing, redact, start, ServerConfig, DEFAULT_DATABASE_
 
 /// `kalah-tuner serve` options.
 #[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on (port 0 picks a free port)
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: String,
@@ -138,7 +138,7 @@ impl ServeArgs {
 }
 
 /// `kalah-tuner serve`: starts and serves until Ctrl-C or SIGTERM.
-pub fn run(args: &ServeArgs) -> Result<()> {
+pub(crate) fn run(args: &ServeArgs) -> Result<()> {
     if args.workers == 0 || args.workers > 64 {
         bail!(usage(format!(
             "--workers must be 1 to 64, got {}",

@@ -20,7 +20,7 @@ use crate::tune::write_atomically;
 
 /// `kalah-tuner train-a3c`.
 #[derive(Args, Debug, Clone)]
-pub struct TrainArgs {
+pub(crate) struct TrainArgs {
     /// Worker threads playing and updating asynchronously
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -171,7 +171,7 @@ fn progress_message(p: &Progress) -> String {
     )
 }
 
-pub fn run(args: &TrainArgs) -> Result<()> {
+pub(crate) fn run(args: &TrainArgs) -> Result<()> {
     let config = config_from_args(args)?;
     // candle splits every matrix product across rayon threads; for 128-wide layers that costs
     // more than it saves, and the workers already keep the cores busy. Set before any thread

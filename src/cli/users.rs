@@ -12,7 +12,7 @@ use crate::store::{AddUserError, Store};
 
 /// `kalah-tuner users` options.
 #[derive(Args, Debug)]
-pub struct UsersArgs {
+pub(crate) struct UsersArgs {
     /// The server's database: sqlite://PATH or postgres://USER@HOST/DB, as `serve` takes it
     #[arg(
         long,
@@ -26,7 +26,7 @@ pub struct UsersArgs {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum UsersCommand {
+pub(crate) enum UsersCommand {
     /// Add a user and print their token (shown once: the database keeps only its digest)
     Add {
         /// 1 to 40 letters, digits, `-`, `_` or `.`
@@ -73,7 +73,7 @@ fn new_token() -> String {
     )
 }
 
-pub fn run(args: &UsersArgs) -> Result<()> {
+pub(crate) fn run(args: &UsersArgs) -> Result<()> {
     if let UsersCommand::Add {
         name,
         quota_core_hours,

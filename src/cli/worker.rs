@@ -13,7 +13,7 @@ use crate::store::Store;
 
 /// `kalah-tuner worker` options.
 #[derive(Args, Debug, Clone)]
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// postgres://USER@HOST/DB: the database the `serve` processes use
     #[arg(long, env = "DATABASE_URL")]
     pub database_url: String,
@@ -24,7 +24,7 @@ pub struct WorkerArgs {
 
 /// `kalah-tuner worker`: plays batches until Ctrl-C or SIGTERM, then lets the batch under way
 /// finish for two seconds or hands it back to the queue, and exits 0.
-pub fn run(args: &WorkerArgs) -> Result<()> {
+pub(crate) fn run(args: &WorkerArgs) -> Result<()> {
     let url = args.database_url.trim();
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         bail!(usage(format!(

@@ -85,7 +85,7 @@ async fn run_agent(state: &SharedState, field: &str, id: &str) -> ApiResult<Agen
     summary = "Agent catalogue: kinds with parameters, presets, and an agent per run with a generation",
     responses((status = 200, description = "the catalogue", body = Catalogue))
 )]
-pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Catalogue>> {
+pub(crate) async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Catalogue>> {
     let mut kinds = catalogue::kinds(Profile::Api);
     if let Some(list) = kinds.as_array_mut() {
         list.push(json!(
@@ -130,7 +130,7 @@ pub async fn catalogue(State(state): State<SharedState>) -> ApiResult<Json<Catal
 /// `GET /api/agents`. Fields in alphabetical order, the order the API's objects have always
 /// had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct Catalogue {
+pub(crate) struct Catalogue {
     /// Every agent kind with its parameters under the API's limits, and `run`.
     #[schema(value_type = Vec<Object>)]
     agents: Value,

@@ -135,6 +135,6 @@ pub(crate) fn integer() -> utoipa::openapi::ObjectBuilder {
 }
 
 /// The schema of a text parameter.
-pub fn text() -> utoipa::openapi::ObjectBuilder {
+pub(crate) fn text() -> utoipa::openapi::ObjectBuilder {
     utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String)
 }

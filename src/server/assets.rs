@@ -17,7 +17,7 @@ use super::state::SharedState;
 struct Embedded;
 
 /// Serves `GET /` (index.html) and the files under it; anything else is a JSON 404.
-pub async fn serve(State(state): State<SharedState>, method: Method, uri: Uri) -> Response {
+pub(crate) async fn serve(State(state): State<SharedState>, method: Method, uri: Uri) -> Response {
     let not_found = || ApiError::not_found(format!("no route {method} {}", uri.path()));
     if method != Method::GET && method != Method::HEAD {
         return not_found().into_response();

@@ -70,7 +70,7 @@ pub(crate) struct WorkerView {
 
 /// `GET /api/workers`.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct Workers {
+pub(crate) struct Workers {
     workers: Vec<WorkerView>,
 }
 
@@ -100,7 +100,7 @@ fn shown(w: StoredWorker, now: OffsetDateTime) -> WorkerView {
     summary = "The batch workers on the database (the 100 that beat last), newest heartbeat first: host, threads, status (playing, idle, stopped, lost), the batch under way, batches and games played, games per second",
     responses((status = 200, description = "the workers", body = Workers))
 )]
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<Workers>> {
+pub(crate) async fn list(State(state): State<SharedState>) -> ApiResult<Json<Workers>> {
     let workers = state.store.list_workers(LISTED).await?;
     let now = OffsetDateTime::now_utc();
     let workers = workers.into_iter().map(|w| shown(w, now)).collect();

@@ -50,7 +50,7 @@ fn current_request_id() -> String {
 }
 
 #[derive(Debug)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub status: StatusCode,
     pub field: Option<String>,
     pub message: String,
@@ -67,7 +67,11 @@ pub(crate) type ApiResult<T> = Result<T, ApiError>;
 pub(crate) const MAX_MESSAGE_CHARS: usize = 500;
 
 impl ApiError {
-    pub fn new(status: StatusCode, field: Option<&str>, message: impl Into<String>) -> ApiError {
+    pub(crate) fn new(
+        status: StatusCode,
+        field: Option<&str>,
+        message: impl Into<String>,
+    ) -> ApiError {
         let message = in_plain_words(&message.into());
         ApiError {
             status,
@@ -80,7 +84,7 @@ impl ApiError {
 
     /// 503 with `Retry-After`: every compute slot is taken, and waiting for one would spend
     /// the request's deadline in a queue.
-    pub fn busy(message: impl Into<String>, retry_after_secs: u64) -> ApiError {
+    pub(crate) fn busy(message: impl Into<String>, retry_after_secs: u64) -> ApiError {
         ApiError {
             retry_after: Some(retry_after_secs),
             ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, None, message)
@@ -88,7 +92,7 @@ impl ApiError {
     }
 
     /// 422 for a value that parses but is not acceptable; the message starts with the field.
-    pub fn invalid(field: &str, reason: impl std::fmt::Display) -> ApiError {
+    pub(crate) fn invalid(field: &str, reason: impl std::fmt::Display) -> ApiError {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             Some(field),
@@ -252,7 +256,7 @@ impl IntoResponse for ApiError {
 /// A JSON body with errors in the API's shape: 415 unless it is sent as `application/json`,
 /// 400 for text that is not JSON or not an object, 413 past the body limit, 422 for a field of
 /// the wrong type (named by its path).
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 /// The content type a JSON body must declare.
 pub(crate) const JSON_CONTENT_TYPE: &str = "application/json";
@@ -628,7 +632,7 @@ fn quoted_field(message: &str) -> Option<&str> {
 
 /// A query string with errors in the API's shape: 400, naming the parameter where the message
 /// does (a repeated parameter, an unknown one).
-pub struct ApiQuery<T>(pub T);
+pub(crate) struct ApiQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
@@ -654,7 +658,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
 /// Path parameters with errors in the API's shape instead of axum's text: a path segment that
 /// is not UTF-8 once percent-decoded is the only way a `String` parameter fails.
-pub struct ApiPath<T>(pub T);
+pub(crate) struct ApiPath<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
     type Rejection = ApiError;
@@ -680,7 +684,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
 /// A run's id from the path (`{id}`), read as a UUID: a path that names no possible run is
 /// answered 404 `no run "…"` before any handler reads the database. The id is the UUID's
 /// usual text, the form the store keeps.
-pub struct RunPath(pub String);
+pub(crate) struct RunPath(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for RunPath {
     type Rejection = ApiError;

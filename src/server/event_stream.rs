@@ -56,7 +56,11 @@ impl Outbox {
     /// An outbox on `rx` (subscribed before the stream's first read, so that nothing between
     /// the two is missed) that rechecks every `recheck` from now on and, with `discover`,
     /// also looks for new runs that often, from now.
-    pub fn new(rx: Receiver<RunEvent>, recheck: Duration, discover: Option<Duration>) -> Outbox {
+    pub(crate) fn new(
+        rx: Receiver<RunEvent>,
+        recheck: Duration,
+        discover: Option<Duration>,
+    ) -> Outbox {
         let mut recheck = tokio::time::interval_at(Instant::now() + recheck, recheck);
         recheck.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let discover = discover.map(|every| {

@@ -41,7 +41,7 @@ const DISCOVER: Duration = Duration::from_secs(1);
 /// `GET /api/events?runs=ID,ID`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EventsQuery {
+pub(crate) struct EventsQuery {
     /// Comma-separated run ids; every run when absent.
     #[serde(default)]
     runs: Option<String>,
@@ -209,7 +209,7 @@ impl RunStream for Follow {
         super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
-pub async fn stream(
+pub(crate) async fn stream(
     State(state): State<SharedState>,
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {

@@ -64,7 +64,11 @@ pub(crate) fn not_yours(what: &str, owner: Option<&str>) -> ApiError {
 /// has users (`kalah-tuner users`): `Authorization: Bearer <token>`, the server's token or a
 /// user's. A server with neither stays open, as before users existed. Reads stay open.
 /// The caller found goes into the request's extensions for the handlers.
-pub async fn auth(State(state): State<SharedState>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn auth(
+    State(state): State<SharedState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if !changes_state(req.method()) {
         return next.run(req).await;
     }
@@ -133,7 +137,7 @@ pub(crate) fn token_digest(token: &str) -> String {
     summary = "Whether this request's token (or none) may change state: 204 if so, 401 if not; changes nothing",
     responses((status = 204, description = "the server takes this request's token, or needs none"))
 )]
-pub async fn check_token() -> StatusCode {
+pub(crate) async fn check_token() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
@@ -235,7 +239,7 @@ pub(crate) fn origin_allowed(origin: &HeaderValue, public: &[String], allowed: &
 /// that change state), and any site's page can make a user's browser POST to a server on
 /// localhost. So a state change that carries an `Origin` must come from this server's own
 /// pages or an allowed origin; clients that are not browsers send no `Origin` and pass.
-pub async fn origin(State(state): State<SharedState>, req: Request, next: Next) -> Response {
+pub(crate) async fn origin(State(state): State<SharedState>, req: Request, next: Next) -> Response {
     if changes_state(req.method()) {
         if let Some(origin) = req.headers().get(header::ORIGIN) {
             if !origin_allowed(origin, &state.public_origins, &state.allowed_origins) {
@@ -287,7 +291,7 @@ pub(crate) fn host_allowed(host: &str, public: &[String], allowed: &[String]) ->
 /// [`host_allowed`]), reads included. The health probes stay open: orchestrators call them by
 /// whatever name their network gives the container. Clients that send no `Host` (HTTP/1.0)
 /// pass: a browser always sends one.
-pub async fn host(State(state): State<SharedState>, req: Request, next: Next) -> Response {
+pub(crate) async fn host(State(state): State<SharedState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let probe = matches!(
         path,

@@ -14,7 +14,7 @@ use crate::store::Backend;
 /// What `/healthz` and `/readyz` answer. Fields in alphabetical order, the order the API's
 /// objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct Health {
+pub(crate) struct Health {
     pub database: Backend,
     /// `ok` (alive) or `ready`.
     pub status: &'static str,
@@ -27,7 +27,7 @@ pub struct Health {
     summary = "Liveness (answers at once, asks the database nothing) and database kind",
     responses((status = 200, description = "alive", body = Health))
 )]
-pub async fn healthz(State(state): State<SharedState>) -> Json<Health> {
+pub(crate) async fn healthz(State(state): State<SharedState>) -> Json<Health> {
     Json(Health {
         database: state.store.backend(),
         status: "ok",
@@ -35,7 +35,7 @@ pub async fn healthz(State(state): State<SharedState>) -> Json<Health> {
 }
 
 /// How long `/readyz` waits for the database before it answers 503.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// 503 from `/readyz`: the database did not answer the probe in time.
 pub(crate) struct NotReady;
@@ -60,7 +60,7 @@ impl utoipa::IntoResponses for NotReady {
     summary = format!("Readiness: the database answers within {} s", READY_TIMEOUT.as_secs_f64()),
     responses((status = 200, description = "ready", body = Health), NotReady)
 )]
-pub async fn readyz(State(state): State<SharedState>) -> Result<Json<Health>, ApiError> {
+pub(crate) async fn readyz(State(state): State<SharedState>) -> Result<Json<Health>, ApiError> {
     let unready = |why: &str| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,

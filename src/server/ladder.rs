@@ -26,7 +26,7 @@ use serde_json::json;
 use super::error::{ApiError, ApiPath, ApiQuery, ApiResult};
 use super::guard::{not_yours, Caller};
 use super::state::SharedState;
-pub use super::state::{LadderSettings, DEFAULT_DEPTH, DEFAULT_SHARE, MAX_DEPTH};
+pub(crate) use super::state::{LadderSettings, DEFAULT_DEPTH, DEFAULT_SHARE, MAX_DEPTH};
 use crate::agents::AgentSpec;
 use crate::game::{excerpt, Rules};
 use crate::matches::rating::{fit, Ratings, Trial};
@@ -38,7 +38,7 @@ use crate::store::{LadderFit, LadderPlayerRow, LadderRow, LadderTrial, RunRow, S
 
 /// The ladder plays while some active player's 95% interval is wider than this, in Elo
 /// (plus or minus), and rests once every interval is narrower.
-pub const SETTLED_MARGIN: f64 = 30.0;
+pub(crate) const SETTLED_MARGIN: f64 = 30.0;
 /// Colour-swapped pairs per round, between one pairing.
 const PAIRS_PER_ROUND: u32 = 4;
 /// Random sowings before the agents take over, the same for both games of a pair.
@@ -563,7 +563,7 @@ async fn live_worker_threads(state: &SharedState) -> Result<u64, StoreError> {
 /// `GET /api/ladder`'s query: a ladder by board, rules and pie (and depth), or by one of its
 /// runs.
 #[derive(Debug, Deserialize)]
-pub struct LadderQuery {
+pub(crate) struct LadderQuery {
     board: Option<String>,
     rules: Option<String>,
     pie: Option<bool>,
@@ -614,7 +614,7 @@ impl utoipa::IntoParams for LadderQuery {
 
 /// One player as `GET /api/ladder` shows it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LadderPlayerView {
+pub(crate) struct LadderPlayerView {
     id: String,
     name: String,
     /// `champion` (a run's best) or `anchor` (a hosted agent).
@@ -643,7 +643,7 @@ pub struct LadderPlayerView {
 
 /// One point of a player's rating over time.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LadderHistoryPoint {
+pub(crate) struct LadderHistoryPoint {
     player: String,
     at: String,
     elo: f64,
@@ -653,7 +653,7 @@ pub struct LadderHistoryPoint {
 
 /// `GET /api/ladder`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LadderView {
+pub(crate) struct LadderView {
     /// Board, rules, pie and depth, as one id; none when no run has finished on it yet.
     id: Option<String>,
     pits: usize,
@@ -679,7 +679,7 @@ pub struct LadderView {
 
 /// One ladder in `GET /api/ladders`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LadderSummary {
+pub(crate) struct LadderSummary {
     id: String,
     /// `pits,seeds`, as `GET /api/ladder?board=` takes it.
     board: String,
@@ -691,7 +691,7 @@ pub struct LadderSummary {
 
 /// `GET /api/ladders`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LadderList {
+pub(crate) struct LadderList {
     ladders: Vec<LadderSummary>,
 }
 
@@ -702,7 +702,7 @@ const METHOD: &str = "Bradley-Terry maximum a posteriori fit over colour-swapped
     summary = "The ladders: one per board, rules, pie setting and depth on which a run has finished",
     responses((status = 200, description = "the ladders", body = LadderList))
 )]
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<LadderList>> {
+pub(crate) async fn list(State(state): State<SharedState>) -> ApiResult<Json<LadderList>> {
     let ladders = state
         .store
         .ladders()
@@ -734,7 +734,7 @@ fn parse_board(text: &str) -> ApiResult<(usize, u32)> {
         super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
     )
 )]
-pub async fn show(
+pub(crate) async fn show(
     State(state): State<SharedState>,
     ApiQuery(query): ApiQuery<LadderQuery>,
 ) -> ApiResult<Json<LadderView>> {
@@ -894,7 +894,7 @@ fn player_view(p: &LadderPlayerRow) -> LadderPlayerView {
         super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
-pub async fn withdraw(
+pub(crate) async fn withdraw(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,

@@ -163,7 +163,7 @@ pub(crate) async fn refuse_large_and_stamp(
 /// Serves `app` on `listener` under `limits` until `stopping` completes, then stops accepting
 /// and waits for the open connections to finish their requests (event streams end on the
 /// same signal).
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: Limits,

@@ -38,7 +38,7 @@ pub(crate) const MAX_SPRT_PAIRS: u64 = 2000;
 /// `POST /api/matches`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MatchRequest {
+pub(crate) struct MatchRequest {
     #[schema(schema_with = super::schemas::api_agent)]
     south: Value,
     #[schema(schema_with = super::schemas::api_agent)]
@@ -102,7 +102,7 @@ pub(crate) fn setup_of(
 /// `POST /api/matches`' answer: the games with A's score, or with `sprt` the test's report.
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
-pub enum MatchAnswer {
+pub(crate) enum MatchAnswer {
     Games(MatchGames),
     /// With `sprt`: the test's counts, LLR with its bounds, pairs, verdict and Elo estimate.
     #[schema(value_type = super::schemas::SprtReportSchema)]
@@ -112,7 +112,7 @@ pub enum MatchAnswer {
 /// A match of fixed length: every game, A's score, and the report without the games. Fields
 /// in alphabetical order, the order the API's objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct MatchGames {
+pub(crate) struct MatchGames {
     /// Every game: its moves, its result, who played South.
     #[schema(value_type = Vec<Object>)]
     games: Value,
@@ -132,7 +132,7 @@ pub struct MatchGames {
         super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::Busy,
     )
 )]
-pub async fn play_match(
+pub(crate) async fn play_match(
     State(state): State<SharedState>,
     ApiJson(req): ApiJson<MatchRequest>,
 ) -> ApiResult<Json<MatchAnswer>> {

@@ -49,7 +49,7 @@ fn float_gauge(family: &Family<Labels, Gauge<f64, AtomicU64>>, labels: Labels, v
     summary = "Prometheus metrics (OpenMetrics text): runs and tournaments by status, run and batch queue depth, batch results, each worker's batches and games a second over the last 5 minutes, compute permits in use, and this process's runs, generations and games",
     responses((status = 200, description = "the metrics", content_type = "application/openmetrics-text", body = String))
 )]
-pub async fn metrics(State(state): State<SharedState>) -> ApiResult<Response> {
+pub(crate) async fn metrics(State(state): State<SharedState>) -> ApiResult<Response> {
     let snapshot = state.store.work_snapshot(WORKER_WINDOW).await?;
     let batch_queue = match &state.queue {
         Some(queue) => Some(queue.pending().await.map_err(ApiError::internal)?),

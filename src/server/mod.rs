@@ -51,9 +51,9 @@ pub(crate) mod sprt_tests;
 pub(crate) mod state;
 pub(crate) mod tournaments;
 
-pub use health::READY_TIMEOUT;
-pub use ladder::LadderSettings;
-pub use routes::router;
+pub use limits::Limits;
+use routes::router;
+pub use state::LadderSettings;
 pub(crate) use state::{AppState, RequestCounts, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS};
 
 use std::collections::HashMap;
@@ -164,7 +164,7 @@ async fn log_summary(state: SharedState) {
 /// A started server.
 pub struct RunningServer {
     pub addr: SocketAddr,
-    pub state: SharedState,
+    pub(crate) state: SharedState,
     serve: tokio::task::JoinHandle<()>,
     workers: Vec<tokio::task::JoinHandle<()>>,
     batch_worker: Option<tokio::task::JoinHandle<()>>,

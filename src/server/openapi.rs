@@ -284,7 +284,7 @@ fn write_refusals(paths: &mut Map<String, Value>) {
 
 /// The schemas of the request and answer types, with the paths and schemas of `routes`: the
 /// document before what is derived after generation (module doc) is written in.
-pub fn generated(routes: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+pub(crate) fn generated(routes: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
     let mut doc = ApiTypes::openapi();
     doc.merge(routes);
     doc
@@ -293,7 +293,7 @@ pub fn generated(routes: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
 /// The OpenAPI 3 document of `routes`, the routers' paths and schemas
 /// (`routes::documented`), with what is derived after generation (module doc)
 /// written in.
-pub fn spec(routes: utoipa::openapi::OpenApi) -> Value {
+pub(crate) fn spec(routes: utoipa::openapi::OpenApi) -> Value {
     let mut doc = generated(routes);
     doc.info.title = "kalah-tuner".into();
     doc.info.version = env!("CARGO_PKG_VERSION").into();

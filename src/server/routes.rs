@@ -109,7 +109,7 @@ pub(crate) fn openapi_document() -> Value {
     summary = "This document",
     responses((status = 200, description = "OpenAPI 3.1", body = Object))
 )]
-pub async fn document() -> Json<Value> {
+pub(crate) async fn document() -> Json<Value> {
     Json(DOCUMENT.clone())
 }
 
@@ -148,7 +148,7 @@ static API_DOCS: LazyLock<String> = LazyLock::new(|| {
     summary = "The interactive API reference (RapiDoc over this document; works offline)",
     responses((status = 200, description = "an HTML page", content_type = "text/html", body = String))
 )]
-pub async fn api_docs() -> axum::response::Html<&'static str> {
+pub(crate) async fn api_docs() -> axum::response::Html<&'static str> {
     axum::response::Html(API_DOCS.as_str())
 }
 
@@ -184,7 +184,7 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
     .flatten()
 }
 
-pub fn router(state: SharedState, limits: limits::Limits) -> Router {
+pub(crate) fn router(state: SharedState, limits: limits::Limits) -> Router {
     let counts = state.requests.clone();
     let cors = guard::cors(&state.allowed_origins);
     // The documents are dropped here: `document` serves the one `documented` builds

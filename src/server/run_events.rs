@@ -149,7 +149,12 @@ pub(crate) struct Following {
 impl Following {
     /// Follows run `id`, whose stream starts from `generations_done` and the status `run`
     /// (as [`run_json`] shows it).
-    pub fn new(state: SharedState, id: &str, generations_done: u32, run: &Value) -> Following {
+    pub(crate) fn new(
+        state: SharedState,
+        id: &str,
+        generations_done: u32,
+        run: &Value,
+    ) -> Following {
         if let Ok(mut follows) = state.follows.lock() {
             follows
                 .entry(id.to_string())
@@ -230,7 +235,7 @@ pub(crate) fn emit_status(state: &AppState, run: &RunRow) {
 }
 
 /// The watcher: one task a server, until it stops.
-pub async fn watch(state: SharedState) {
+pub(crate) async fn watch(state: SharedState) {
     let mut listener = match state.store.listen_runs().await {
         Ok(listener) => listener,
         Err(e) => {

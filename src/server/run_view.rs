@@ -11,7 +11,7 @@ use crate::store::{RunRow, RunStatus};
 /// always had.
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = Run)]
-pub struct RunView {
+pub(crate) struct RunView {
     pub best_fitness: Option<f64>,
     pub best_weights: Option<Vec<f64>>,
     /// The whole config the run got (the stored JSON when it no longer reads).

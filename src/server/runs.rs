@@ -55,7 +55,7 @@ fn runs_page_items() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> 
 /// `POST /api/runs`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateRun {
+pub(crate) struct CreateRun {
     /// The tuner: the GA (the default), CMA-ES, SPSA, TD(lambda), TD-Leaf(lambda) or
     /// Texel-style fitting.
     #[serde(default)]
@@ -115,7 +115,7 @@ pub(crate) fn build_config(
     summary = "The GA config as a form: defaults, presets, every field's range and when it applies",
     responses((status = 200, description = "the schema", body = super::api_doc::ConfigFormSchema))
 )]
-pub async fn config_schema() -> Json<Value> {
+pub(crate) async fn config_schema() -> Json<Value> {
     Json(crate::tuners::schema::config_schema())
 }
 
@@ -162,7 +162,7 @@ async fn prepare(state: &SharedState, body: &CreateRun) -> ApiResult<TunerConfig
         super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
-pub async fn estimate(
+pub(crate) async fn estimate(
     State(state): State<SharedState>,
     ApiJson(body): ApiJson<CreateRun>,
 ) -> ApiResult<Json<RunEstimate>> {
@@ -182,7 +182,7 @@ pub async fn estimate(
 /// `POST /api/runs/estimate`'s answer. Fields in alphabetical order, the order the API's
 /// objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct RunEstimate {
+pub(crate) struct RunEstimate {
     /// The whole config the run would get.
     #[schema(value_type = Object)]
     config: Value,
@@ -206,7 +206,7 @@ pub struct RunEstimate {
         super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::TooMany,
     )
 )]
-pub async fn create(
+pub(crate) async fn create(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     ApiJson(body): ApiJson<CreateRun>,
@@ -326,7 +326,7 @@ pub(crate) const MAX_RUNS_PAGE: u32 = 500;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     /// Runs in the page: 1 to `MAX_RUNS_PAGE`, default `DEFAULT_RUNS_PAGE`.
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
@@ -397,7 +397,7 @@ fn decode_cursor(cursor: &str) -> Option<(String, String)> {
         super::api_doc::BadRequest, super::api_doc::Invalid,
     )
 )]
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<SharedState>,
     headers: axum::http::HeaderMap,
     ApiQuery(query): ApiQuery<ListQuery>,
@@ -530,7 +530,7 @@ async fn find(state: &SharedState, id: &str) -> ApiResult<RunRow> {
     params(("id" = String, Path, description = "the run's id")),
     responses((status = 200, description = "the run", body = RunView), super::api_doc::NotFound)
 )]
-pub async fn show(
+pub(crate) async fn show(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
 ) -> ApiResult<Json<RunView>> {
@@ -546,7 +546,7 @@ pub async fn show(
         super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
-pub async fn cancel(
+pub(crate) async fn cancel(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
@@ -580,7 +580,7 @@ fn check_owner(caller: &Caller, id: &str, owner: Option<&str>) -> ApiResult<()> 
 /// `PATCH /api/runs/{id}`: each part only when given.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DescribeRun {
+pub(crate) struct DescribeRun {
     /// Empty clears the name.
     #[serde(default)]
     name: Option<String>,
@@ -637,7 +637,7 @@ fn clean_tags(tags: &[String]) -> ApiResult<Vec<String>> {
         super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
     )
 )]
-pub async fn describe(
+pub(crate) async fn describe(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
@@ -684,7 +684,7 @@ pub async fn describe(
         super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
-pub async fn resume(
+pub(crate) async fn resume(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
@@ -710,7 +710,7 @@ pub async fn resume(
     params(("id" = String, Path, description = "the run's id")),
     responses((status = 204, description = "deleted"), super::api_doc::NotFound)
 )]
-pub async fn delete(
+pub(crate) async fn delete(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     RunPath(id): RunPath,
@@ -738,7 +738,7 @@ pub async fn delete(
 }
 
 #[derive(Deserialize)]
-pub struct SinceQuery {
+pub(crate) struct SinceQuery {
     since: Option<String>,
     limit: Option<String>,
 }
@@ -773,7 +773,7 @@ pub(crate) const MAX_GENERATIONS_PAGE: i64 = 5000;
         super::api_doc::BadRequest, super::api_doc::NotFound, super::api_doc::Invalid,
     )
 )]
-pub async fn generations(
+pub(crate) async fn generations(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
     ApiQuery(q): ApiQuery<SinceQuery>,
@@ -822,7 +822,7 @@ pub async fn generations(
 /// `GET /api/runs/{id}/generations`: the fitness curve, or a page of it. Fields in
 /// alphabetical order, the order the API's objects have always had.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct GenerationsPage {
+pub(crate) struct GenerationsPage {
     /// One point per generation, oldest first.
     #[schema(schema_with = super::schemas::generation_points)]
     generations: Value,
@@ -840,7 +840,7 @@ pub struct GenerationsPage {
         super::api_doc::NotFound,
     )
 )]
-pub async fn generation(
+pub(crate) async fn generation(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
     ApiPath((_, g)): ApiPath<(String, String)>,
@@ -889,7 +889,10 @@ pub(crate) async fn export_document(
         super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
-pub async fn export(State(state): State<SharedState>, RunPath(id): RunPath) -> ApiResult<Response> {
+pub(crate) async fn export(
+    State(state): State<SharedState>,
+    RunPath(id): RunPath,
+) -> ApiResult<Response> {
     let run = find(&state, &id).await?;
     let doc = export_document(&state, &run).await?;
     let disposition = format!("attachment; filename=\"kalah-tuner-{id}.json\"");
@@ -981,7 +984,7 @@ impl RunStream for Follow {
         super::api_doc::NotFound,
     )
 )]
-pub async fn events(
+pub(crate) async fn events(
     State(state): State<SharedState>,
     RunPath(id): RunPath,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {

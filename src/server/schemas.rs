@@ -9,7 +9,7 @@ use utoipa::openapi::RefOr;
 
 /// A schema written as JSON; every one here is a literal of this module, checked by the
 /// OpenAPI test.
-pub fn from_json(value: Value) -> RefOr<Schema> {
+pub(crate) fn from_json(value: Value) -> RefOr<Schema> {
     serde_json::from_value(value).unwrap_or_else(|_| RefOr::Ref(Ref::new("#/invalid")))
 }
 
@@ -19,7 +19,7 @@ pub(crate) fn api_agent() -> RefOr<Schema> {
 }
 
 /// An SPRT as a request gives it (`matches::SprtBounds`).
-pub fn sprt() -> RefOr<Schema> {
+pub(crate) fn sprt() -> RefOr<Schema> {
     from_json(json!({
         "description": "play pairs until a sequential test decides: \"ELO0,ELO1[,ALPHA,BETA]\" or {elo0, elo1, alpha, beta}; not with games",
         "oneOf": [

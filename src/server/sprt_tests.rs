@@ -248,7 +248,7 @@ fn shown(t: PlayedRow, with_history: bool) -> ApiResult<SprtTestView> {
         super::api_doc::BadRequest, super::api_doc::Conflict, super::api_doc::Invalid,
     )
 )]
-pub async fn start(
+pub(crate) async fn start(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     ApiJson(req): ApiJson<SprtTestRequest>,
@@ -399,7 +399,7 @@ pub async fn start(
     summary = "The SPRT tests of every server on the database (the newest 100), newest first, without their LLR paths",
     responses((status = 200, description = "the tests", body = SprtTestList))
 )]
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<SprtTestList>> {
+pub(crate) async fn list(State(state): State<SharedState>) -> ApiResult<Json<SprtTestList>> {
     let stored = read_failing_abandoned(
         &state,
         Played::SprtTest,
@@ -425,7 +425,7 @@ fn not_found(id: &str) -> ApiError {
     params(("id" = String, Path, description = "the test's id")),
     responses((status = 200, description = "the test", body = SprtTestView), super::api_doc::NotFound)
 )]
-pub async fn show(
+pub(crate) async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<SprtTestView>> {
@@ -445,7 +445,7 @@ pub async fn show(
         super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
-pub async fn cancel(
+pub(crate) async fn cancel(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,

@@ -17,13 +17,13 @@ use crate::runner::{BatchQueue, Executor};
 use crate::store::Store;
 
 /// Moves and matches computed at a time: one for each interactive thread.
-pub const COMPUTE_SLOTS: usize = 2;
+pub(crate) const COMPUTE_SLOTS: usize = 2;
 /// Tournaments and SPRT tests played at a time at most, each on its own part of the
 /// tournaments' threads beside the runs'; more wait, `queued`. Fewer with fewer threads.
-pub const BACKGROUND_SLOTS: usize = 2;
+pub(crate) const BACKGROUND_SLOTS: usize = 2;
 
 /// Largest request body: an export document used as an agent fits with room to spare.
-pub const MAX_BODY_BYTES: usize = 1 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// How the ladder plays, from `serve`'s flags.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,14 +44,14 @@ impl Default for LadderSettings {
 }
 
 /// A tenth of the cores.
-pub const DEFAULT_SHARE: f64 = 0.1;
+pub(crate) const DEFAULT_SHARE: f64 = 0.1;
 /// The benchmark panel's depth, at which the main job tunes.
-pub const DEFAULT_DEPTH: u32 = 4;
+pub(crate) const DEFAULT_DEPTH: u32 = 4;
 /// Deepest ladder: the anchors search two plies deeper still.
-pub const MAX_DEPTH: u32 = 10;
+pub(crate) const MAX_DEPTH: u32 = 10;
 /// A change a client may want to hear about, broadcast to the event streams.
 #[derive(Clone, Debug)]
-pub struct RunEvent {
+pub(crate) struct RunEvent {
     pub run_id: String,
     /// `generation`, `status`, or `deleted` (no data: ends the run's streams).
     pub kind: &'static str,
@@ -59,7 +59,7 @@ pub struct RunEvent {
 }
 
 /// Shared by every handler and worker.
-pub struct AppState {
+pub(crate) struct AppState {
     pub store: Store,
     /// Plays moves and matches, at normal priority: requests a person waits for answer within
     /// a second even while the game pool keeps every core busy with runs. (Jobs given to a
@@ -118,7 +118,7 @@ pub struct AppState {
 
 impl AppState {
     /// Completes once the process is stopping.
-    pub fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+    pub(crate) fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut rx = self.shutdown.subscribe();
         async move {
             let _ = rx.wait_for(|stop| *stop).await;
@@ -135,11 +135,11 @@ impl AppState {
     }
 }
 
-pub type SharedState = Arc<AppState>;
+pub(crate) type SharedState = Arc<AppState>;
 
 /// Requests answered, by class, since the last summary (`log_summary`).
 #[derive(Default)]
-pub struct RequestCounts {
+pub(crate) struct RequestCounts {
     ok: std::sync::atomic::AtomicU64,
     client_errors: std::sync::atomic::AtomicU64,
     server_errors: std::sync::atomic::AtomicU64,
@@ -170,7 +170,7 @@ impl RequestCounts {
 
 /// Counters this process keeps between scrapes.
 #[derive(Debug, Default)]
-pub struct ProcessCounters {
+pub(crate) struct ProcessCounters {
     /// Fitness and panel games of the generations and checkpoints this process wrote.
     pub games: AtomicU64,
     /// Generations and checkpoints this process wrote.
@@ -185,7 +185,7 @@ impl ProcessCounters {
 }
 
 /// What this process's streams of one run have been sent.
-pub struct Followed {
+pub(crate) struct Followed {
     pub(super) streams: usize,
     /// The last generation broadcast (-1: none).
     pub(super) generation: i64,

@@ -44,7 +44,7 @@ const MAX_PLAYING: usize = 100;
 #[derive(Clone, Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default)]
 #[schema(as = Tournament)]
-pub struct TournamentState {
+pub(crate) struct TournamentState {
     pub agents: Vec<String>,
     #[schema(format = DateTime)]
     pub created_at: String,
@@ -80,7 +80,7 @@ pub struct TournamentState {
 
 /// One cell of the cross-table: the row agent moving first against the column agent.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct CrossCell {
+pub(crate) struct CrossCell {
     pub draws: u64,
     /// The row agent's score, draws counting half.
     pub first_player_score: f64,
@@ -109,7 +109,7 @@ pub(crate) struct TournamentSummary {
 
 /// `GET /api/tournaments`: the newest first.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TournamentList {
+pub(crate) struct TournamentList {
     tournaments: Vec<TournamentSummary>,
 }
 
@@ -120,7 +120,7 @@ fn default_tournament_games() -> u32 {
 /// `POST /api/tournaments`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TournamentRequest {
+pub(crate) struct TournamentRequest {
     #[schema(schema_with = agent_list_schema)]
     agents: Vec<Value>,
     /// Games of each pairing (default 20), in colour-swapped pairs; the cap of an SPRT.
@@ -173,7 +173,7 @@ const STOPPED_BEFORE_THE_END: &str =
         super::api_doc::BadRequest, super::api_doc::Invalid, super::api_doc::TooMany,
     )
 )]
-pub async fn start(
+pub(crate) async fn start(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     ApiJson(req): ApiJson<TournamentRequest>,
@@ -437,7 +437,7 @@ fn shown(t: PlayedRow) -> ApiResult<TournamentState> {
     summary = "The newest 100 tournaments (stored; without their tables), newest first",
     responses((status = 200, description = "the tournaments", body = TournamentList))
 )]
-pub async fn list(State(state): State<SharedState>) -> ApiResult<Json<TournamentList>> {
+pub(crate) async fn list(State(state): State<SharedState>) -> ApiResult<Json<TournamentList>> {
     let stored = read_failing_abandoned(
         &state,
         Played::Tournament,
@@ -521,7 +521,7 @@ impl CrossCell {
     params(("id" = String, Path, description = "the tournament's id")),
     responses((status = 200, description = "the tournament", body = TournamentState), super::api_doc::NotFound)
 )]
-pub async fn show(
+pub(crate) async fn show(
     State(state): State<SharedState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TournamentState>> {
@@ -543,7 +543,7 @@ pub async fn show(
         super::api_doc::NotFound, super::api_doc::Conflict,
     )
 )]
-pub async fn cancel(
+pub(crate) async fn cancel(
     State(state): State<SharedState>,
     Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,
