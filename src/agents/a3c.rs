@@ -138,7 +138,7 @@ pub struct Net {
 
 /// Scratch buffers for `Net::forward`, so that playing allocates nothing per move.
 #[derive(Clone, Debug, Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     pub input: Vec<f32>,
     h1: Vec<f32>,
     h2: Vec<f32>,
@@ -205,7 +205,7 @@ impl Net {
     }
 
     /// Encodes `pos` and runs the network on it; returns the value.
-    pub fn evaluate(&self, pos: &Position, rules: Rules, scratch: &mut Scratch) -> f32 {
+    pub(crate) fn evaluate(&self, pos: &Position, rules: Rules, scratch: &mut Scratch) -> f32 {
         encode(pos, rules, &mut scratch.input);
         self.forward(scratch)
     }
@@ -354,7 +354,7 @@ pub struct A3cAgent {
 }
 
 impl A3cAgent {
-    pub fn new(net: Arc<Net>, rules: Rules, sample: bool, ties: Ties) -> A3cAgent {
+    pub(crate) fn new(net: Arc<Net>, rules: Rules, sample: bool, ties: Ties) -> A3cAgent {
         A3cAgent {
             net,
             rules,

@@ -16,7 +16,7 @@ fn param(name: &str, ty: &str, default: Value, min: Value, max: Value, help: &st
 }
 
 /// The kinds of agent with their parameters, ranges read from `profile`'s limits.
-pub fn kinds(profile: Profile) -> Value {
+pub(crate) fn kinds(profile: Profile) -> Value {
     let limits = profile.limits();
     let depth = |d: Depth| {
         param(
@@ -80,7 +80,7 @@ pub fn kinds(profile: Profile) -> Value {
 }
 
 /// The feature sets and the published weight presets of each.
-pub fn presets() -> Value {
+pub(crate) fn presets() -> Value {
     let feature_sets: Vec<Value> = FEATURE_SETS
         .iter()
         .map(|s| {

@@ -25,7 +25,7 @@ pub struct EndgameTable {
 }
 
 impl EndgameTable {
-    pub fn new(wanted: bool) -> EndgameTable {
+    pub(crate) fn new(wanted: bool) -> EndgameTable {
         EndgameTable {
             wanted,
             loaded: None,
@@ -35,7 +35,7 @@ impl EndgameTable {
     /// The database for boards of `pits` pits under `rules`, when the agent wants one and one
     /// is built. A missing or unreadable database is reported once (the agent then plays
     /// without it, as it would with `"egdb": false`).
-    pub fn get(&mut self, pits: usize, rules: Rules) -> Option<Arc<Egdb>> {
+    pub(crate) fn get(&mut self, pits: usize, rules: Rules) -> Option<Arc<Egdb>> {
         if !self.wanted {
             return None;
         }
@@ -184,7 +184,7 @@ mod sealed {
         }
     }
 
-    pub fn open(path: &Path) -> Result<Egdb, EgdbError> {
+    pub(crate) fn open(path: &Path) -> Result<Egdb, EgdbError> {
         let mut source = File::open(path).map_err(|e| io_error(path, "opening", e))?;
         let len = source
             .metadata()

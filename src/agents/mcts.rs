@@ -70,7 +70,7 @@ impl Node {
     }
 }
 
-/// The `mcts` agent. Build it with [`Mcts::new`] (or from an `AgentSpec`).
+/// The `mcts` agent. Build it with `Mcts::new` (or from an `AgentSpec`).
 #[derive(Clone, Debug)]
 pub struct Mcts {
     pub rules: Rules,
@@ -98,7 +98,7 @@ pub struct Mcts {
 }
 
 impl Mcts {
-    pub fn new(rules: Rules, iterations: u32, c: f64, epsilon: f64) -> Mcts {
+    pub(crate) fn new(rules: Rules, iterations: u32, c: f64, epsilon: f64) -> Mcts {
         Mcts {
             rules,
             iterations,

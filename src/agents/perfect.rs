@@ -22,7 +22,7 @@ pub(crate) struct Perfect {
 }
 
 impl Perfect {
-    pub fn new(rules: Rules, max_seeds: u32, fallback_depth: u32, ties: Ties) -> Perfect {
+    pub(crate) fn new(rules: Rules, max_seeds: u32, fallback_depth: u32, ties: Ties) -> Perfect {
         Perfect {
             rules,
             max_seeds,

@@ -69,7 +69,7 @@ pub(crate) struct Benchmark {
 }
 
 impl Benchmark {
-    pub fn new(
+    pub(crate) fn new(
         config: &BenchmarkConfig,
         features: &[Feature],
         depth: u32,
@@ -118,7 +118,7 @@ impl Benchmark {
         self.cancel = cancel;
     }
 
-    pub fn config(&self) -> &BenchmarkConfig {
+    pub(crate) fn config(&self) -> &BenchmarkConfig {
         &self.config
     }
 
@@ -149,7 +149,7 @@ impl Benchmark {
 
     /// Plays each of `individuals` (index, weights) against the whole panel, all games in
     /// parallel and collected in order, so the results do not depend on the thread count.
-    pub fn measure(&self, individuals: &[(usize, Vec<f64>)]) -> Vec<PanelResult> {
+    pub(crate) fn measure(&self, individuals: &[(usize, Vec<f64>)]) -> Vec<PanelResult> {
         let pairs = self.config.pairs as u64;
         let jobs: Vec<(usize, usize, u64, bool)> = (0..individuals.len())
             .flat_map(|i| {

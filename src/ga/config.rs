@@ -201,7 +201,7 @@ impl Bounds {
         self.max - self.min
     }
 
-    pub fn contains(&self, x: f64) -> bool {
+    pub(crate) fn contains(&self, x: f64) -> bool {
         (self.min..=self.max).contains(&x)
     }
 }
@@ -415,7 +415,7 @@ impl BenchmarkConfig {
     }
 
     /// Whether generation `generation` is measured (the last one always is).
-    pub fn measures(&self, generation: u32, last: bool) -> bool {
+    pub(crate) fn measures(&self, generation: u32, last: bool) -> bool {
         self.is_on() && (last || generation % self.every.max(1) == 0)
     }
 

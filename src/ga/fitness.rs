@@ -49,7 +49,7 @@ pub struct FitnessSetup {
 
 impl FitnessSetup {
     /// Builds the setup of a validated config, checking that every opponent builds.
-    pub fn new(config: &GaConfig, resolved: &Resolved) -> Result<FitnessSetup, ConfigError> {
+    pub(crate) fn new(config: &GaConfig, resolved: &Resolved) -> Result<FitnessSetup, ConfigError> {
         let f = &config.fitness;
         let spec = GameSpec {
             features: resolved.features.clone(),
@@ -112,7 +112,7 @@ impl FitnessSetup {
 
     /// The games a generation of `n` individuals plays whose schedule is fixed in advance (all
     /// of them but the raced opponent games), in the order their results are summed.
-    pub fn jobs(&self, n: usize) -> Vec<Job> {
+    pub(crate) fn jobs(&self, n: usize) -> Vec<Job> {
         let pairs = (self.games_per_pair / 2) as u64;
         let mut jobs = Vec::new();
         let mut pair = 0u64;
@@ -178,7 +178,7 @@ impl FitnessSetup {
     }
 
     /// Generation `generation`'s fitness of `population`, in ask/tell form.
-    pub fn score(&self, population: Arc<Vec<Genome>>, generation: u32) -> Scoring {
+    pub(crate) fn score(&self, population: Arc<Vec<Genome>>, generation: u32) -> Scoring {
         let n = population.len();
         Scoring {
             generation,
@@ -257,7 +257,7 @@ enum Stage {
 
 /// A generation's fitness in ask/tell form: `Scoring::next_list` hands out its job lists
 /// one at a time (a racing round depends on the rounds before it), `Scoring::tell` takes
-/// each list's points in job order, and [`Scoring::finish`] scores the population. Where and
+/// each list's points in job order, and `Scoring::finish` scores the population. Where and
 /// how the lists were played changes nothing in the scores.
 pub struct Scoring {
     generation: u32,
@@ -391,7 +391,7 @@ impl Scoring {
     }
 
     /// Scores the population once every list has been told (lists not told count nothing).
-    pub fn finish(mut self, setup: &FitnessSetup) -> Evaluation {
+    pub(crate) fn finish(mut self, setup: &FitnessSetup) -> Evaluation {
         let n = self.population.len();
         let mut raced_games = None;
         if setup.racing.is_some() {

@@ -11,14 +11,14 @@ use crate::agents::GameRng;
 pub(crate) use crate::tune::Genome;
 
 /// A genome drawn uniformly within `bounds`.
-pub fn uniform(genes: usize, bounds: &Bounds, rng: &mut GameRng) -> Genome {
+pub(crate) fn uniform(genes: usize, bounds: &Bounds, rng: &mut GameRng) -> Genome {
     (0..genes)
         .map(|_| bounds.min + rng.random::<f64>() * bounds.width())
         .collect()
 }
 
 /// A genome drawn around `center` with a Gaussian of `sigma` per gene, clamped to `bounds`.
-pub fn around(center: &[f64], sigma: f64, bounds: &Bounds, rng: &mut GameRng) -> Genome {
+pub(crate) fn around(center: &[f64], sigma: f64, bounds: &Bounds, rng: &mut GameRng) -> Genome {
     center
         .iter()
         .map(|&c| bounds.clamp(c + sigma * gaussian(rng)))
@@ -42,7 +42,7 @@ pub(crate) fn distance(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Mean Euclidean distance over all pairs of genomes (0 for fewer than two).
-pub fn diversity(population: &[Genome]) -> f64 {
+pub(crate) fn diversity(population: &[Genome]) -> f64 {
     let n = population.len();
     if n < 2 {
         return 0.0;

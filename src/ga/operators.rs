@@ -33,7 +33,7 @@ pub trait Mutation: Debug + Send + Sync {
 }
 
 /// The operator a selection config describes.
-pub fn selection(config: &SelectionConfig) -> Box<dyn Selection> {
+pub(crate) fn selection(config: &SelectionConfig) -> Box<dyn Selection> {
     match config.kind {
         SelectionKind::Roulette => Box::new(Roulette),
         SelectionKind::Tournament => Box::new(Tournament { k: config.k.max(1) }),
@@ -43,7 +43,7 @@ pub fn selection(config: &SelectionConfig) -> Box<dyn Selection> {
 }
 
 /// The operator a crossover config describes.
-pub fn crossover(config: &CrossoverConfig) -> Box<dyn Crossover> {
+pub(crate) fn crossover(config: &CrossoverConfig) -> Box<dyn Crossover> {
     match config.kind {
         CrossoverKind::AverageHybrid => Box::new(AverageHybrid),
         CrossoverKind::Average => Box::new(Average),
@@ -56,7 +56,7 @@ pub fn crossover(config: &CrossoverConfig) -> Box<dyn Crossover> {
 }
 
 /// The operator a mutation config describes.
-pub fn mutation(config: &MutationConfig) -> Box<dyn Mutation> {
+pub(crate) fn mutation(config: &MutationConfig) -> Box<dyn Mutation> {
     Box::new(Gaussian {
         rate: config.rate,
         sigma: config.sigma,
@@ -103,7 +103,7 @@ impl Selection for Roulette {
 
 /// The fittest of `k` individuals drawn uniformly with replacement (the first drawn wins ties).
 #[derive(Clone, Copy, Debug)]
-pub struct Tournament {
+pub(crate) struct Tournament {
     pub k: usize,
 }
 

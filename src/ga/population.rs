@@ -46,7 +46,7 @@ pub trait Breeder: Send + std::fmt::Debug {
 
 /// A population tuner's run, advanced one generation at a time.
 #[derive(Debug)]
-pub struct PopulationRun {
+pub(crate) struct PopulationRun {
     config: GaConfig,
     features: Vec<Feature>,
     fitness: FitnessSetup,
@@ -358,7 +358,7 @@ impl PopulationRun {
     }
 
     /// Why the run finished, once it has.
-    pub fn stop_reason(&self) -> Option<StopReason> {
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         self.stopped
     }
 
@@ -376,7 +376,7 @@ impl PopulationRun {
         self.hall_of_fame.as_ref()
     }
 
-    pub fn config(&self) -> &GaConfig {
+    pub(crate) fn config(&self) -> &GaConfig {
         &self.config
     }
 

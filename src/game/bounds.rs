@@ -25,7 +25,7 @@ pub struct SettingBound {
     pub step: f64,
     /// What the maximum is when it depends on other settings (`population − 1`): the form
     /// says this instead of `max`, the absolute limit, and the config's own check lowers
-    /// `max` to the figure of the config at hand ([`SettingBound::capped`]).
+    /// `max` to the figure of the config at hand (`SettingBound::capped`).
     pub up_to: &'static str,
 }
 

@@ -35,7 +35,7 @@ impl Side {
     }
 
     #[inline]
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 
@@ -433,7 +433,7 @@ impl Position {
 
     /// Seeds in the pit of `side` that move `mv` (1-based) would sow.
     #[inline]
-    pub fn pit(&self, side: Side, mv: usize) -> u32 {
+    pub(crate) fn pit(&self, side: Side, mv: usize) -> u32 {
         self.cells[self.first_pit(side) + mv - 1] as u32
     }
 
@@ -718,7 +718,7 @@ impl Position {
 
     /// Store difference from `side`'s point of view.
     #[inline]
-    pub fn store_diff(&self, side: Side) -> i32 {
+    pub(crate) fn store_diff(&self, side: Side) -> i32 {
         self.store(side) as i32 - self.store(side.opponent()) as i32
     }
 

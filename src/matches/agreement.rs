@@ -73,13 +73,13 @@ pub struct SolvedPosition {
 
 impl SolvedPosition {
     /// The best margin the mover can reach.
-    pub fn best(&self) -> i32 {
+    pub(crate) fn best(&self) -> i32 {
         self.move_values.iter().map(|&(_, v)| v).max().unwrap_or(0)
     }
 
     /// The seeds `mv` gives away against perfect play (0 for a perfect move); `None` for a
     /// move that is not legal here.
-    pub fn loss(&self, mv: usize) -> Option<i32> {
+    pub(crate) fn loss(&self, mv: usize) -> Option<i32> {
         let best = self.best();
         self.move_values
             .iter()
@@ -230,7 +230,7 @@ fn sample_game(
 
 /// One agent measured on a set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AgreementReport {
+pub(crate) struct AgreementReport {
     pub agent: String,
     pub positions: usize,
     /// Positions where the agent's move is one of the perfect moves.
@@ -248,7 +248,7 @@ pub struct AgreementReport {
 
 /// Measures `spec` on `set`: its move in each position (its RNG seeded from `seed` and the
 /// position's number) against the exact values.
-pub fn measure(
+pub(crate) fn measure(
     spec: &AgentSpec,
     set: &[SolvedPosition],
     rules: Rules,

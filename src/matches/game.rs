@@ -46,7 +46,7 @@ impl GameRecord {
 }
 
 /// Points (win 1, draw 0.5, loss 0) for final stores `mine` and `theirs`.
-pub fn points(mine: u32, theirs: u32) -> f64 {
+pub(crate) fn points(mine: u32, theirs: u32) -> f64 {
     match mine.cmp(&theirs) {
         std::cmp::Ordering::Greater => 1.0,
         std::cmp::Ordering::Equal => 0.5,
@@ -79,7 +79,7 @@ impl<'a> Seats<'a> {
     }
 
     /// A and B seated for a game in which A moves first (plays South) when `a_first`.
-    pub fn ordered(
+    pub(crate) fn ordered(
         a: &'a mut dyn Agent,
         b: &'a mut dyn Agent,
         rng_a: &'a mut GameRng,

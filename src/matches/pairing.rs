@@ -64,7 +64,7 @@ pub(crate) fn a_points(south_points: f64, a_first: bool) -> f64 {
 
 impl<S: PairSeeds> Pairing<S> {
     /// The start position of pair `pair`, and the opening sowings that led there.
-    pub fn opening(&self, pair: u64) -> (Position, Vec<u8>) {
+    pub(crate) fn opening(&self, pair: u64) -> (Position, Vec<u8>) {
         if self.opening_plies == 0 {
             return (self.start, Vec::new());
         }
@@ -77,7 +77,7 @@ impl<S: PairSeeds> Pairing<S> {
     }
 
     /// Plays the game of pair `pair` in which A moves first when `a_first`, to the end.
-    pub fn play(
+    pub(crate) fn play(
         &self,
         a: &mut dyn Agent,
         b: &mut dyn Agent,
@@ -99,7 +99,13 @@ impl<S: PairSeeds> Pairing<S> {
 
     /// A's points in the same game as [`Pairing::play`], without a record: play stops as
     /// soon as one store holds more than half of the seeds, which is all a fitness needs.
-    pub fn points(&self, a: &mut dyn Agent, b: &mut dyn Agent, pair: u64, a_first: bool) -> f64 {
+    pub(crate) fn points(
+        &self,
+        a: &mut dyn Agent,
+        b: &mut dyn Agent,
+        pair: u64,
+        a_first: bool,
+    ) -> f64 {
         let (start, _) = self.opening(pair);
         let (mut rng_a, mut rng_b) = self.seeds.players(pair, a_first);
         let seats = Seats::ordered(a, b, &mut rng_a, &mut rng_b, a_first);

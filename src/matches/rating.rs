@@ -32,7 +32,7 @@ const PRIOR_TRIALS: f64 = 1.0;
 
 /// One trial between two players: `a_score` is a's share of the points, 0 to 1.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Trial {
+pub(crate) struct Trial {
     pub a: usize,
     pub b: usize,
     pub a_score: f64,
@@ -40,7 +40,7 @@ pub struct Trial {
 
 /// One player's fitted rating.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Rating {
+pub(crate) struct Rating {
     /// Elo, relative to the pinned player.
     pub elo: f64,
     /// The 95% interval's half width, in Elo (0 for the pinned player).
@@ -51,7 +51,7 @@ pub struct Rating {
 
 /// The fitted ratings, with the covariance the next pairing is chosen from.
 #[derive(Clone, Debug)]
-pub struct Ratings {
+pub(crate) struct Ratings {
     pub players: Vec<Rating>,
     pinned: usize,
     /// Covariance of the free players' ratings in natural units, in player order without
@@ -61,7 +61,7 @@ pub struct Ratings {
 
 /// Why ratings could not be fitted.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum RatingError {
+pub(crate) enum RatingError {
     #[error("the pinned player {pinned} is not one of the {players} players")]
     PinnedOutOfRange { pinned: usize, players: usize },
     #[error("trial {index} names player {player}, but there are {players} players")]
@@ -312,7 +312,7 @@ fn newton(posterior: &Posterior<'_>, free_players: usize) -> Vec<f64> {
 }
 
 /// Fits the ratings of `players` players from `trials`, player `pinned` at 0.
-pub fn fit(players: usize, pinned: usize, trials: &[Trial]) -> Result<Ratings, RatingError> {
+pub(crate) fn fit(players: usize, pinned: usize, trials: &[Trial]) -> Result<Ratings, RatingError> {
     if pinned >= players {
         return Err(RatingError::PinnedOutOfRange { pinned, players });
     }
@@ -359,7 +359,7 @@ impl Ratings {
     /// Sherman-Morrison takes `w |C d|^2 / (1 + w d^T C d)` off the trace of the covariance
     /// `C`. Pairs of two close, uncertain players win; a pair whose result is foregone
     /// (`p` near 0 or 1) teaches little. Ties go to the first pair in order.
-    pub fn most_informative_pair(&self, playing: &[usize]) -> Option<((usize, usize), f64)> {
+    pub(crate) fn most_informative_pair(&self, playing: &[usize]) -> Option<((usize, usize), f64)> {
         let free = |i: usize| match i.cmp(&self.pinned) {
             std::cmp::Ordering::Less => Some(i),
             std::cmp::Ordering::Equal => None,

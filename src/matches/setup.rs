@@ -46,7 +46,7 @@ impl Default for Setup {
 }
 
 impl Setup {
-    pub fn start(&self) -> Result<Position, GameError> {
+    pub(crate) fn start(&self) -> Result<Position, GameError> {
         Ok(Position::start(self.pits, self.seeds)?.with_pie(self.pie))
     }
 

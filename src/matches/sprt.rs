@@ -52,7 +52,7 @@ impl Pentanomial {
 
     /// A's score per game with its 95% interval and the Elo differences they imply, with
     /// each pair as one group of two games (the statistics every match report uses).
-    pub fn estimate(&self) -> ScoreEstimate {
+    pub(crate) fn estimate(&self) -> ScoreEstimate {
         let groups: Vec<Vec<f64>> = self
             .counts
             .iter()
@@ -133,7 +133,7 @@ impl Sprt {
         Ok(sprt)
     }
 
-    pub fn validate(&self) -> Result<(), SprtError> {
+    pub(crate) fn validate(&self) -> Result<(), SprtError> {
         let elo_ok = |e: f64| e.is_finite() && e.abs() <= 1000.0;
         if !elo_ok(self.elo0) || !elo_ok(self.elo1) {
             return Err(SprtError("elo0 and elo1 must be -1000 to 1000".into()));
@@ -155,7 +155,7 @@ impl Sprt {
     }
 
     /// The LLR bounds: accept H0 below the first, H1 above the second.
-    pub fn bounds(&self) -> (f64, f64) {
+    pub(crate) fn bounds(&self) -> (f64, f64) {
         (
             (self.beta / (1.0 - self.alpha)).ln(),
             ((1.0 - self.beta) / self.alpha).ln(),
@@ -163,7 +163,7 @@ impl Sprt {
     }
 
     /// The log-likelihood ratio of H1 against H0 given `counts`.
-    pub fn llr(&self, counts: &Pentanomial) -> f64 {
+    pub(crate) fn llr(&self, counts: &Pentanomial) -> f64 {
         if counts.pairs() == 0 {
             return 0.0;
         }
@@ -207,7 +207,7 @@ impl Sprt {
     }
 
     /// The verdict for `llr`.
-    pub fn verdict(&self, llr: f64) -> Verdict {
+    pub(crate) fn verdict(&self, llr: f64) -> Verdict {
         let (lower, upper) = self.bounds();
         if llr <= lower {
             Verdict::AcceptH0
@@ -285,7 +285,7 @@ pub struct SprtReport {
 
 impl SprtReport {
     /// The report of a test of `a` against `b` before its first pair.
-    pub fn start(a: &AgentSpec, b: &AgentSpec, setup: &Setup, sprt: Sprt) -> SprtReport {
+    pub(crate) fn start(a: &AgentSpec, b: &AgentSpec, setup: &Setup, sprt: Sprt) -> SprtReport {
         let (lower, upper) = sprt.bounds();
         SprtReport {
             a: a.to_string(),

@@ -31,7 +31,7 @@ pub fn wilson(p: f64, n: f64) -> (f64, f64) {
 }
 
 /// Elo difference for a score, clamped so that 0% and 100% stay finite (±1200).
-pub fn elo(score: f64) -> f64 {
+pub(crate) fn elo(score: f64) -> f64 {
     let s = score.clamp(0.001, 0.999);
     -400.0 * (1.0 / s - 1.0).log10()
 }
@@ -97,7 +97,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn add(&mut self, points: f64) {
+    pub(crate) fn add(&mut self, points: f64) {
         if points > 0.75 {
             self.wins += 1;
         } else if points > 0.25 {

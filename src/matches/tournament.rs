@@ -18,7 +18,7 @@ use super::stats::{ScoreEstimate, Tally};
 use crate::agents::{AgentSpec, Budget};
 
 /// One game in a match, seen from agent A.
-pub type MatchGame = PairedGame;
+pub(crate) type MatchGame = PairedGame;
 
 /// The result of [`play_match`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -93,7 +93,7 @@ pub fn play_match(
 }
 
 /// [`play_match`] within `budget`: [`MatchError::Stopped`] once it is spent or cancelled.
-pub fn play_match_within(
+pub(crate) fn play_match_within(
     a: &AgentSpec,
     b: &AgentSpec,
     games: u32,
@@ -273,7 +273,7 @@ pub fn play_tournament(config: &TournamentConfig) -> Result<TournamentReport, Ma
 
 /// [`play_tournament`] within `budget`, stopping with [`MatchError::Stopped`] once it is
 /// spent or cancelled.
-pub fn play_tournament_until(
+pub(crate) fn play_tournament_until(
     config: &TournamentConfig,
     budget: &Budget,
 ) -> Result<TournamentReport, MatchError> {
@@ -282,7 +282,7 @@ pub fn play_tournament_until(
 
 /// The games a tournament plays at most: all of them without an SPRT, the cap of every
 /// pairing's test with one (a test that decides early plays fewer).
-pub fn tournament_games(config: &TournamentConfig) -> u64 {
+pub(crate) fn tournament_games(config: &TournamentConfig) -> u64 {
     let n = config.agents.len() as u64;
     let pairings = if config.self_play {
         n * (n + 1) / 2
@@ -294,7 +294,7 @@ pub fn tournament_games(config: &TournamentConfig) -> u64 {
 
 /// [`play_tournament_until`], adding one to `played` as each game ends, so that another
 /// thread can show how far the tournament has got (out of [`tournament_games`]).
-pub fn play_tournament_counted(
+pub(crate) fn play_tournament_counted(
     config: &TournamentConfig,
     budget: &Budget,
     played: &AtomicU64,
@@ -476,7 +476,7 @@ fn push_row(
 
 /// Published win rates (percent, row agent moving first) to print beside a tournament's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReferenceTable {
+pub(crate) struct ReferenceTable {
     pub source: String,
     pub rows: Vec<Vec<Option<f64>>>,
 }

@@ -16,7 +16,7 @@ pub enum LearnerProgress {
 
 impl LearnerProgress {
     /// Self-play games learnt from (TD) or rounds fitted (Texel).
-    pub fn position(&self) -> u64 {
+    pub(crate) fn position(&self) -> u64 {
         match self {
             LearnerProgress::Td(p) => p.games,
             LearnerProgress::Texel(p) => p.rounds as u64,

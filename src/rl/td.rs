@@ -237,7 +237,7 @@ pub(crate) struct TdLearner {
 }
 
 impl TdLearner {
-    pub fn new(config: TdConfig) -> Result<TdLearner, LearnConfigError> {
+    pub(crate) fn new(config: TdConfig) -> Result<TdLearner, LearnConfigError> {
         let start = config.validate()?;
         Ok(TdLearner {
             weights: config.initial.clone(),
@@ -255,7 +255,7 @@ impl TdLearner {
     }
 
     /// Carries on from `weights` after `games` games (a resumed run).
-    pub fn resume(
+    pub(crate) fn resume(
         config: TdConfig,
         weights: Vec<f64>,
         progress: TdProgress,
@@ -269,15 +269,15 @@ impl TdLearner {
         Ok(learner)
     }
 
-    pub fn config(&self) -> &TdConfig {
+    pub(crate) fn config(&self) -> &TdConfig {
         &self.config
     }
 
-    pub fn weights(&self) -> &[f64] {
+    pub(crate) fn weights(&self) -> &[f64] {
         &self.weights
     }
 
-    pub fn progress(&self) -> &TdProgress {
+    pub(crate) fn progress(&self) -> &TdProgress {
         &self.progress
     }
 
@@ -287,7 +287,7 @@ impl TdLearner {
 
     /// Plays the next batch (fewer at the end) and applies its updates in game order.
     /// Returns the number of games played: 0 once done.
-    pub fn step(&mut self) -> u32 {
+    pub(crate) fn step(&mut self) -> u32 {
         let first = self.progress.games;
         let count = (self.config.games as u64 - first).min(self.config.batch as u64);
         let eval = WeightedEval::new(&self.config.features, &self.weights, self.config.rules)

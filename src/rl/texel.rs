@@ -243,7 +243,7 @@ impl TexelFitter {
 
     /// Carries on from `weights` after the rounds `progress` counts (a resumed run): the
     /// samples were drawn again by [`TexelFitter::new`], the same ones for the same config.
-    pub fn resume(
+    pub(crate) fn resume(
         &mut self,
         weights: Vec<f64>,
         progress: TexelProgress,
@@ -270,15 +270,15 @@ impl TexelFitter {
         self.cancel = cancel;
     }
 
-    pub fn config(&self) -> &TexelConfig {
+    pub(crate) fn config(&self) -> &TexelConfig {
         &self.config
     }
 
-    pub fn weights(&self) -> &[f64] {
+    pub(crate) fn weights(&self) -> &[f64] {
         &self.weights
     }
 
-    pub fn progress(&self) -> &TexelProgress {
+    pub(crate) fn progress(&self) -> &TexelProgress {
         &self.progress
     }
 
@@ -288,7 +288,7 @@ impl TexelFitter {
 
     /// One round: finds every sample's leaf with the current weights, then fits the weights
     /// to those leaves. Returns false once done.
-    pub fn step(&mut self) -> bool {
+    pub(crate) fn step(&mut self) -> bool {
         if self.is_done() {
             return false;
         }

@@ -38,7 +38,7 @@ const TURN: Duration = Duration::from_secs(30);
 
 /// A run a worker has claimed: its id, the claim it writes under, and its config as stored.
 #[derive(Debug)]
-pub struct ClaimedRun {
+pub(crate) struct ClaimedRun {
     pub id: String,
     pub claim: i64,
     /// The stored config, or why it does not read as one (the run then fails).
@@ -52,7 +52,7 @@ pub struct UnreadableRun(pub String);
 
 /// What became of a record the owner wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RecordWrite {
+pub(crate) enum RecordWrite {
     Written,
     /// The run is no longer running under the claim: the record was dropped.
     NotRunning,
@@ -61,7 +61,7 @@ pub enum RecordWrite {
 /// The persistence of a run's life, implemented by [`crate::store::Store`]. Every write is
 /// conditional on the run still being `running` under the claim, so an owner that lost its
 /// lease changes nothing.
-pub trait RunStore: Send + Sync {
+pub(crate) trait RunStore: Send + Sync {
     /// Claims the oldest queued run (or a running one whose lease is stale) for `owner`.
     fn claim_next<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Option<ClaimedRun>>;
 
@@ -114,7 +114,7 @@ pub trait RunStore: Send + Sync {
 
 /// What the rest of the process hears of the runs an executor steps: the server announces
 /// them to its event streams and counts them.
-pub trait RunObserver: Send + Sync {
+pub(crate) trait RunObserver: Send + Sync {
     /// The run's status changed (claimed, or ended one way or another).
     fn status_changed<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, ()>;
     /// A record was written.
@@ -123,7 +123,7 @@ pub trait RunObserver: Send + Sync {
 
 /// Why a run failed: the message stored with it.
 #[derive(Debug, thiserror::Error)]
-pub enum RunFailure {
+pub(crate) enum RunFailure {
     #[error(transparent)]
     Unreadable(#[from] UnreadableRun),
     #[error(transparent)]
@@ -137,7 +137,7 @@ pub enum RunFailure {
 }
 
 /// Claims queued runs and steps them to their end; see the module documentation.
-pub struct Executor {
+pub(crate) struct Executor {
     store: Arc<dyn RunStore>,
     /// On PostgreSQL, the batch queue a run's games go to, and where their results are kept.
     queue: Option<(BatchQueue, Arc<dyn BatchStore>)>,
@@ -160,7 +160,7 @@ impl Executor {
     /// `shutdown` turns true once the process starts to stop: owners then hand their runs
     /// back to the queue after the step under way. Run worker `i` plays on `pools[i]`
     /// (`pools` must not be empty; workers past its end share its pools in turn).
-    pub fn new(
+    pub(crate) fn new(
         store: Arc<dyn RunStore>,
         queue: Option<(BatchQueue, Arc<dyn BatchStore>)>,
         pools: Vec<Arc<MeteredPool>>,
@@ -210,7 +210,7 @@ impl Executor {
 
     /// One run worker: claims runs and steps each to its end, one at a time, until the
     /// process stops.
-    pub async fn work(self: Arc<Self>, index: usize, observer: Arc<dyn RunObserver>) {
+    pub(crate) async fn work(self: Arc<Self>, index: usize, observer: Arc<dyn RunObserver>) {
         let Some(pool) = self.pools.get(index % self.pools.len().max(1)).cloned() else {
             tracing::error!(worker = index, "no game threads for this run worker");
             return;

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// A rayon pool whose threads' processor time can be read.
-pub struct MeteredPool {
+pub(crate) struct MeteredPool {
     pool: Arc<rayon::ThreadPool>,
     clocks: Arc<Mutex<Vec<ThreadClock>>>,
 }
 
 impl MeteredPool {
     /// A pool of `threads` threads named `name-i`, each running `on_start` first.
-    pub fn build(
+    pub(crate) fn build(
         threads: usize,
         name: &'static str,
         on_start: fn(),
@@ -41,7 +41,7 @@ impl MeteredPool {
         })
     }
 
-    pub fn pool(&self) -> &Arc<rayon::ThreadPool> {
+    pub(crate) fn pool(&self) -> &Arc<rayon::ThreadPool> {
         &self.pool
     }
 
@@ -49,7 +49,7 @@ impl MeteredPool {
     /// the system has no per-thread clocks. Threads register as they start, so read it once the
     /// pool has run something (a difference of two readings is right either way: a thread not
     /// yet started has used nothing).
-    pub fn processor_time(&self) -> Option<Duration> {
+    pub(crate) fn processor_time(&self) -> Option<Duration> {
         if !ThreadClock::SUPPORTED {
             return None;
         }
@@ -65,12 +65,12 @@ impl MeteredPool {
 pub(crate) struct Mark(Option<Duration>);
 
 impl Mark {
-    pub fn now(pool: &MeteredPool) -> Mark {
+    pub(crate) fn now(pool: &MeteredPool) -> Mark {
         Mark(pool.processor_time())
     }
 
     /// The time spent since `self`, and a mark for the next interval.
-    pub fn lap(&mut self, pool: &MeteredPool) -> Duration {
+    pub(crate) fn lap(&mut self, pool: &MeteredPool) -> Duration {
         let now = pool.processor_time();
         let spent = match (self.0, now) {
             (Some(before), Some(after)) => after.saturating_sub(before),

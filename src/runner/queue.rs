@@ -51,7 +51,7 @@ pub(crate) const BATCH_TARGET_MS: f64 = 15_000.0;
 pub(crate) const MIN_BATCHES: usize = 16;
 /// Batches are not made smaller than this for the sake of `MIN_BATCHES`: below it, the
 /// queue's latency (up to `QUEUE_POLL` per batch) would cost more than spreading gains.
-pub const MIN_BATCH_MS: f64 = 2_000.0;
+pub(crate) const MIN_BATCH_MS: f64 = 2_000.0;
 /// How often an idle worker asks the queue for a batch, beside PostgreSQL's notification of
 /// new batches (graphile_worker takes one batch per signal, so a worker that finishes a
 /// batch while others wait finds the next at its next poll).
@@ -133,7 +133,7 @@ impl fmt::Debug for BatchQueue {
 
 impl BatchQueue {
     /// Connects to `url` and creates or updates the queue's schema.
-    pub async fn connect(url: &str) -> Result<BatchQueue, QueueError> {
+    pub(crate) async fn connect(url: &str) -> Result<BatchQueue, QueueError> {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(QueueError::NotPostgres(
                 url.split(':').next().unwrap_or("").to_string() + ":",
@@ -283,7 +283,7 @@ impl fmt::Debug for QueueRunner {
 
 impl QueueRunner {
     /// The player of run `run_id`'s games, owned under `claim`.
-    pub fn new(
+    pub(crate) fn new(
         queue: BatchQueue,
         store: Arc<dyn BatchStore>,
         run_id: String,
@@ -300,13 +300,13 @@ impl QueueRunner {
         }
     }
 
-    pub fn stats(&self) -> QueueStats {
+    pub(crate) fn stats(&self) -> QueueStats {
         self.stats
     }
 
     /// The processor time the workers spent on the batches collected since the last call:
     /// the run's games, charged to the run with its next record.
-    pub fn take_processor_time(&mut self) -> Duration {
+    pub(crate) fn take_processor_time(&mut self) -> Duration {
         std::mem::take(&mut self.processor)
     }
 
@@ -314,7 +314,7 @@ impl QueueRunner {
     /// `None` once `stop` is set (the run stopped running here): its batches that no worker
     /// has taken yet then leave the queue (the queue keeps those being played; their workers
     /// see the run stop within a second), so that workers go on to other runs' batches.
-    pub async fn play(
+    pub(crate) async fn play(
         &mut self,
         list: &JobList,
         stop: &Budget,

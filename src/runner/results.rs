@@ -31,7 +31,7 @@ pub enum ResultWrite {
 /// A batch worker as it registers itself: the name it writes its results under, the machine
 /// it runs on, and the game threads it plays with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkerInfo {
+pub(crate) struct WorkerInfo {
     pub name: String,
     pub host: String,
     pub threads: u32,
@@ -39,7 +39,7 @@ pub struct WorkerInfo {
 
 /// One slice's stored result.
 #[derive(Clone, Debug)]
-pub struct SliceResult {
+pub(crate) struct SliceResult {
     pub key: SliceKey,
     pub points: Vec<f64>,
     /// The wall milliseconds its worker took to play it.
@@ -67,7 +67,7 @@ impl super::outage::Transient for StoreAccessError {
 pub(crate) type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreAccessError>>;
 
 /// The persistence the runner needs, implemented by [`crate::store::Store`].
-pub trait BatchStore: Send + Sync {
+pub(crate) trait BatchStore: Send + Sync {
     /// The run's claim while it is running; `None` once it is not (cancelled, deleted,
     /// failed, finished).
     fn running_claim<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<i64>>;

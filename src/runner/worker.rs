@@ -147,7 +147,11 @@ impl Drop for UnderWay<'_> {
 }
 
 impl BatchEnv {
-    pub fn new(store: Arc<dyn BatchStore>, pool: Arc<MeteredPool>, name: String) -> BatchEnv {
+    pub(crate) fn new(
+        store: Arc<dyn BatchStore>,
+        pool: Arc<MeteredPool>,
+        name: String,
+    ) -> BatchEnv {
         BatchEnv {
             store,
             pool,

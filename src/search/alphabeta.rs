@@ -323,7 +323,7 @@ impl<'e, E: Evaluator> AlphaBeta<'e, E> {
     /// Scores every position `egdb` covers by its exact value, as a finished game with that
     /// margin, instead of searching or evaluating it: endgames are then played perfectly. A
     /// database of other rules is ignored.
-    pub fn set_egdb(&mut self, egdb: &'e Egdb) {
+    pub(crate) fn set_egdb(&mut self, egdb: &'e Egdb) {
         if egdb.rules() == self.rules {
             self.egdb = Some(egdb);
         }

@@ -96,7 +96,7 @@ impl Budget {
     }
 
     /// Time left before the deadline (zero once it has passed); `None` without one.
-    pub fn remaining(&self) -> Option<Duration> {
+    pub(crate) fn remaining(&self) -> Option<Duration> {
         self.0
             .deadline
             .map(|(at, _)| at.saturating_duration_since(Instant::now()))
@@ -141,7 +141,7 @@ impl Budget {
     /// Whether a search that has visited `move_nodes` positions for the current move must
     /// stop. Reads the clock, so searches call it every few thousand positions.
     #[inline]
-    pub fn check(&self, move_nodes: u64) -> bool {
+    pub(crate) fn check(&self, move_nodes: u64) -> bool {
         if move_nodes > self.0.max_move_nodes {
             self.stop(NODES);
         }

@@ -125,7 +125,7 @@ pub(crate) struct EgdbIndex {
 }
 
 impl EgdbIndex {
-    pub fn new(pits: usize, max_seeds: u32) -> Result<EgdbIndex, EgdbError> {
+    pub(crate) fn new(pits: usize, max_seeds: u32) -> Result<EgdbIndex, EgdbError> {
         if pits == 0 || pits > MAX_EGDB_PITS {
             return Err(EgdbError::Pits(pits));
         }
@@ -175,16 +175,16 @@ impl EgdbIndex {
         })
     }
 
-    pub fn pits(&self) -> usize {
+    pub(crate) fn pits(&self) -> usize {
         self.parts / 2
     }
 
-    pub fn max_seeds(&self) -> u32 {
+    pub(crate) fn max_seeds(&self) -> u32 {
         self.max_seeds
     }
 
     /// Entries (bytes) of the whole database.
-    pub fn entries(&self) -> u64 {
+    pub(crate) fn entries(&self) -> u64 {
         self.level_start[self.max_seeds as usize + 1]
     }
 
@@ -202,7 +202,7 @@ impl EgdbIndex {
     /// The entry of `board` (the mover's pits, then the opponent's) holding `k` seeds, which
     /// must be at most the database's seeds.
     #[inline]
-    pub fn rank(&self, board: &[u8], k: u32) -> u64 {
+    pub(crate) fn rank(&self, board: &[u8], k: u32) -> u64 {
         let mut index = self.level_start[k as usize];
         let mut rest = k as usize;
         for (i, &v) in board[..self.parts - 1].iter().enumerate() {
@@ -568,13 +568,13 @@ impl Egdb {
     }
 
     /// Bytes of entries.
-    pub fn entries(&self) -> u64 {
+    pub(crate) fn entries(&self) -> u64 {
         self.index.entries()
     }
 
     /// Whether the database answers for `pos` under `rules`.
     #[inline]
-    pub fn covers(&self, pos: &Position, rules: Rules) -> bool {
+    pub(crate) fn covers(&self, pos: &Position, rules: Rules) -> bool {
         rules == self.rules
             && pos.pits() == self.pits()
             && pos.pie() == Pie::Off
@@ -584,7 +584,7 @@ impl Egdb {
     /// The margin the side to move gains from `pos` under perfect play (add the store
     /// difference for the final margin), when the database covers it.
     #[inline]
-    pub fn gain(&self, pos: &Position) -> Option<i32> {
+    pub(crate) fn gain(&self, pos: &Position) -> Option<i32> {
         self.locate(pos).map(|at| self.gain_at(at))
     }
 
@@ -788,7 +788,7 @@ pub(crate) fn default_dir() -> PathBuf {
 /// The largest database of `default_dir` for `pits` and `rules`, opened once per process
 /// and shared by every agent and solver that asks (opening checks the whole file's checksum,
 /// and the pages are then shared anyway). `None`, also remembered, when there is none.
-pub fn shared(pits: usize, rules: Rules) -> Result<Option<Arc<Egdb>>, EgdbError> {
+pub(crate) fn shared(pits: usize, rules: Rules) -> Result<Option<Arc<Egdb>>, EgdbError> {
     type Opened = Mutex<HashMap<(usize, Rules), Option<Arc<Egdb>>>>;
     static OPENED: OnceLock<Opened> = OnceLock::new();
     let mut opened = OPENED

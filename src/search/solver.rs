@@ -904,7 +904,7 @@ impl Solver {
     /// A solver whose table starts small and doubles as it fills, up to `2^max_log2` slots of
     /// 16 bytes each on boards of up to 6 pits, 24 on larger ones (2^24 slots take 256 or 384
     /// MiB).
-    pub fn new(rules: Rules, max_log2: u32) -> Solver {
+    pub(crate) fn new(rules: Rules, max_log2: u32) -> Solver {
         let max_log2 = max_log2.clamp(8, 30);
         Solver {
             rules,
@@ -946,7 +946,7 @@ impl Solver {
 
     /// Reads exact values from `egdb` for the positions it covers instead of searching them.
     /// A database of other rules or another board is ignored for the positions it does not
-    /// cover ([`Egdb::gain`] checks each).
+    /// cover (`Egdb::gain` checks each).
     pub fn set_egdb(&mut self, egdb: Arc<Egdb>) {
         if egdb.rules() == self.rules {
             self.egdb = Some(egdb);
@@ -954,7 +954,7 @@ impl Solver {
     }
 
     /// The database this solver reads, if any.
-    pub fn egdb(&self) -> Option<&Arc<Egdb>> {
+    pub(crate) fn egdb(&self) -> Option<&Arc<Egdb>> {
         self.egdb.as_ref()
     }
 

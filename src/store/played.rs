@@ -14,7 +14,7 @@ use super::{corrupt, now_rfc3339, rfc3339, Store, StoreError, LEASE_TTL};
 /// what a cancelled row keeps (a tournament's table shows every game played, an SPRT test's
 /// report the pairs it had when it was stopped).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Played {
+pub(crate) enum Played {
     Tournament,
     SprtTest,
 }
@@ -82,7 +82,7 @@ impl Played {
 /// A played row as stored: its state document (what the API shows) with the columns that
 /// change while it plays or once it ends, whichever server ended it.
 #[derive(Clone, Debug)]
-pub struct PlayedRow {
+pub(crate) struct PlayedRow {
     pub id: String,
     pub created_at: String,
     /// When it ended; always `None` for a tournament (no such column).
@@ -254,7 +254,11 @@ impl Store {
         Ok(query.execute(&self.pool).await?.rows_affected() == 1)
     }
 
-    pub async fn played(&self, kind: Played, id: &str) -> Result<Option<PlayedRow>, StoreError> {
+    pub(crate) async fn played(
+        &self,
+        kind: Played,
+        id: &str,
+    ) -> Result<Option<PlayedRow>, StoreError> {
         let sql = format!(
             "SELECT {} FROM {} WHERE id = $1",
             kind.columns(),

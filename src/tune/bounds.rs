@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-pub use crate::game::SettingBound;
+pub(crate) use crate::game::SettingBound;
 
 use super::ConfigError;
 

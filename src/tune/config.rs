@@ -55,7 +55,7 @@ impl TunerConfig {
     /// Assembles and validates the config of a run of `tuner` (one of [`tuner_names`]):
     /// `preset` (or the tuner's defaults), then each partial config in `layers`, with the
     /// files its agents name read under `files`.
-    pub fn load(
+    pub(crate) fn load(
         tuner: &str,
         preset: Option<&str>,
         layers: &[&serde_json::Value],
@@ -112,7 +112,7 @@ pub struct TunerKind {
     pub claims: fn(&serde_json::Value) -> bool,
     /// Reads a whole stored config.
     pub read: fn(serde_json::Value) -> Result<TunerConfig, ConfigError>,
-    /// Assembles a config from a preset and partial configs ([`TunerConfig::load`]).
+    /// Assembles a config from a preset and partial configs (`TunerConfig::load`).
     pub load: LoadFn,
     /// Whether it breeds generations of a population, rather than learning one set of
     /// weights.
@@ -239,7 +239,7 @@ impl TunerConfig {
         self.spec().tuner()
     }
 
-    pub fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         self.spec().seed()
     }
 
@@ -249,7 +249,7 @@ impl TunerConfig {
     }
 
     /// The run's features, in weight order.
-    pub fn features(&self) -> Result<Vec<Feature>, ConfigError> {
+    pub(crate) fn features(&self) -> Result<Vec<Feature>, ConfigError> {
         self.spec().features()
     }
 
@@ -312,7 +312,7 @@ impl TunerConfig {
 
 /// Assembles and validates the config of a run of any tuner: `ga` is `crate::ga::loader::load`'s, `td`,
 /// `td-leaf` and `texel` are `crate::tuners::learning::load_learning`'s, and every other tuner's its own
-/// ([`TunerConfig::load`]). Without `tuner`, the tuner a layer names (its `tuner` field, the
+/// (`TunerConfig::load`). Without `tuner`, the tuner a layer names (its `tuner` field, the
 /// last layer's that has one), else the GA.
 pub fn load_tuner(
     tuner: Option<&str>,

@@ -36,7 +36,7 @@ inventory::submit! { crate::game::UserErrorKind::with(|e| match e.downcast_ref::
 }) }
 
 impl DriveError {
-    pub fn io(what: impl Into<String>, source: std::io::Error) -> DriveError {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> DriveError {
         DriveError::Io {
             what: what.into(),
             source,
@@ -62,7 +62,7 @@ pub enum Ended {
 
 /// What a driven run needs next ([`Driver::next`]).
 #[derive(Debug)]
-pub enum Next {
+pub(crate) enum Next {
     /// Games to play, whose points go back through `Driver::tell`.
     Games(JobList),
     /// The step's record, shown to the observers.
@@ -76,9 +76,9 @@ pub enum Next {
 /// What a step played here made ([`Driver::step`]).
 #[derive(Debug)]
 pub enum Step<'a> {
-    /// The step's record, shown to the observers and kept as [`Driver::last`].
+    /// The step's record, shown to the observers and kept as `Driver::last`.
     Record(&'a GenerationRecord),
-    /// The step was cancelled: its record was dropped, and [`Driver::last`] is still the one
+    /// The step was cancelled: its record was dropped, and `Driver::last` is still the one
     /// before.
     Cancelled,
     /// The run has finished.
@@ -132,16 +132,16 @@ impl Driver {
     }
 
     /// How far a whole run goes ([`Tuner::length`]).
-    pub fn length(&self) -> u64 {
+    pub(crate) fn length(&self) -> u64 {
         self.tuner.length()
     }
 
     /// The last record made (or resumed from).
-    pub fn last(&self) -> Option<&GenerationRecord> {
+    pub(crate) fn last(&self) -> Option<&GenerationRecord> {
         self.last.as_ref()
     }
 
-    pub fn stop_reason(&self) -> Option<StopReason> {
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         self.tuner.stop_reason()
     }
 
@@ -169,7 +169,7 @@ impl Driver {
     /// What the run needs next, for a caller that plays the games somewhere else (the
     /// server's runner, on the job queue): games to play and `Driver::tell` the points of,
     /// or the step's record, already shown to `observers`, or the end of the run.
-    pub fn next(
+    pub(crate) fn next(
         &mut self,
         control: &StepControl,
         observers: &mut [&mut dyn Observer],
@@ -252,7 +252,7 @@ pub struct ExportFile {
 }
 
 impl ExportFile {
-    pub fn new(path: impl Into<PathBuf>) -> ExportFile {
+    pub(crate) fn new(path: impl Into<PathBuf>) -> ExportFile {
         ExportFile {
             path: path.into(),
             history: Vec::new(),
@@ -261,7 +261,7 @@ impl ExportFile {
     }
 
     /// The document as last written.
-    pub fn document(&self) -> Option<&ExportDocument> {
+    pub(crate) fn document(&self) -> Option<&ExportDocument> {
         self.document.as_ref()
     }
 }
@@ -297,7 +297,7 @@ pub struct RecordsFile {
 }
 
 impl RecordsFile {
-    pub fn create(path: impl Into<PathBuf>) -> Result<RecordsFile, DriveError> {
+    pub(crate) fn create(path: impl Into<PathBuf>) -> Result<RecordsFile, DriveError> {
         let path = path.into();
         let file = std::fs::File::create(&path)
             .map_err(|e| DriveError::io(format!("creating {}", path.display()), e))?;

@@ -135,7 +135,7 @@ impl TunerConfig {
     }
 
     /// The agent that plays as the run's player as of its record `last`.
-    pub fn agent(&self, last: &GenerationRecord) -> Result<AgentSpec, ExportError> {
+    pub(crate) fn agent(&self, last: &GenerationRecord) -> Result<AgentSpec, ExportError> {
         Ok(self.export_with_history(Vec::new(), last)?.agent)
     }
 }

@@ -202,7 +202,7 @@ pub struct GameSetup {
 impl GameSetup {
     /// The setup of `spec`, checking its board and that every opponent builds (an error
     /// names `opponents[i]`).
-    pub fn new(spec: GameSpec) -> Result<GameSetup, ConfigError> {
+    pub(crate) fn new(spec: GameSpec) -> Result<GameSetup, ConfigError> {
         let start = Position::start(spec.board.pits, spec.board.seeds)
             .map_err(|e| ConfigError::invalid("board", e.to_string()))?
             .with_pie(spec.pie);
@@ -224,7 +224,7 @@ impl GameSetup {
         })
     }
 
-    pub fn spec(&self) -> &GameSpec {
+    pub(crate) fn spec(&self) -> &GameSpec {
         &self.spec
     }
 
@@ -317,7 +317,7 @@ impl GameSetup {
     }
 
     /// The heuristic evaluator of one genome.
-    pub fn evaluator(&self, genome: &[f64]) -> WeightedEval {
+    pub(crate) fn evaluator(&self, genome: &[f64]) -> WeightedEval {
         // Genomes come from the GA within validated bounds, or from a resumed record whose
         // weights were checked against the bounds; both are inside MAX_WEIGHT.
         WeightedEval::new(&self.spec.features, genome, self.spec.rules)
@@ -337,7 +337,7 @@ impl GameSetup {
     }
 
     /// The openings and tie-breaking RNGs of generation `generation`'s games.
-    pub fn pairing(&self, generation: u64) -> Pairing<GameSeeds> {
+    pub(crate) fn pairing(&self, generation: u64) -> Pairing<GameSeeds> {
         Pairing {
             start: self.start,
             rules: self.spec.rules,
@@ -405,7 +405,7 @@ impl GameSetup {
 /// tie-breaking RNG from (seed, generation, game, side), the game numbered 2 × pair, plus 1
 /// when the individual moves second.
 #[derive(Clone, Copy, Debug)]
-pub struct GameSeeds {
+pub(crate) struct GameSeeds {
     seed: u64,
     generation: u64,
 }

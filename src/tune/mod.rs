@@ -16,7 +16,7 @@
 //!   worker, as the [`GameSpec`] every job list carries says.
 //! - [`ConfigError`] (`error`): the one error of a config, naming the field at fault.
 //! - [`Driver`] (`driver`): the loop that steps a tuner, playing its games here or handing
-//!   them out ([`Driver::next`]), and shows each record to `Observer`s (the export file,
+//!   them out (`Driver::next`), and shows each record to `Observer`s (the export file,
 //!   the records file; the console's lives in `cli`).
 //! - [`ExportDocument`] (`export`): a run's best weights as a versioned JSON document whose
 //!   [`ExportDocument::agent_spec`] plays as the tuned player did.

@@ -102,7 +102,7 @@ pub(crate) struct PanelGain {
 
 impl PanelGain {
     /// `ours` over `baseline`; `None` unless both played the same pairs (two or more).
-    pub fn of(ours: &PanelResult, baseline: &PanelResult) -> Option<PanelGain> {
+    pub(crate) fn of(ours: &PanelResult, baseline: &PanelResult) -> Option<PanelGain> {
         let n = ours.pair_points.len();
         if n < 2 || baseline.pair_points.len() != n {
             return None;
@@ -131,7 +131,7 @@ impl PanelGain {
     }
 
     /// "+6.2 points [+2.0, +10.4] of panel score, Elo +44 [+14, +74]".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{:+.1} points [{:+.1}, {:+.1}] of panel score, Elo {:+.0} [{:+.0}, {:+.0}] over {} pairs",
             100.0 * self.score,

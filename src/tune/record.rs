@@ -74,7 +74,7 @@ pub struct GenerationRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub champion: Option<Champion>,
     /// A learner's progress after this checkpoint, in the learner's own type
-    /// ([`TunerState::read`]); population tuners' records have none.
+    /// (`TunerState::read`); population tuners' records have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learner: Option<TunerState>,
     /// What a population tuner other than the GA (`Breeder`: CMA-ES,
@@ -95,17 +95,17 @@ pub struct TunerState(Box<RawValue>);
 
 impl TunerState {
     /// The state `value`, as its tuner writes it.
-    pub fn new<T: Serialize>(value: &T) -> Result<TunerState, serde_json::Error> {
+    pub(crate) fn new<T: Serialize>(value: &T) -> Result<TunerState, serde_json::Error> {
         serde_json::value::to_raw_value(value).map(TunerState)
     }
 
     /// The state as its tuner's type `T`; an error if it is another tuner's.
-    pub fn read<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+    pub(crate) fn read<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_str(self.0.get())
     }
 
     /// The JSON text.
-    pub fn json(&self) -> &str {
+    pub(crate) fn json(&self) -> &str {
         self.0.get()
     }
 }
@@ -161,7 +161,7 @@ impl GenerationRecord {
         }
     }
 
-    pub fn summary(&self) -> GenerationSummary {
+    pub(crate) fn summary(&self) -> GenerationSummary {
         GenerationSummary {
             curve: self.curve_point(),
             hall_of_fame_fitness: self.hall_of_fame.fitness,
@@ -193,7 +193,7 @@ pub struct FitnessStats {
 }
 
 impl FitnessStats {
-    pub fn of(fitness: &[f64]) -> FitnessStats {
+    pub(crate) fn of(fitness: &[f64]) -> FitnessStats {
         if fitness.is_empty() {
             return FitnessStats {
                 best: 0.0,

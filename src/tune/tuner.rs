@@ -36,7 +36,7 @@ impl StepControl {
         self
     }
 
-    pub fn cancel(&self) -> &Budget {
+    pub(crate) fn cancel(&self) -> &Budget {
         &self.cancel
     }
 

@@ -147,7 +147,7 @@ impl LearnerConfig {
         }
     }
 
-    pub fn rules(&self) -> Rules {
+    pub(crate) fn rules(&self) -> Rules {
         match self {
             LearnerConfig::Td(c) => c.rules,
             LearnerConfig::Texel(c) => c.rules,
@@ -170,7 +170,7 @@ impl LearnerConfig {
         }
     }
 
-    pub fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         match self {
             LearnerConfig::Td(c) => c.seed,
             LearnerConfig::Texel(c) => c.seed,
@@ -677,12 +677,12 @@ impl LearningRun {
     }
 
     /// Why the run finished, once it has.
-    pub fn stop_reason(&self) -> Option<StopReason> {
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         self.finished.then_some(StopReason::Generations)
     }
 
     /// Games (TD) or rounds (Texel) the whole run learns: what a progress bar counts to.
-    pub fn length(&self) -> u64 {
+    pub(crate) fn length(&self) -> u64 {
         match &self.learner {
             Learner::Td(l) => l.config().games as u64,
             Learner::Texel(f) => f.config().rounds as u64,
@@ -833,7 +833,7 @@ impl crate::tune::Tuner for LearningRun {
 
 /// A learner's progress as its checkpoint `record` holds it; `None` for a record of another
 /// tuner.
-pub fn progress_of(record: &GenerationRecord) -> Option<LearnerProgress> {
+pub(crate) fn progress_of(record: &GenerationRecord) -> Option<LearnerProgress> {
     record.learner.as_ref().and_then(|state| state.read().ok())
 }
 
