@@ -252,7 +252,7 @@ pub struct ExportFile {
 }
 
 impl ExportFile {
-    pub(crate) fn new(path: impl Into<PathBuf>) -> ExportFile {
+    pub fn new(path: impl Into<PathBuf>) -> ExportFile {
         ExportFile {
             path: path.into(),
             history: Vec::new(),
@@ -261,7 +261,7 @@ impl ExportFile {
     }
 
     /// The document as last written.
-    pub(crate) fn document(&self) -> Option<&ExportDocument> {
+    pub fn document(&self) -> Option<&ExportDocument> {
         self.document.as_ref()
     }
 }
