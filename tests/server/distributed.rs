@@ -2,7 +2,8 @@
 //!
 //! - On PostgreSQL, a run coordinated by `serve --no-batches` and played by two `worker`
 //!   processes writes an export byte-identical to `kalah-tuner evolve`'s, and still does when
-//!   a worker is killed with SIGKILL in the middle of a batch.
+//!   a worker is killed with SIGKILL in the middle of a batch; so do CMA-ES, SPSA and DE runs
+//!   (`evolve --tuner`), and TD, TD-Leaf and Texel runs (`learn`).
 //! - Two `serve` processes on one database (SQLite and PostgreSQL) never evaluate one run at
 //!   once, and SIGTERM followed by an immediate restart loses nothing.
 
@@ -262,6 +263,62 @@ async fn population_tuner_runs_played_by_workers_export_as_evolve() {
         assert!(
             !batch_workers(&db, &id).await.is_empty(),
             "{tuner}: workers played"
+        );
+    }
+    db.drop_db().await;
+}
+
+/// `kalah-tuner learn` on `config` (its `method` names the learner): the export's bytes.
+fn learn_export(config: &Value) -> String {
+    let dir = temp_folder("learn");
+    let config_path = dir.join("config.json");
+    let out = dir.join("export.json");
+    std::fs::write(&config_path, config.to_string()).expect("config file");
+    let status = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args(["learn", "--threads", "2", "--config"])
+        .arg(&config_path)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("learn runs");
+    assert!(status.success());
+    let bytes = std::fs::read_to_string(&out).expect("export");
+    let _ = std::fs::remove_dir_all(&dir);
+    bytes
+}
+
+/// TD, TD-Leaf and Texel runs served on PostgreSQL beside two workers export what `learn`
+/// does for the same config, to the byte. A learner learns from each self-play game before the
+/// next, so the process that steps the run plays them; no batch goes to the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn learner_runs_served_beside_workers_export_as_learn() {
+    let Some(db) = pg_db().await else { return };
+    let (_coordinator, api) = serve(&db, &["--no-batches"]);
+    let _w1 = worker(&db);
+    let _w2 = worker(&db);
+    let td = json!({"games": 64, "checkpoint_games": 32, "depth": 2, "play_depth": 2,
+                    "seed": 5, "benchmark": {"pairs": 4}});
+    let texel = json!({"games": 16, "rounds": 2, "depth": 2, "exact_seeds": 10,
+                       "play_depth": 2, "seed": 5, "benchmark": {"pairs": 4}});
+    for (tuner, config) in [("td", &td), ("td-leaf", &td), ("texel", &texel)] {
+        let run = api
+            .create_run(json!({"tuner": tuner, "config": config}))
+            .await;
+        let id = run["id"].as_str().expect("id").to_string();
+        let done = api.wait_status(&id, &["finished", "failed"]).await;
+        assert_eq!(done["status"], "finished", "{tuner}: {done}");
+        let mut file = config.clone();
+        file["method"] = json!(tuner);
+        assert_eq!(
+            export_bytes(&api, &id).await,
+            learn_export(&file),
+            "{tuner}"
+        );
+        assert!(
+            batch_workers(&db, &id).await.is_empty(),
+            "{tuner}: no batches"
         );
     }
     db.drop_db().await;
