@@ -20,8 +20,9 @@ use futures_util::stream::Stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::error::{ApiError, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiResult};
 use super::event_stream::{end_event, is_terminal, sse, sse_event, stream_seat, Outbox, RunStream};
+use super::extract::ApiQuery;
 use super::run_events::Following;
 use super::run_view::run_json;
 use super::state::{RunEvent, SharedState};

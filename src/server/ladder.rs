@@ -23,7 +23,8 @@ use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::error::{ApiError, ApiPath, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiPath, ApiQuery};
 use super::guard::{not_yours, Caller};
 use super::state::SharedState;
 pub(crate) use super::state::{LadderSettings, DEFAULT_DEPTH, DEFAULT_SHARE, MAX_DEPTH};

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::compute;
-use super::error::{ApiError, ApiJson, ApiResult};
+use super::error::{ApiError, ApiResult};
+use super::extract::ApiJson;
 use super::state::SharedState;
 use crate::agents::cost::games_core_minutes;
 use crate::agents::{AgentSpec, FileAccess, Profile};

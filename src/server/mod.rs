@@ -7,7 +7,8 @@
 //!   router and the probes; `compute`: the permits moves, matches and tournaments hold;
 //!   `background`: the tournaments' threads, a pool for each that plays at once.
 //! - `schemas`: the OpenAPI schemas of request fields that the types cannot describe.
-//! - `error`: the JSON error shape and the body and query extractors that answer in it.
+//! - `error`: the JSON error shape and the request id a 500 names; `extract`: the body, query
+//!   and path extractors that answer in that shape, and the checks every body passes.
 //! - `guard`: what every request passes first: the host it names, the origin of a state
 //!   change, the token, CORS.
 //! - `limits`: connections (in all and per peer), event streams, timeouts and the body
@@ -33,6 +34,7 @@ pub(crate) mod compute;
 pub(crate) mod error;
 pub(crate) mod event_stream;
 pub(crate) mod events;
+pub(crate) mod extract;
 pub(crate) mod guard;
 pub(crate) mod health;
 pub(crate) mod ladder;

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::compute;
-use super::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiQuery};
 use super::state::SharedState;
 use crate::agents::{rng_from_seed, MoveValue, Profile};
 use crate::game::{parse_kpn, to_kpn, Position, Rules, Side};

@@ -12,8 +12,9 @@ use futures_util::stream::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, RunPath};
+use super::error::{ApiError, ApiResult};
 use super::event_stream::{end_event, is_terminal, sse, sse_event, stream_seat, Outbox, RunStream};
+use super::extract::{ApiJson, ApiPath, ApiQuery, RunPath};
 use super::guard::{not_yours, Caller};
 use super::run_events::{emit, emit_status, Following};
 use super::run_view::{run_json, run_view, RunView};

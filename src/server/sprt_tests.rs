@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
-use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath};
 use super::guard::Caller;
 use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds, MAX_SPRT_PAIRS};
 use super::played::{self, keep_playing, read_failing_abandoned};

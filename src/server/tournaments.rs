@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 
 use super::agents::resolve_agent;
 use super::compute::{background_turn, compute_in_background};
-use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath};
 use super::guard::Caller;
 use super::matches::{check_cost, setup_of, BoardBody, CostCap, SprtBounds};
 use super::played::{self, keep_playing, read_failing_abandoned};
