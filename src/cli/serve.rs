@@ -78,10 +78,10 @@ pub(crate) struct ServeArgs {
     /// Share of the cores the ladder's background games may take, 0 to 1: the queue's
     /// workers' where there are live ones, else this machine's (0: no ladder games scheduled
     /// by this server; the ladder still shows what is stored)
-    #[arg(long, default_value_t = crate::server::ladder::DEFAULT_SHARE, env = "KALAH_TUNER_LADDER_SHARE")]
+    #[arg(long, default_value_t = crate::runner::ladder::DEFAULT_SHARE, env = "KALAH_TUNER_LADDER_SHARE")]
     pub ladder_share: f64,
     /// The fixed search depth of every ladder game (each depth is a ladder of its own)
-    #[arg(long, default_value_t = crate::server::ladder::DEFAULT_DEPTH, env = "KALAH_TUNER_LADDER_DEPTH")]
+    #[arg(long, default_value_t = crate::runner::ladder::DEFAULT_DEPTH, env = "KALAH_TUNER_LADDER_DEPTH")]
     pub ladder_depth: u32,
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<()> {
             args.ladder_share
         )));
     }
-    let most = crate::server::ladder::MAX_DEPTH;
+    let most = crate::runner::ladder::MAX_DEPTH;
     if args.ladder_depth == 0 || args.ladder_depth > most {
         bail!(usage(format!(
             "--ladder-depth must be 1 to {most}, got {}",

@@ -11,6 +11,8 @@
 //!   list into batches, enqueues them and awaits their results.
 //! - `worker`: the queue's worker, which plays batches in `kalah-tuner worker` and `serve`.
 //! - `results`: what the runner keeps in the database, as traits the store implements.
+//! - `ladder`: the ladder's scheduler, which enrols finished runs' champions and has rounds
+//!   played between the pairings that narrow the ratings' intervals most.
 //! - `pairs`: colour-swapped pairs of games between two agents (the ladder's rounds), played
 //!   here or by the queue's workers.
 //! - `meter`: game pools whose threads' processor time is measured, which is what a run's
@@ -18,6 +20,7 @@
 //! - `outage`: waiting out a database that does not answer, for the executor and the queue.
 
 pub(crate) mod executor;
+pub(crate) mod ladder;
 pub(crate) mod meter;
 pub(crate) mod outage;
 pub(crate) mod pairs;

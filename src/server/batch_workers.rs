@@ -7,19 +7,18 @@
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::error::ApiResult;
 use super::state::SharedState;
 use crate::runner::SliceKey;
-use crate::store::{StoredWorker, LEASE_TTL};
+use crate::store::{StoredWorker, WorkerState};
 
 /// Workers the page lists: the ones that beat last.
 const LISTED: u32 = 100;
 
 /// Whether a worker is `playing` a batch, `idle` (waiting for one), `stopped` (it said so)
-/// or `lost` (no heartbeat for [`LEASE_TTL`]: killed, or cut off from the database).
+/// or `lost` (no heartbeat for the store's lease: killed, or cut off from the database).
 #[derive(Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum WorkerStatus {
@@ -29,22 +28,14 @@ pub(crate) enum WorkerStatus {
     Lost,
 }
 
-/// Whether a worker takes batches now: neither stopped nor lost.
-pub(crate) fn is_live(w: &StoredWorker, now: OffsetDateTime) -> bool {
-    matches!(status(w, now), WorkerStatus::Playing | WorkerStatus::Idle)
-}
-
-fn status(w: &StoredWorker, now: OffsetDateTime) -> WorkerStatus {
-    if w.stopped_at.is_some() {
-        return WorkerStatus::Stopped;
-    }
-    let beat = OffsetDateTime::parse(&w.heartbeat_at, &Rfc3339).ok();
-    if beat.is_none_or(|at| now - at > LEASE_TTL) {
-        WorkerStatus::Lost
-    } else if w.batch.is_some() {
-        WorkerStatus::Playing
-    } else {
-        WorkerStatus::Idle
+impl From<WorkerState> for WorkerStatus {
+    fn from(state: WorkerState) -> WorkerStatus {
+        match state {
+            WorkerState::Playing => WorkerStatus::Playing,
+            WorkerState::Idle => WorkerStatus::Idle,
+            WorkerState::Stopped => WorkerStatus::Stopped,
+            WorkerState::Lost => WorkerStatus::Lost,
+        }
     }
 }
 
@@ -75,7 +66,7 @@ pub(crate) struct Workers {
 }
 
 fn shown(w: StoredWorker, now: OffsetDateTime) -> WorkerView {
-    let status = status(&w, now);
+    let status = WorkerStatus::from(w.state(now));
     // Games over the time spent playing them, as the worker measured each batch.
     let games_per_second = (w.play_ms > 0).then(|| w.games as f64 * 1000.0 / w.play_ms as f64);
     WorkerView {

@@ -53,9 +53,9 @@ pub(crate) mod sprt_tests;
 pub(crate) mod state;
 pub(crate) mod tournaments;
 
+pub use crate::runner::ladder::LadderSettings;
 pub use limits::Limits;
 use routes::router;
-pub use state::LadderSettings;
 pub(crate) use state::{AppState, RequestCounts, SharedState, BACKGROUND_SLOTS, COMPUTE_SLOTS};
 
 use std::collections::HashMap;
@@ -443,7 +443,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let serve = tokio::spawn(limits::serve(listener, app, limits, stopping));
     tokio::spawn(log_summary(state.clone()));
     tokio::spawn(run_events::watch(state.clone()));
-    let ladder = Some(tokio::spawn(ladder::schedule(state.clone(), config.ladder)));
+    let ladder_host = crate::runner::ladder::LadderHost {
+        store: Arc::new(state.store.clone()),
+        queue: state.queue.clone(),
+        owner: state.owner.clone(),
+    };
+    let ladder = Some(tokio::spawn(crate::runner::ladder::schedule(
+        ladder_host,
+        config.ladder,
+        state.stopping(),
+    )));
     let workers = (0..config.workers)
         .map(|i| {
             let observer = Arc::new(run_events::Announcer(state.clone()));

@@ -13,6 +13,7 @@ use axum::http::StatusCode;
 use tokio::sync::{broadcast, watch, Semaphore};
 
 use crate::agents::FileAccess;
+use crate::runner::ladder::LadderSettings;
 use crate::runner::{BatchQueue, Executor};
 use crate::store::Store;
 
@@ -25,30 +26,6 @@ pub(crate) const BACKGROUND_SLOTS: usize = 2;
 /// Largest request body: an export document used as an agent fits with room to spare.
 pub(crate) const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// How the ladder plays, from `serve`'s flags.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LadderSettings {
-    /// Share of the machine's cores the ladder's games may take, 0 to 1 (0: no ladder games).
-    pub share: f64,
-    /// The search depth of every ladder game.
-    pub depth: u32,
-}
-
-impl Default for LadderSettings {
-    fn default() -> Self {
-        LadderSettings {
-            share: DEFAULT_SHARE,
-            depth: DEFAULT_DEPTH,
-        }
-    }
-}
-
-/// A tenth of the cores.
-pub(crate) const DEFAULT_SHARE: f64 = 0.1;
-/// The benchmark panel's depth, at which the main job tunes.
-pub(crate) const DEFAULT_DEPTH: u32 = 4;
-/// Deepest ladder: the anchors search two plies deeper still.
-pub(crate) const MAX_DEPTH: u32 = 10;
 /// A change a client may want to hear about, broadcast to the event streams.
 #[derive(Clone, Debug)]
 pub(crate) struct RunEvent {

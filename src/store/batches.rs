@@ -4,7 +4,7 @@
 
 use sqlx::Row;
 
-use super::{corrupt, now_rfc3339, RunStatus, Store, StoreError};
+use super::{corrupt, now_rfc3339, RunStatus, Store, StoreError, LEASE_TTL};
 use crate::runner::{BatchStore, ResultWrite, SliceKey, SliceResult, StoreFuture, WorkerInfo};
 
 /// A batch worker as the workers table holds it, with what it played (from batch_results).
@@ -22,6 +22,43 @@ pub(crate) struct StoredWorker {
     pub batches: u64,
     pub games: u64,
     pub play_ms: u64,
+}
+
+/// Whether a worker takes batches now: it is playing one or waiting for one, or it stopped
+/// (it said so), or it is lost (no heartbeat for [`LEASE_TTL`]: killed, or cut off from the
+/// database).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WorkerState {
+    Playing,
+    Idle,
+    Stopped,
+    Lost,
+}
+
+impl StoredWorker {
+    /// What the worker is doing at `now`, from its last heartbeat.
+    pub(crate) fn state(&self, now: time::OffsetDateTime) -> WorkerState {
+        if self.stopped_at.is_some() {
+            return WorkerState::Stopped;
+        }
+        let beat = time::OffsetDateTime::parse(
+            &self.heartbeat_at,
+            &time::format_description::well_known::Rfc3339,
+        )
+        .ok();
+        if beat.is_none_or(|at| now - at > LEASE_TTL) {
+            WorkerState::Lost
+        } else if self.batch.is_some() {
+            WorkerState::Playing
+        } else {
+            WorkerState::Idle
+        }
+    }
+
+    /// Whether the worker takes batches now: neither stopped nor lost.
+    pub(crate) fn is_live(&self, now: time::OffsetDateTime) -> bool {
+        matches!(self.state(now), WorkerState::Playing | WorkerState::Idle)
+    }
 }
 
 impl Store {

@@ -14,58 +14,9 @@ use sqlx::{AssertSqlSafe, Row};
 use time::OffsetDateTime;
 
 use super::{now_rfc3339, rfc3339, run_from_row, RunRow, Store, StoreError, RUN_COLUMNS};
-
-/// A ladder: board, rules, pie and the depth its games are played at.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LadderRow {
-    pub(crate) id: String,
-    pub(crate) pits: usize,
-    pub(crate) seeds: u32,
-    pub(crate) rules: String,
-    pub(crate) pie: bool,
-    pub(crate) depth: u32,
-    pub(crate) created_at: String,
-}
-
-/// A player of a ladder, with its latest fitted rating.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LadderPlayerRow {
-    pub(crate) id: String,
-    pub(crate) ladder: String,
-    pub(crate) entry: String,
-    pub(crate) name: String,
-    /// The agent as a JSON spec.
-    pub(crate) spec: String,
-    pub(crate) run_id: Option<String>,
-    pub(crate) owner: Option<String>,
-    pub(crate) anchor: bool,
-    pub(crate) created_at: String,
-    pub(crate) withdrawn_at: Option<String>,
-    /// None until its first fit.
-    pub(crate) elo: Option<f64>,
-    pub(crate) margin: Option<f64>,
-    pub(crate) trials: u64,
-    /// Points scored in those trials (each trial 0 to 1).
-    pub(crate) points: f64,
-}
-
-/// One fitted rating to write.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LadderFit {
-    pub(crate) player: String,
-    pub(crate) elo: f64,
-    pub(crate) margin: f64,
-    pub(crate) trials: u64,
-    pub(crate) points: f64,
-}
-
-/// One trial as stored: a colour-swapped pair, `a_score` a's share of its points.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LadderTrial {
-    pub(crate) a: String,
-    pub(crate) b: String,
-    pub(crate) a_score: f64,
-}
+use crate::runner::ladder::{FinishedRun, LadderStore};
+use crate::runner::ladder::{LadderFit, LadderPlayerRow, LadderRow, LadderTrial};
+use crate::runner::StoreFuture;
 
 /// A point of a player's rating over time.
 #[derive(Clone, Debug, PartialEq)]
@@ -356,5 +307,83 @@ impl Store {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+}
+
+/// The scheduler's side ([`crate::runner::ladder`]), over the methods above.
+impl LadderStore for Store {
+    fn take_ladder_lease<'a>(&'a self, owner: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move { Ok(Store::take_ladder_lease(self, owner, ttl).await?) })
+    }
+
+    fn release_ladder_lease<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move { Ok(Store::release_ladder_lease(self, owner).await?) })
+    }
+
+    fn runs_off_the_ladder(&self, limit: u32) -> StoreFuture<'_, Vec<FinishedRun>> {
+        Box::pin(async move {
+            let mut runs = Vec::new();
+            for run in Store::runs_off_the_ladder(self, limit).await? {
+                let last = self.last_record(&run.id).await?;
+                let config = run.config().cloned();
+                runs.push(FinishedRun {
+                    id: run.id,
+                    name: run.name,
+                    created_by: run.created_by,
+                    config,
+                    last,
+                });
+            }
+            Ok(runs)
+        })
+    }
+
+    fn ensure_ladder<'a>(&'a self, ladder: &'a LadderRow) -> StoreFuture<'a, ()> {
+        Box::pin(async move { Ok(Store::ensure_ladder(self, ladder).await?) })
+    }
+
+    fn enter_ladder<'a>(&'a self, player: &'a LadderPlayerRow) -> StoreFuture<'a, bool> {
+        Box::pin(async move { Ok(Store::enter_ladder(self, player).await?) })
+    }
+
+    fn ladders(&self) -> StoreFuture<'_, Vec<LadderRow>> {
+        Box::pin(async move { Ok(Store::ladders(self).await?) })
+    }
+
+    fn ladder_players<'a>(&'a self, ladder: &'a str) -> StoreFuture<'a, Vec<LadderPlayerRow>> {
+        Box::pin(async move { Ok(Store::ladder_players(self, ladder).await?) })
+    }
+
+    fn ladder_trials<'a>(&'a self, ladder: &'a str) -> StoreFuture<'a, Vec<LadderTrial>> {
+        Box::pin(async move { Ok(Store::ladder_trials(self, ladder).await?) })
+    }
+
+    fn record_ladder_batch<'a>(
+        &'a self,
+        ladder: &'a str,
+        trials: &'a [LadderTrial],
+        fits: &'a [LadderFit],
+        snapshot: bool,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            Ok(Store::record_ladder_batch(self, ladder, trials, fits, snapshot).await?)
+        })
+    }
+
+    fn timestamp(&self) -> String {
+        now_rfc3339()
+    }
+
+    fn live_worker_threads(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let now = OffsetDateTime::now_utc();
+            Ok(self
+                .list_workers(100)
+                .await?
+                .iter()
+                .filter(|w| w.is_live(now))
+                .map(|w| u64::from(w.threads))
+                .sum())
+        })
     }
 }

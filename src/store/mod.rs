@@ -16,8 +16,8 @@ mod played;
 mod run_life;
 mod users;
 
-pub(crate) use batches::StoredWorker;
-pub(crate) use ladder::{LadderFit, LadderPlayerRow, LadderRatingPoint, LadderRow, LadderTrial};
+pub(crate) use batches::{StoredWorker, WorkerState};
+pub(crate) use ladder::LadderRatingPoint;
 pub(crate) use played::Played;
 pub(crate) use played::{PlayLease, PlayedRow};
 pub(crate) use users::{AddUserError, User};
