@@ -28,7 +28,7 @@ use crate::agents::cost::{
 use crate::agents::spec::{FeatureChoice, WeightChoice};
 use crate::agents::{AgentSpec, FileAccess, Profile};
 use crate::eval::{feature_set, parse_features, Feature, FEATURE_SETS, MAX_WEIGHT};
-use crate::game::{setting_at, Position, Rules, SettingBound};
+use crate::game::{check_written, Position, Refused, Rules, SettingBound};
 use crate::tune::games::remembers_roots;
 pub(crate) use crate::tune::ConfigError;
 pub(crate) use crate::tune::{
@@ -712,34 +712,6 @@ pub(crate) fn bound_of(bounds: &[SettingBound], key: &str) -> Option<SettingBoun
     bounds.iter().find(|b| b.name == key).copied()
 }
 
-/// Checks the settings of `config` (written as JSON) against `bounds`, each maximum that depends
-/// on other settings lowered by `cap` (the key's figure in this config, if it has one). A
-/// setting whose group is off (racing unset) is not checked; `skip` names keys that do not
-/// apply to this config.
-fn check_bounds(
-    config: &serde_json::Value,
-    bounds: &[SettingBound],
-    cap: impl Fn(&str) -> Option<f64>,
-    skip: impl Fn(&str) -> bool,
-) -> Result<(), ConfigError> {
-    for bound in bounds {
-        if skip(bound.name) {
-            continue;
-        }
-        let Some(value) = setting_at(config, bound.name) else {
-            continue;
-        };
-        let bound = match cap(bound.name) {
-            Some(max) => bound.capped(max),
-            None => *bound,
-        };
-        bound
-            .check(value)
-            .map_err(|why| ConfigError::invalid(bound.name, why))?;
-    }
-    Ok(())
-}
-
 impl GaConfig {
     /// A named preset: `abrams` (the blog), `hunter` (Hunter's thesis), `mankalah` (the
     /// Manchester engine's game: Kalah(7,7) with the pie rule) or `main-job` (the README's main
@@ -1153,12 +1125,13 @@ impl GaConfig {
         let skip = |key: &str| key == "selection.k" && !tournament;
         // The settings with a fixed range first: those the others' limits are figured from.
         let relative = |key: &str| bound_of(GA_BOUNDS, key).is_some_and(|b| !b.up_to.is_empty());
-        check_bounds(
+        check_written(
             &written,
             GA_BOUNDS,
             |_| None,
             |key| skip(key) || relative(key),
-        )?;
+        )
+        .map_err(refused)?;
         let b = self.bounds;
         if b.min >= b.max {
             return Err(ConfigError::invalid(
@@ -1186,8 +1159,13 @@ impl GaConfig {
             "fitness.racing.rounds" => Some(f64::from(self.fitness.games_per_pair / 2)),
             _ => None,
         };
-        check_bounds(&written, GA_BOUNDS, cap, skip)
+        check_written(&written, GA_BOUNDS, cap, skip).map_err(refused)
     }
+}
+
+/// A setting its bound refuses, as the config's error.
+fn refused(e: Refused) -> ConfigError {
+    ConfigError::invalid(e.key, e.why.to_string())
 }
 
 fn check_opponent(i: usize, spec: &AgentSpec) -> Result<(), ConfigError> {
@@ -1211,7 +1189,7 @@ pub(crate) fn check_benchmark(b: &BenchmarkConfig, max_leaders: usize) -> Result
             .map_err(|e| ConfigError::invalid("benchmark", e.to_string()))?
     });
     let cap = |key: &str| (key == "benchmark.leaders").then_some(max_leaders as f64);
-    check_bounds(&written, BENCHMARK_BOUNDS, cap, |_| false)
+    check_written(&written, BENCHMARK_BOUNDS, cap, |_| false).map_err(refused)
 }
 
 pub(crate) fn check_agent(prefix: &str, spec: &AgentSpec) -> Result<(), ConfigError> {

@@ -143,21 +143,79 @@ impl SettingBound {
     }
 
     /// Checks `value`, the setting's value as written: why it is refused, if it is.
-    pub(crate) fn check(&self, value: &Value) -> Result<(), String> {
+    pub(crate) fn check(&self, value: &Value) -> Result<(), OutOfRange> {
         match value.as_f64() {
             Some(x) if self.allows(x) => Ok(()),
             _ if value.is_null() && self.optional => Ok(()),
-            _ => {
-                let whole = if self.whole { "a whole number " } else { "" };
+            _ => Err(OutOfRange {
+                whole: self.whole,
+                range: self.range(),
                 // A number as people write it: 3 rather than JSON's 3.0.
-                let got = match value.as_f64() {
+                got: match value.as_f64() {
                     Some(x) if !value.is_u64() && !value.is_i64() => x.to_string(),
                     _ => value.to_string(),
-                };
-                Err(format!("must be {whole}{}, got {got}", self.range()))
-            }
+                },
+            }),
         }
     }
+}
+
+/// A value outside its setting's range: "must be a whole number 0 to 19, got 20".
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("must be {}{range}, got {got}", if *whole { "a whole number " } else { "" })]
+pub(crate) struct OutOfRange {
+    whole: bool,
+    range: String,
+    got: String,
+}
+
+/// A setting of a config that its bound refuses: its key (dotted: `fitness.racing.leaders`)
+/// and why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{key}: {why}")]
+pub(crate) struct Refused {
+    pub(crate) key: &'static str,
+    pub(crate) why: OutOfRange,
+}
+
+/// Checks the settings of a config written as JSON (`written`) against `bounds`, the one walk
+/// every config's check goes through. Each setting is read at its dotted key; one whose group
+/// is off (racing unset) is not checked, nor one `skip` names; one left out is refused unless
+/// it is optional. A maximum that depends on the config (`up_to`) is lowered to `cap`'s figure
+/// for its key, so the message names the limit that applies.
+pub(crate) fn check_written(
+    written: &Value,
+    bounds: &[SettingBound],
+    cap: impl Fn(&str) -> Option<f64>,
+    skip: impl Fn(&str) -> bool,
+) -> Result<(), Refused> {
+    for bound in bounds {
+        if skip(bound.name) {
+            continue;
+        }
+        let Some(value) = setting_at(written, bound.name) else {
+            continue;
+        };
+        let bound = match cap(bound.name) {
+            Some(max) => bound.capped(max),
+            None => *bound,
+        };
+        bound.check(value).map_err(|why| Refused {
+            key: bound.name,
+            why,
+        })?;
+    }
+    Ok(())
+}
+
+/// The first key of a flat settings object (`written`) that no bound declares: a setting
+/// added without its range, which the check refuses so that none goes unchecked.
+pub(crate) fn first_unbounded<'a>(written: &'a Value, bounds: &[SettingBound]) -> Option<&'a str> {
+    written
+        .as_object()?
+        .keys()
+        .find(|key| !bounds.iter().any(|b| b.name == key.as_str()))
+        .map(String::as_str)
 }
 
 /// The setting at dotted `key` (`fitness.racing.leaders`) of a config written as JSON: `None`

@@ -14,8 +14,8 @@ pub mod perft;
 mod position;
 mod user_error;
 
-pub(crate) use bounds::setting_at;
 pub use bounds::SettingBound;
+pub(crate) use bounds::{check_written, first_unbounded, Refused};
 pub(crate) use notation::grouped;
 pub use notation::{excerpt, excerpt_to, ECHO_CHARS};
 pub use notation::{parse_kpn, to_kpn};

@@ -77,12 +77,7 @@ pub(crate) fn check_bounds(
     config: &impl serde::Serialize,
     bounds: &'static [SettingBound],
 ) -> Result<(), LearnConfigError> {
-    let value = serde_json::to_value(config).map_err(|e| bad("config", e.to_string()))?;
-    for bound in bounds {
-        let setting = value.get(bound.name).unwrap_or(&serde_json::Value::Null);
-        bound
-            .check(setting)
-            .map_err(|reason| bad(bound.name, reason))?;
-    }
-    Ok(())
+    let written = serde_json::to_value(config).map_err(|e| bad("config", e.to_string()))?;
+    crate::game::check_written(&written, bounds, |_| None, |_| false)
+        .map_err(|e| bad(e.key, e.why.to_string()))
 }

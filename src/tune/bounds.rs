@@ -2,36 +2,34 @@
 //! in [`crate::game`]): the check of a config, the dashboard form's field and the test that
 //! every setting has a range all read the same table.
 
-use serde::Serialize;
-use serde_json::Value;
-
 pub(crate) use crate::game::SettingBound;
+use crate::game::{check_written, first_unbounded};
+use serde::Serialize;
 
 use super::ConfigError;
 
 /// Checks every numeric setting of `settings` (a tuner's settings object, written under
-/// `tuner`'s key) against `bounds`; a setting with no bound is refused as well, so a new field
+/// `tuner`'s key) against `bounds`, through the one walk every config's check takes
+/// ([`crate::game::check_written`]); a setting with no bound is refused as well, so a new field
 /// cannot go unchecked.
 pub(crate) fn check_settings(
     tuner: &str,
     settings: &impl Serialize,
     bounds: &[SettingBound],
 ) -> Result<(), ConfigError> {
-    let value = serde_json::to_value(settings)
+    let written = serde_json::to_value(settings)
         .map_err(|e| ConfigError::invalid(tuner, format!("does not read: {e}")))?;
-    let Value::Object(fields) = value else {
+    if !written.is_object() {
         return Err(ConfigError::invalid(tuner, "must be an object"));
-    };
-    for (name, value) in &fields {
-        let field = format!("{tuner}.{name}");
-        let Some(bound) = bounds.iter().find(|b| b.name == name) else {
-            return Err(ConfigError::invalid(field, "is not a setting with a range"));
-        };
-        bound
-            .check(value)
-            .map_err(|reason| ConfigError::invalid(field, reason))?;
     }
-    Ok(())
+    if let Some(name) = first_unbounded(&written, bounds) {
+        return Err(ConfigError::invalid(
+            format!("{tuner}.{name}"),
+            "is not a setting with a range",
+        ));
+    }
+    check_written(&written, bounds, |_| None, |_| false)
+        .map_err(|e| ConfigError::invalid(format!("{tuner}.{}", e.key), e.why.to_string()))
 }
 
 #[cfg(test)]
@@ -49,7 +47,7 @@ mod tests {
     const BOUNDS: &[SettingBound] = &[
         SettingBound::above("share", 0.0, 1.0, ""),
         SettingBound::real("rate", 0.0, 1.0, ""),
-        SettingBound::whole("count", 0.0, 10.0, ""),
+        SettingBound::whole("count", 0.0, 10.0, "").optional(),
     ];
 
     #[test]
