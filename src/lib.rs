@@ -25,7 +25,8 @@
 //!   every tuner's config, with the name the dashboard shows for each.
 //! - [`runner`]: a run's life, from claim to end (its executor), and its steps,
 //!   playing the games its tuner asks for on this process's cores or on the PostgreSQL job
-//!   queue (its coordinator and its worker).
+//!   queue (its coordinator and its worker); and the ladder's scheduler, which rates every
+//!   finished run's champion.
 //! - [`store`]: runs and generation records in SQLite or PostgreSQL (sqlx, embedded migrations).
 //! - `server`: the HTTP API (`kalah-tuner serve`): runs evolved by background workers with
 //!   crash-safe resume, live events, agents, matches and tournaments, and the dashboard.
