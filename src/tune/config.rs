@@ -310,9 +310,8 @@ impl TunerConfig {
     }
 }
 
-/// Assembles and validates the config of a run of any tuner: `ga` is `crate::ga::loader::load`'s, `td`,
-/// `td-leaf` and `texel` are `crate::tuners::learning::load_learning`'s, and every other tuner's its own
-/// (`TunerConfig::load`). Without `tuner`, the tuner a layer names (its `tuner` field, the
+/// Assembles and validates the config of a run of any tuner, through the registration of the
+/// tuner it names (`ConfigForm::load`, which `TunerConfig::load` calls). Without `tuner`, the tuner a layer names (its `tuner` field, the
 /// last layer's that has one), else the GA.
 pub fn load_tuner(
     tuner: Option<&str>,

@@ -1,7 +1,7 @@
 //! The tuning engine: the floor every tuner stands on, with a vocabulary of its own. It knows
-//! the game, the agents and the matches, and no tuner: the genetic algorithm ([`crate::ga`]),
-//! CMA-ES, SPSA and the learners ([`crate::tuners`]) are peers above it, each registering
-//! itself here. The runner, the store, the server and the command line work through it and
+//! the game, the agents and the matches, and no tuner: the genetic algorithm, CMA-ES, SPSA,
+//! differential evolution and the learners are peers above it, each registering itself
+//! here. The runner, the store, the server and the command line work through it and
 //! never ask which tuner a run has.
 //!
 //! - [`Tuner`] (`tuner`): one run of one tuner in ask/tell form. It hands out the game jobs

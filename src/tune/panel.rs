@@ -1,7 +1,7 @@
 //! What a benchmark panel measures, as a run's records keep it: each leader's games against
 //! the panel ([`PanelResult`]), the champion they chose ([`Champion`]), and the paired test by
 //! which a challenger takes the champion's place ([`beats`]). The panel that plays the games
-//! is the GA's (`crate::ga::benchmark`), shared by every tuner that measures its leaders.
+//! is the genetic algorithm's benchmark, shared by every tuner that measures its leaders.
 
 use serde::{Deserialize, Serialize};
 
