@@ -864,3 +864,22 @@ fn the_generated_references_match_the_code() {
         );
     }
 }
+
+/// Output piped into a reader that has gone (`kalah-tuner … | head`) ends the command the way
+/// it ends other Unix tools, by SIGPIPE, not with a panic's message.
+#[test]
+fn a_closed_output_pipe_ends_a_command_quietly() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args(["reference", "cli"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kalah-tuner");
+    // The reader goes before the command has written a byte.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("it ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}

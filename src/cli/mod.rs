@@ -69,8 +69,8 @@ pub(crate) enum Command {
     Tournament(matches::TournamentArgs),
     /// Evolve evaluation weights with the genetic algorithm and write the export document
     Evolve(evolve::EvolveArgs),
-    /// Learn evaluation weights by TD(lambda) or TD-Leaf(lambda) from self-play and write the
-    /// export document
+    /// Learn evaluation weights by TD(lambda) or TD-Leaf(lambda) from self-play, or by
+    /// Texel-style fitting to game results, and write the export document
     Learn(Box<learn::LearnArgs>),
     /// Measure move generation, search and game speed on one thread
     Bench(bench::BenchArgs),
@@ -143,7 +143,22 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// A command whose output goes to a reader that stops early (`kalah-tuner … | head`) ends
+/// quietly, as Unix tools do, instead of panicking in `println!`: Rust ignores SIGPIPE, so
+/// its default action is put back. The servers keep ignoring it; a client that goes away is
+/// theirs to handle.
+fn stop_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: sets the disposition of one signal to its default; no handler runs our code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 pub(crate) fn run(cli: Cli) -> Result<()> {
+    if !matches!(cli.command, Command::Serve(_) | Command::Worker(_)) {
+        stop_quietly_on_a_closed_pipe();
+    }
     match cli.command {
         Command::Perft(args) => position::run_perft(&args),
         Command::Solve(args) => position::run_solve(&args),
