@@ -674,3 +674,83 @@ fn no_page_cites_an_issue_number() {
         citing.join("\n")
     );
 }
+
+/// Whether `line` holds `pattern` as a path of its own: not the tail of a longer name or
+/// path (`serde::de::Error` does not name the tuner `de`).
+fn names(line: &str, pattern: &str) -> bool {
+    line.match_indices(pattern).any(|(i, _)| {
+        let before = &line[..i];
+        // `x::de::` is `x`'s module `de`, unless `x` is this crate's `tuners` or the file's parent.
+        let joined = before.ends_with("::");
+        let inside_a_name = before
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !inside_a_name
+            && (!joined || pattern.starts_with("tuners::") || pattern.starts_with("super::"))
+    })
+}
+
+#[test]
+fn the_tuner_scanner_sees_paths_of_their_own() {
+    assert!(names("use super::de::DeConfig;", "super::de::"));
+    assert!(names("crate::tuners::de::DeConfig", "tuners::de::"));
+    assert!(names("pub(crate) mod de;", "mod de;"));
+    assert!(!names("use serde::{Deserialize};", "de::{"));
+    assert!(!names("serde::de::Error::custom", "use de::"));
+    assert!(!names("x.map_err(serde::de::Error::custom)", "de::{"));
+}
+
+/// A population tuner is its own file plus the line that compiles it: nothing else in src/
+/// names its module (its `mod` line, and the `pub use` that offers its types to the library's
+/// users, aside), so adding one, as differential evolution was, touches that file, one line of
+/// src/tuners/mod.rs, its tests and its docs; the registry offers it everywhere else.
+#[test]
+fn each_population_tuner_is_its_own_file_plus_one_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let folder = root.join("src/tuners");
+    // The frames the tuners stand in, and the form every tuner's config is shown by.
+    let shared = ["mod", "population", "learning", "schema"];
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut tuners = Vec::new();
+    for entry in std::fs::read_dir(&folder).expect("src/tuners") {
+        let path = entry.expect("directory entry").path();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if !shared.contains(&name.as_str()) {
+            tuners.push((name, path));
+        }
+    }
+    assert!(tuners.iter().any(|(name, _)| name == "de"), "{tuners:?}");
+    for (name, own) in &tuners {
+        let named_by = [
+            format!("tuners::{name}::"),
+            format!("super::{name}::"),
+            format!("use {name}::"),
+            format!("{name}::{{"),
+            format!("mod {name};"),
+        ];
+        let allowed = |file: &Path, line: &str| {
+            file == folder.join("mod.rs")
+                && (line == format!("pub(crate) mod {name};")
+                    || line.starts_with(&format!("pub use {name}::")))
+        };
+        for file in files.iter().filter(|f| *f != own) {
+            let text = std::fs::read_to_string(file).expect("a source file");
+            for line in text.lines().map(str::trim) {
+                if line.starts_with("//") || allowed(file, line) {
+                    continue;
+                }
+                assert!(
+                    !named_by.iter().any(|n| names(line, n)),
+                    "{} names the tuner {name}: {line}",
+                    file.display()
+                );
+            }
+        }
+    }
+}

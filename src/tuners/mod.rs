@@ -1,6 +1,6 @@
 //! The tuners besides the GA's own, each a peer over the tuning engine ([`crate::tune`]):
 //! the population tuners that play generations as the GA does but breed them their own way
-//! (`population`: `cmaes`, `spsa`), and the learners ([`learning`]: TD(lambda),
+//! (`population`: `cmaes`, `spsa`, `de`), and the learners ([`learning`]: TD(lambda),
 //! TD-Leaf(lambda), Texel-style fitting). Each registers itself with the engine in its own
 //! file; [`schema`] describes every registered tuner's config as the dashboard's form.
 
