@@ -32,8 +32,8 @@ use crate::ga::config::{
     PAIR_POINT_BYTES,
 };
 use crate::ga::loader::{parse_error, resolve_agent};
-use crate::game::{Position, Rules};
-use crate::rl::td::{TdConfig, TdLearner, TdMethod};
+use crate::game::{check_written, Position, Rules, SettingBound};
+use crate::rl::td::{TdConfig, TdLearner, TdMethod, MAX_TD_GAMES};
 use crate::rl::texel::{TexelConfig, TexelFitter};
 use crate::rl::{LearnConfigError, LearnerProgress};
 use crate::tune::config::{ConfigForm, TunerKind};
@@ -57,6 +57,25 @@ const LEARNER_PANEL_AGENT_BYTES: u64 = 768;
 pub(crate) const LEARNING_TUNERS: [&str; 3] = ["td", "td-leaf", "texel"];
 /// Default search depth of a learnt player and of its panel games.
 pub(crate) const DEFAULT_PLAY_DEPTH: u32 = 4;
+
+/// A learning run's own numeric settings, beside its learner's (`TD_BOUNDS`, `TEXEL_BOUNDS`):
+/// its check and the dashboard's form read this one table.
+pub(crate) const LEARNING_BOUNDS: &[SettingBound] = &[
+    SettingBound::whole(
+        "play_depth",
+        1.0,
+        MAX_DEPTH as f64,
+        "Search depth of the learnt player in its panel games.",
+    ),
+    SettingBound::whole(
+        "checkpoint_games",
+        1.0,
+        MAX_TD_GAMES as f64,
+        "Self-play games between two measures against the panel; empty: a sixteenth of the games.",
+    )
+    .optional()
+    .up_to("games"),
+];
 
 /// The learner of a learning run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -379,27 +398,19 @@ impl LearningConfig {
         if let LearnerConfig::Texel(c) = &self.learner {
             check_agent("source", &c.source)?;
         }
-        if !(1..=MAX_DEPTH).contains(&self.play_depth) {
+        if let (LearnerConfig::Texel(_), Some(_)) = (&self.learner, self.checkpoint_games) {
             return Err(ConfigError::invalid(
-                "play_depth",
-                format!("must be 1 to {MAX_DEPTH}, got {}", self.play_depth),
+                "checkpoint_games",
+                "is TD's: texel measures after every round",
             ));
         }
-        match (&self.learner, self.checkpoint_games) {
-            (LearnerConfig::Texel(_), Some(_)) => {
-                return Err(ConfigError::invalid(
-                    "checkpoint_games",
-                    "is TD's: texel measures after every round",
-                ))
-            }
-            (LearnerConfig::Td(c), Some(n)) if n == 0 || n > c.games => {
-                return Err(ConfigError::invalid(
-                    "checkpoint_games",
-                    format!("must be 1 to games ({}), got {n}", c.games),
-                ))
-            }
-            _ => {}
-        }
+        let games = match &self.learner {
+            LearnerConfig::Td(c) => Some(f64::from(c.games)),
+            LearnerConfig::Texel(_) => None,
+        };
+        let cap = |key: &str| games.filter(|_| key == "checkpoint_games");
+        check_written(&self.to_value(), LEARNING_BOUNDS, cap, |_| false)
+            .map_err(|e| ConfigError::invalid(e.key, e.why.to_string()))?;
         let b = &self.benchmark;
         if b.panel.is_empty() {
             return Err(ConfigError::invalid(

@@ -10,8 +10,7 @@ use crate::agents::spec::FeatureChoice;
 use crate::agents::AgentSpec;
 use crate::eval::FEATURE_SETS;
 use crate::ga::config::{
-    bound_of, GaConfig, RacingConfig, BENCHMARK_BOUNDS, GA_BOUNDS, MAX_DEPTH, MAX_OPPONENTS,
-    PRESETS,
+    bound_of, GaConfig, RacingConfig, BENCHMARK_BOUNDS, GA_BOUNDS, MAX_OPPONENTS, PRESETS,
 };
 use crate::game::SettingBound;
 use crate::game::{MAX_PITS, MAX_SEEDS};
@@ -19,7 +18,7 @@ use crate::rl::td::{PRESETS as TD_PRESETS, TD_BOUNDS};
 use crate::rl::texel::TEXEL_BOUNDS;
 use crate::tune::{MAX_CORE_HOURS, MAX_RUN_STORAGE_BYTES};
 
-use super::learning::{LearnerConfig, LearningConfig, LEARNING_TUNERS};
+use super::learning::{LearnerConfig, LearningConfig, LEARNING_BOUNDS, LEARNING_TUNERS};
 
 /// A config flattened to dotted keys (`fitness.mode`), as the form names its fields. Arrays
 /// (opponents, weights) stay whole.
@@ -180,8 +179,8 @@ fn ga(key: &str, extra: Value) -> Value {
 }
 
 /// The fields of a learning run's form: the learner's own (TD's or Texel's), the run's
-/// (`play_depth`, `checkpoint_games`), the board and the panel. Ranges are the learners'
-/// validators' constants.
+/// (`play_depth`, `checkpoint_games`), the board and the panel, each numeric one from the table
+/// its check reads.
 fn learning_groups(learner: &LearnerConfig) -> Value {
     let seed = json!({"key": "seed", "kind": "int", "min": 0, "range": "0 or more", "help": "The run is a pure function of its config and this seed."});
     let (title, bounds, mut fields, last) = match learner {
@@ -198,9 +197,7 @@ fn learning_groups(learner: &LearnerConfig) -> Value {
             "Learning",
             TD_BOUNDS,
             vec![seed],
-            Some(
-                json!({"key": "checkpoint_games", "kind": "int", "min": 1, "optional": true, "range": "1 to games, or empty for a sixteenth of the games", "help": "Self-play games between two measures against the panel."}),
-            ),
+            Some(bounded(LEARNING_BOUNDS, "checkpoint_games", json!({}))),
         ),
     };
     // The learner's numeric settings, from the table its check reads.
@@ -212,7 +209,7 @@ fn learning_groups(learner: &LearnerConfig) -> Value {
         {"title": "Players", "fields": [
             {"key": "features", "kind": "feature_list", "range": "a named set, or names joined by +", "help": "The evaluation features whose weights are learnt."},
             {"key": "initial", "kind": "weights", "range": "one number per feature", "help": "The weights learning starts from; a named set's published weights when left as they come."},
-            {"key": "play_depth", "kind": "int", "min": 1, "max": MAX_DEPTH, "range": format!("1 to {MAX_DEPTH}"), "help": "Search depth of the learnt player in its panel games."}
+            bounded(LEARNING_BOUNDS, "play_depth", json!({}))
         ]},
         {"title": "Board and rules", "fields": [
             {"key": "pits", "kind": "int", "min": 1, "max": MAX_PITS, "range": format!("1 to {MAX_PITS}")},
@@ -616,6 +613,26 @@ mod tests {
                     bound.name
                 );
             }
+        }
+        // The run's own settings beside the learner's, every optional one set.
+        let mut run = LearningConfig::new(LearnerConfig::Td(crate::rl::td::TdConfig::default()));
+        run.checkpoint_games = Some(10);
+        let learner = serde_json::to_value(&run.learner).expect("a learner serialises");
+        let run = run.to_value();
+        let run = run.as_object().expect("an object");
+        for (key, value) in run {
+            if value.is_number()
+                && learner.get(key).is_none()
+                && !checked_elsewhere.contains(&key.as_str())
+            {
+                assert!(
+                    LEARNING_BOUNDS.iter().any(|b| b.name == key),
+                    "{key} has no range"
+                );
+            }
+        }
+        for bound in LEARNING_BOUNDS {
+            assert!(run.contains_key(bound.name), "{} is no setting", bound.name);
         }
     }
 
