@@ -24,6 +24,14 @@ fn files_with(extension: &str, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// A file's name without its extension (`de` of `src/tuners/de.rs`).
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     files_with("rs", dir, out);
 }
@@ -214,11 +222,7 @@ fn folder_edges(folder: &Path) -> Vec<(String, String)> {
     let mut texts = Vec::new();
     for entry in std::fs::read_dir(folder).expect("readable folder") {
         let path = entry.expect("directory entry").path();
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-            .to_string();
+        let name = stem(&path);
         if path.is_dir() || path.extension().is_some_and(|e| e == "rs") {
             modules.insert(name.clone());
         }
@@ -716,11 +720,7 @@ fn each_population_tuner_is_its_own_file_plus_one_line() {
     let mut tuners = Vec::new();
     for entry in std::fs::read_dir(&folder).expect("src/tuners") {
         let path = entry.expect("directory entry").path();
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-            .to_string();
+        let name = stem(&path);
         if !shared.contains(&name.as_str()) {
             tuners.push((name, path));
         }
