@@ -107,19 +107,32 @@ fn spread_config() -> Value {
 
 /// `kalah-tuner evolve` on `config`: the export's bytes.
 fn evolve_export(config: &Value) -> String {
-    let dir = temp_folder("evolve");
+    command_export("evolve", config)
+}
+
+/// `kalah-tuner learn` on `config` (its `method` names the learner): the export's bytes.
+fn learn_export(config: &Value) -> String {
+    command_export("learn", config)
+}
+
+/// `kalah-tuner COMMAND --config FILE --out EXPORT` on two threads: the export's bytes.
+fn command_export(command: &str, config: &Value) -> String {
+    let dir = temp_folder(command);
     let config_path = dir.join("config.json");
     let out = dir.join("export.json");
     std::fs::write(&config_path, config.to_string()).expect("config file");
-    let status = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
-        .args(["evolve", "--threads", "2", "--config"])
+    let ran = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
+        .args([command, "--threads", "2", "--config"])
         .arg(&config_path)
         .arg("--out")
         .arg(&out)
-        .stdout(Stdio::null())
-        .status()
-        .expect("evolve runs");
-    assert!(status.success());
+        .output()
+        .expect("the command runs");
+    assert!(
+        ran.status.success(),
+        "{command}: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
     let bytes = std::fs::read_to_string(&out).expect("export");
     let _ = std::fs::remove_dir_all(&dir);
     bytes
@@ -266,27 +279,6 @@ async fn population_tuner_runs_played_by_workers_export_as_evolve() {
         );
     }
     db.drop_db().await;
-}
-
-/// `kalah-tuner learn` on `config` (its `method` names the learner): the export's bytes.
-fn learn_export(config: &Value) -> String {
-    let dir = temp_folder("learn");
-    let config_path = dir.join("config.json");
-    let out = dir.join("export.json");
-    std::fs::write(&config_path, config.to_string()).expect("config file");
-    let status = Command::new(env!("CARGO_BIN_EXE_kalah-tuner"))
-        .args(["learn", "--threads", "2", "--config"])
-        .arg(&config_path)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("learn runs");
-    assert!(status.success());
-    let bytes = std::fs::read_to_string(&out).expect("export");
-    let _ = std::fs::remove_dir_all(&dir);
-    bytes
 }
 
 /// TD, TD-Leaf and Texel runs served on PostgreSQL beside two workers export what `learn`
