@@ -1118,7 +1118,15 @@ impl GaConfig {
     /// here, so a message names the limit that applies ("elite: must be a whole number 0 to 19, got 20").
     fn check_bounds(&self) -> Result<(), ConfigError> {
         // Serialising plain data fails only on a map with non-string keys, which a GA config
-        // has none of; a non-finite number is written as null and refused by its range.
+        // has none of. A non-finite number is written as null, which its range refuses, but
+        // which an optional setting reads as left out: the one optional real is seen to here.
+        if let Some(t) = self.target_fitness.filter(|t| !t.is_finite()) {
+            let range = bound_of(GA_BOUNDS, "target_fitness").map(|b| b.range());
+            return Err(ConfigError::invalid(
+                "target_fitness",
+                format!("must be {}, got {t}", range.unwrap_or_default()),
+            ));
+        }
         let written = serde_json::to_value(self)
             .map_err(|e| ConfigError::invalid("config", e.to_string()))?;
         let tournament = self.selection.kind == SelectionKind::Tournament;
@@ -1159,7 +1167,8 @@ impl GaConfig {
             "fitness.racing.rounds" => Some(f64::from(self.fitness.games_per_pair / 2)),
             _ => None,
         };
-        check_written(&written, GA_BOUNDS, cap, skip).map_err(refused)
+        // The fixed ranges passed above: only the relative ones are left.
+        check_written(&written, GA_BOUNDS, cap, |key| skip(key) || !relative(key)).map_err(refused)
     }
 }
 
@@ -1231,6 +1240,34 @@ pub(crate) const PAIR_POINT_BYTES: u64 = 6;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A number that is not one is refused, even in an optional setting, where JSON's null
+    /// (which it is written as) would mean "left out".
+    #[test]
+    fn non_finite_settings_are_refused() {
+        for t in [f64::NAN, f64::INFINITY] {
+            let config = GaConfig {
+                target_fitness: Some(t),
+                ..GaConfig::default()
+            };
+            match config.validate() {
+                Err(ConfigError::Invalid { field, reason }) => {
+                    assert_eq!(field, "target_fitness");
+                    assert!(reason.starts_with("must be 0 to 1, got"), "{reason}");
+                }
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("{t} accepted"),
+            }
+        }
+        let config = GaConfig {
+            mutation: MutationConfig {
+                rate: f64::NAN,
+                ..MutationConfig::default()
+            },
+            ..GaConfig::default()
+        };
+        assert!(config.validate().is_err());
+    }
 
     /// The estimate counts the panel's measures as the run makes them.
     #[test]
